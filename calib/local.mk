@@ -1,0 +1,1 @@
+# calib/: CUDA/NCCL microbenchmarks (when configure finds CUDA) and host-side fits.

@@ -1,0 +1,1 @@
+# plots/: gnuplot scripts, `gnuplot -c plots/x.gp IN OUT`.

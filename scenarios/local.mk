@@ -1,0 +1,1 @@
+# scenarios/: ready INI files, embedded in the binary as a GResource.

@@ -1,0 +1,7 @@
+/* Subcommand entry points. argv[0] is the command name; return value is the exit status
+ * (0 ok, 1 failure of the work, 2 bad usage or input). */
+#pragma once
+
+typedef int (*SimCmdFn) (int argc, char **argv);
+
+int sim_cmd_run (int argc, char **argv);

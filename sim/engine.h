@@ -1,0 +1,22 @@
+/* The discrete-event engine: a clock in integer nanoseconds and a queue of callbacks ordered by
+ * (time, scheduling sequence), so simultaneous events run in the order they were scheduled.
+ * Scheduling does not allocate once the queue has grown to its working size. */
+#pragma once
+#include <glib.h>
+
+typedef struct SimEngine SimEngine;
+typedef void (*SimEventFn) (SimEngine *engine, gpointer data, guint64 arg);
+
+SimEngine *sim_engine_new (void);
+void sim_engine_free (SimEngine *engine);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (SimEngine, sim_engine_free)
+
+gint64 sim_engine_now (const SimEngine *engine);
+/* Schedules fn(engine, data, arg) at absolute time at_ns (>= now); returns an id for cancel. */
+guint64 sim_engine_at (SimEngine *engine, gint64 at_ns, SimEventFn fn, gpointer data, guint64 arg);
+guint64 sim_engine_after (SimEngine *engine, gint64 delay_ns, SimEventFn fn, gpointer data, guint64 arg);
+/* TRUE if the event was pending and is now cancelled. */
+gboolean sim_engine_cancel (SimEngine *engine, guint64 id);
+/* Runs until the queue is empty (or until_ns, if >= 0); returns the events executed. */
+guint64 sim_engine_run (SimEngine *engine, gint64 until_ns);
+guint64 sim_engine_pending (const SimEngine *engine);

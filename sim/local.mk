@@ -1,0 +1,10 @@
+# The trainsim binary. Library modules come from the per-area fragments below.
+bin_PROGRAMS += trainsim
+trainsim_SOURCES = sim/main.c sim/cmd.h sim/cmd_run.c
+trainsim_LDADD = $(TRAINSIM_LIBS)
+libtrainsim_a_SOURCES += sim/gpu.h sim/link.h sim/topology.h sim/engine.h sim/flow.h
+
+include sim/scenario.mk
+include sim/engine.mk
+include sim/net.mk
+include sim/collective.mk
