@@ -193,6 +193,14 @@ test_embedded_default (void)
   g_assert_cmpfloat (gpu->hbm_bytes, ==, 80e9);
   g_assert_cmpfloat (sim_scenario_cluster (sc)->nic_bw_bytes_per_s, ==, 50e9);
   g_assert_cmpfloat (sim_scenario_cluster (sc)->nvlink_bw_bytes_per_s, ==, 450e9);
+  /* The generic accessor converts like the structs: 400 Gb/s → 50e9 B/s; unset → FALSE. */
+  double x = 0;
+  g_assert_true (sim_scenario_get_number (sc, "cluster", "nic_Gbps", &x));
+  g_assert_cmpfloat (x, ==, 50e9);
+  g_assert_true (sim_scenario_get_number (sc, "parallel", "dp_bucket_MiB", &x)); /* default 40 */
+  g_assert_cmpfloat (x, ==, 40);
+  g_assert_false (sim_scenario_get_number (sc, "fabric", "hop_latency_us", &x));
+  g_assert_false (sim_scenario_get_number (sc, "model", "name", &x));
   /* Every hardware figure carries its source; the provenance points into the embedded file. */
   const SimScenarioValue *v = sim_scenario_lookup (sc, "hardware", "peak_bf16_TFLOPS");
   g_assert_nonnull (v);
@@ -201,9 +209,9 @@ test_embedded_default (void)
   g_assert_nonnull (strstr (v->source, "torchtitan"));
   for (guint i = 0; i < sim_scenario_n_values (sc); i++)
     {
-      const SimScenarioValue *x = sim_scenario_value (sc, i);
-      if (strcmp (x->group, "hardware") == 0 && strcmp (x->key, "name") != 0 && !x->is_default)
-        g_assert_nonnull (x->source);
+      const SimScenarioValue *hv = sim_scenario_value (sc, i);
+      if (strcmp (hv->group, "hardware") == 0 && strcmp (hv->key, "name") != 0 && !hv->is_default)
+        g_assert_nonnull (hv->source);
     }
 }
 
