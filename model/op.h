@@ -90,6 +90,9 @@ ModelOp model_op_comm (const char *name, ModelPhase phase, ModelCollective coll,
 gint64 model_op_causal_pairs (gint64 seq, int cp);
 
 GArray *model_op_array_new (void);
+/* Appends to `out` one op per distinct GEMM (m, n, k, batch, dtype) of `ops`, in order of first
+ * appearance (what calibration has to measure). */
+void model_op_array_unique_gemms (const GArray *ops, GArray *out);
 /* Sum of flops of the ops in `ops` whose kind is GEMM or ATTENTION and whose phase bit is set in
  * phase_mask (1 << ModelPhase). */
 double model_op_array_matmul_flops (const GArray *ops, guint phase_mask);
