@@ -170,7 +170,7 @@ moe_mlp (Ctx *c)
   if (ep > 1)
     {
       ModelOp *op = comm (c, "moe_dispatch", MODEL_COLL_ALL_TO_ALL, MODEL_DIM_EP, ep,
-                          disp * tok_bytes * (ep - 1) / ep);
+                          disp * tok_bytes);
       op->expert_group = TRUE;
     }
   if (etp > 1)
@@ -190,7 +190,7 @@ moe_mlp (Ctx *c)
   if (ep > 1)
     {
       ModelOp *op = comm (c, "moe_combine", MODEL_COLL_ALL_TO_ALL, MODEL_DIM_EP, ep,
-                          disp * tok_bytes * (ep - 1) / ep);
+                          disp * tok_bytes);
       op->expert_group = TRUE;
     }
   membound (c, "unpermute", disp * h, (double) Tm * h, (double) k);
