@@ -498,6 +498,28 @@ sim_topology_route (const SimTopology *topo, int src_gpu, int dst_gpu, guint32 f
   return n;
 }
 
+/* PXN ("PCI x NVLink", NCCL >= 2.12): a GPU hands data over NVLink to a peer whose NIC sits on the
+ * destination's rail, so inter-node traffic stays on one rail (NVIDIA technical blog "Doubling
+ * all2all Performance with NVIDIA Collective Communication Library 2.12"). */
+int
+sim_topology_route_pxn (const SimTopology *topo, int src_gpu, int dst_gpu, guint32 flow_hash,
+                        guint32 links[SIM_TOPOLOGY_MAX_HOPS])
+{
+  const SimTopology *t = topo;
+  g_return_val_if_fail (t != NULL && links != NULL, 0);
+  g_return_val_if_fail (src_gpu >= 0 && src_gpu < t->gpus && dst_gpu >= 0 && dst_gpu < t->gpus, 0);
+  int p = t->cluster.gpus_per_node;
+  int mid = (src_gpu / p) * p + dst_gpu % p;
+  if (mid == src_gpu || src_gpu / t->domain_gpus == dst_gpu / t->domain_gpus)
+    return sim_topology_route (t, src_gpu, dst_gpu, flow_hash, links);
+  guint32 rest[SIM_TOPOLOGY_MAX_HOPS];
+  int n = sim_topology_route (t, mid, dst_gpu, flow_hash, rest);
+  links[0] = t->base[SIM_LINK_NVLINK_UP] + (guint32) src_gpu;
+  links[1] = t->base[SIM_LINK_NVLINK_DOWN] + (guint32) mid;
+  memcpy (links + 2, rest, (gsize) n * sizeof *rest);  /* n <= 6, so at most 8 links */
+  return 2 + n;
+}
+
 void
 sim_topology_link_ends (const SimTopology *topo, int link_id, SimNodeRef *from, SimNodeRef *to)
 {

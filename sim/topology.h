@@ -79,6 +79,12 @@ int sim_topology_route (const SimTopology *topo, int src_gpu, int dst_gpu, guint
                         guint32 links[SIM_TOPOLOGY_MAX_HOPS]);
 void sim_topology_summarize (const SimTopology *topo, SimTopologySummary *out);
 
+/* Added by the topology module: NCCL's PXN path. Across NVLink domains, first hop over NVLink to the
+ * GPU of the source's node with the destination's local index (so on the destination's rail), then
+ * that GPU's route; otherwise the same as sim_topology_route. At most 8 links. */
+int sim_topology_route_pxn (const SimTopology *topo, int src_gpu, int dst_gpu, guint32 flow_hash,
+                            guint32 links[SIM_TOPOLOGY_MAX_HOPS]);
+
 /* Added by the topology module. */
 const SimClusterSpec *sim_topology_cluster (const SimTopology *topo);  /* copy of the spec (nvls, …) */
 const SimFabricSpec *sim_topology_fabric (const SimTopology *topo);

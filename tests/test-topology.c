@@ -330,6 +330,39 @@ test_route_kinds (void)
   g_assert_cmpint (s.switches[0], ==, 32);  /* 1,024 NICs / 32 */
 }
 
+/* PXN on the 1,344-node cluster: GPU 0 -> GPU 9 (node 1, local 1) goes over NVLink to GPU 1 (rail 1),
+ * then node 0 -> node 1 on rail 1 shares a leaf: 4 links instead of 6 through the core. Same rail and
+ * same domain are unchanged. */
+static void
+test_route_pxn (void)
+{
+  SimClusterSpec c = hgx_h100 (1344);
+  SimFabricSpec f = fabric (SIM_FABRIC_RAIL_OPTIMIZED, 3, 64);
+  g_autoptr (SimTopology) t = build_ok (&c, &f);
+  guint32 links[SIM_TOPOLOGY_MAX_HOPS], plain[SIM_TOPOLOGY_MAX_HOPS];
+  int n = sim_topology_route_pxn (t, 0, 9, 3, links);
+  g_assert_cmpint (n, ==, 4);
+  static const SimLinkKind want[] = { SIM_LINK_NVLINK_UP, SIM_LINK_NVLINK_DOWN, SIM_LINK_NIC_UP,
+                                      SIM_LINK_NIC_DOWN };
+  for (int i = 0; i < n; i++)
+    g_assert_cmpint (sim_topology_link (t, (int) links[i])->kind, ==, want[i]);
+  SimNodeRef from, to;
+  sim_topology_link_ends (t, (int) links[1], &from, &to);
+  g_assert_cmpint (to.kind, ==, SIM_NODE_GPU);
+  g_assert_cmpint (to.index, ==, 1);
+  sim_topology_link_ends (t, (int) links[2], &from, &to);
+  g_assert_cmpint (from.index, ==, 1);  /* GPU 1's NIC */
+  /* node 0 -> node 700 (other pod), local 2 -> 5: NVLink to GPU 5, then rail 5 via the core (4 links). */
+  g_assert_cmpint (sim_topology_route_pxn (t, 2, 700 * 8 + 5, 1, links), ==, 8);
+  for (int pair = 0; pair < 3; pair++)
+    {
+      int a = pair == 0 ? 0 : 3, b = pair == 0 ? 8 : pair == 1 ? 5 : 3 + 8 * 40;
+      int m = sim_topology_route_pxn (t, a, b, 11, links);
+      g_assert_cmpint (m, ==, sim_topology_route (t, a, b, 11, plain));
+      g_assert_cmpmem (links, m * sizeof *links, plain, m * sizeof *plain);
+    }
+}
+
 /* Every route is a connected chain, and a->b and b->a have the same length with mirrored kinds. */
 static void
 test_route_chain_symmetric (void)
@@ -569,6 +602,7 @@ main (int argc, char **argv)
   g_test_add_func ("/sim/topology/gb200-128-racks-summary", test_gb200_128);
   g_test_add_func ("/sim/topology/superpod-reference-counts", test_superpod_table);
   g_test_add_func ("/sim/topology/route-kinds", test_route_kinds);
+  g_test_add_func ("/sim/topology/route-pxn", test_route_pxn);
   g_test_add_func ("/sim/topology/route-chain-symmetric", test_route_chain_symmetric);
   g_test_add_func ("/sim/topology/ecmp-uniform", test_ecmp_uniform);
   g_test_add_func ("/sim/topology/oversubscription", test_oversubscription);
