@@ -18,19 +18,20 @@
 static const char gpt2_small[] =
   "# GPT-2 small\n"
   "[scenario]\nname = ignored = still fine\n"
-  "[model]\nname = gpt2-small\nlayers = 12\nhidden = 768\nheads = 12\nffn_hidden = 3072\n"
-  "vocab = 50257\nvocab_multiple = 1\nseq_len = 1024\nactivation = gelu\nnorm = layernorm\n"
-  "position = learned\ntied_embeddings = true\nbias = true\n";
+  "[model]\nname = gpt2-small\nlayers = 12\nhidden = 768\nheads = 12\nkv_heads = 12\nffn_hidden = 3072\n"
+  "vocab = 50257\nvocab_multiple = 1\nactivation = gelu\nnorm = layernorm\n"
+  "position = learned\ntied_embeddings = true\nbias = true\n"
+  "[training]\nseq_len = 1024\n";
 
 static void
 test_shape_parse (void)
 {
   TrainerShape s;
   char err[256] = "";
-  g_assert_cmpint (trainer_shape_parse (gpt2_small, "gpt2", &s, err, sizeof err), ==, 0);
+  g_assert_cmpint (trainer_shape_parse (gpt2_small, "gpt2", 0, &s, err, sizeof err), ==, 0);
   g_assert_cmpstr (s.name, ==, "gpt2-small");
   g_assert_cmpint (s.head_dim, ==, 64);   /* 768 / 12 */
-  g_assert_cmpint (s.kv_heads, ==, 12);   /* MHA when kv_heads is absent */
+  g_assert_cmpint (s.seq_len, ==, 1024);  /* from [training] */
   g_assert_cmpint (s.max_positions, ==, 1024);
   g_assert_cmpint (s.vocab_padded, ==, 50257);
   g_assert_false (s.swiglu || s.rmsnorm || s.rope);
@@ -46,11 +47,12 @@ test_shape_llama (void)
 {
   /* Llama-style options: GQA, RoPE, RMSNorm, SwiGLU, untied, no biases, vocab padded to 128. */
   const char *text = "[model]\nlayers = 2\nhidden = 64\nheads = 8\nkv_heads = 2\nffn_hidden = 96\n"
-                     "vocab = 300\nseq_len = 16\nactivation = swiglu\nnorm = rmsnorm\nposition = rope\n"
-                     "tied_embeddings = false\nbias = false\n";
+                     "vocab = 300\nactivation = swiglu\nnorm = rmsnorm\nposition = rope\n";
   TrainerShape s;
   char err[256] = "";
-  g_assert_cmpint (trainer_shape_parse (text, "llama", &s, err, sizeof err), ==, 0);
+  /* no [training] seq_len: the caller's 16 is used; tied_embeddings and bias default to false */
+  g_assert_cmpint (trainer_shape_parse (text, "llama", 16, &s, err, sizeof err), ==, 0);
+  g_assert_cmpint (s.seq_len, ==, 16);
   g_assert_cmpint (s.vocab_padded, ==, 384);
   TrainerLayout L;
   trainer_layout_init (&L, &s);
@@ -67,7 +69,7 @@ expect_error (const char *text, const char *needle)
 {
   TrainerShape s;
   char err[256] = "";
-  g_assert_cmpint (trainer_shape_parse (text, "bad.ini", &s, err, sizeof err), ==, -1);
+  g_assert_cmpint (trainer_shape_parse (text, "bad.ini", 8, &s, err, sizeof err), ==, -1);
   if (!strstr (err, needle))
     g_error ("error \"%s\" does not mention \"%s\"", err, needle);
 }
@@ -75,20 +77,26 @@ expect_error (const char *text, const char *needle)
 static void
 test_shape_strict (void)
 {
-  const char *base = "[model]\nlayers = 1\nhidden = 8\nheads = 2\nffn_hidden = 8\nvocab = 256\nseq_len = 4\n";
+  const char *base = "[model]\nlayers = 1\nhidden = 8\nheads = 2\nkv_heads = 2\nffn_hidden = 8\nvocab = 256\n"
+                     "activation = gelu\nnorm = layernorm\nposition = learned\n";
   g_autofree char *unknown = g_strconcat (base, "hiden = 8\n", NULL);
   expect_error (unknown, "unknown key [model] hiden");
-  g_autofree char *bad_int = g_strconcat (base, "kv_heads = 2x\n", NULL);
+  g_autofree char *bad_int = g_strconcat (base, "head_dim = 2x\n", NULL);
   expect_error (bad_int, "is not an integer");
-  g_autofree char *bad_enum = g_strconcat (base, "activation = relu\n", NULL);
+  g_autofree char *bad_enum = g_strdup (base);
+  memcpy (strstr (bad_enum, "gelu"), "relu", 4);
   expect_error (bad_enum, "gelu or swiglu");
   g_autofree char *twice = g_strconcat (base, "layers = 2\n", NULL);
   expect_error (twice, "given twice");
-  g_autofree char *gqa = g_strconcat (base, "kv_heads = 3\n", NULL);
-  expect_error (gqa, "must divide heads");
+  g_autofree char *gqa = g_strconcat ("[model]\nkv_heads = 3\n", base + 8, NULL);
+  expect_error (gqa, "given twice");
   g_autofree char *moe = g_strconcat (base, "moe_experts = 8\n", NULL);
   expect_error (moe, "dense models only");
   expect_error ("[model]\nlayers = 1\n", "missing required key [model] hidden");
+  expect_error ("[model]\nlayers = 1\nhidden = 8\nheads = 2\nkv_heads = 3\nffn_hidden = 8\nvocab = 256\n"
+                "activation = gelu\nnorm = layernorm\nposition = learned\n", "must divide heads");
+  expect_error ("[model]\nlayers = 1\nhidden = 8\nheads = 2\nkv_heads = 2\nffn_hidden = 8\nvocab = 256\n"
+                "activation = gelu\nnorm = layernorm\n", "missing required key [model] position");
   expect_error ("[run]\nx = 1\n", "no [model] group");
 }
 
@@ -102,10 +110,11 @@ test_shape_load_file (void)
   close (fd);
   TrainerShape s;
   char err[256] = "";
-  g_assert_cmpint (trainer_shape_load (path, &s, err, sizeof err), ==, 0);
+  g_assert_cmpint (trainer_shape_load (path, 128, &s, err, sizeof err), ==, 0);
   g_assert_cmpint (s.layers, ==, 12);
+  g_assert_cmpint (s.seq_len, ==, 128); /* the caller's length overrides [training] */
   g_unlink (path);
-  g_assert_cmpint (trainer_shape_load (path, &s, err, sizeof err), ==, -1);
+  g_assert_cmpint (trainer_shape_load (path, 0, &s, err, sizeof err), ==, -1);
   g_assert_nonnull (strstr (err, "cannot open"));
 }
 
@@ -150,7 +159,7 @@ tiny (int llama)
   s.layers = 2;
   s.hidden = 8;
   s.heads = llama ? 4 : 2;
-  s.kv_heads = llama ? 2 : 0;
+  s.kv_heads = llama ? 2 : 2;
   s.ffn_hidden = 12;
   s.vocab = 11;
   s.vocab_multiple = llama ? 8 : 1;

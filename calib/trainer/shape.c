@@ -85,7 +85,6 @@ trainer_shape_defaults (TrainerShape *s)
 {
   memset (s, 0, sizeof *s);
   s->vocab_multiple = 128;
-  s->tied_embeddings = 1;
   s->rope_theta = 10000.0;
 }
 
@@ -99,19 +98,17 @@ static const Key keys[] = {
   { "layers", K_INT, F (layers), 1 },
   { "hidden", K_INT, F (hidden), 1 },
   { "heads", K_INT, F (heads), 1 },
-  { "kv_heads", K_INT, F (kv_heads), 0 },
+  { "kv_heads", K_INT, F (kv_heads), 1 },
   { "head_dim", K_INT, F (head_dim), 0 },
   { "ffn_hidden", K_INT, F (ffn_hidden), 1 },
   { "vocab", K_INT, F (vocab), 1 },
   { "vocab_multiple", K_INT, F (vocab_multiple), 0 },
-  { "seq_len", K_INT, F (seq_len), 1 },
   { "max_positions", K_INT, F (max_positions), 0 },
-  { "activation", K_ACT, F (swiglu), 0 },
-  { "norm", K_NORM, F (rmsnorm), 0 },
-  { "position", K_POS, F (rope), 0 },
+  { "activation", K_ACT, F (swiglu), 1 },
+  { "norm", K_NORM, F (rmsnorm), 1 },
+  { "position", K_POS, F (rope), 1 },
   { "tied_embeddings", K_BOOL, F (tied_embeddings), 0 },
   { "bias", K_BOOL, F (bias), 0 },
-  { "rope_theta", K_DOUBLE, F (rope_theta), 0 },
   { "moe_experts", K_INT, F (moe_experts), 0 },
   { "moe_top_k", K_INT, (size_t) -1, 0 },
   { "moe_ffn_hidden", K_INT, (size_t) -1, 0 },
@@ -162,11 +159,11 @@ expected (int kind)
 }
 
 int
-trainer_shape_parse (const char *text, const char *name, TrainerShape *s, char *err, size_t err_len)
+trainer_shape_parse (const char *text, const char *name, int seq_len, TrainerShape *s, char *err, size_t err_len)
 {
   trainer_shape_defaults (s);
   int seen[N_KEYS] = { 0 };
-  int in_model = 0, saw_model = 0, lineno = 0;
+  int in_model = 0, in_training = 0, saw_model = 0, lineno = 0;
   const char *p = text;
   char line[1024];
   while (*p)
@@ -189,6 +186,7 @@ trainer_shape_parse (const char *text, const char *name, TrainerShape *s, char *
             return fail (err, err_len, "%s:%d: malformed group line \"%s\"", name, lineno, l);
           *close = '\0';
           in_model = !strcmp (l + 1, "model");
+          in_training = !strcmp (l + 1, "training");
           if (in_model && saw_model)
             return fail (err, err_len, "%s:%d: group [model] appears twice", name, lineno);
           saw_model |= in_model;
@@ -197,10 +195,17 @@ trainer_shape_parse (const char *text, const char *name, TrainerShape *s, char *
       char *eq = strchr (l, '=');
       if (!eq)
         return fail (err, err_len, "%s:%d: expected key = value, got \"%s\"", name, lineno, l);
-      if (!in_model)
+      if (!in_model && !in_training)
         continue;
       *eq = '\0';
       char *key = trim (l), *val = trim (eq + 1);
+      if (in_training)
+        {
+          /* only the sequence length is taken from [training]; the rest belongs to the simulator */
+          if (!strcmp (key, "seq_len") && parse_int (val, &s->seq_len) != 0)
+            return fail (err, err_len, "%s:%d: [training] seq_len = \"%s\" is not an integer", name, lineno, val);
+          continue;
+        }
       size_t i;
       for (i = 0; i < N_KEYS; i++)
         if (!strcmp (keys[i].key, key))
@@ -220,11 +225,15 @@ trainer_shape_parse (const char *text, const char *name, TrainerShape *s, char *
   for (size_t i = 0; i < N_KEYS; i++)
     if (keys[i].required && !seen[i])
       return fail (err, err_len, "%s: missing required key [model] %s", name, keys[i].key);
+  if (seq_len > 0)
+    s->seq_len = seq_len;
+  if (s->seq_len < 1)
+    return fail (err, err_len, "%s: no sequence length: the model file has no [training] seq_len, give one", name);
   return trainer_shape_finish (s, err, err_len);
 }
 
 int
-trainer_shape_load (const char *path, TrainerShape *s, char *err, size_t err_len)
+trainer_shape_load (const char *path, int seq_len, TrainerShape *s, char *err, size_t err_len)
 {
   FILE *f = fopen (path, "rb");
   if (!f)
@@ -251,7 +260,7 @@ trainer_shape_load (const char *path, TrainerShape *s, char *err, size_t err_len
   while (got > 0);
   fclose (f);
   buf[len] = '\0';
-  int rc = trainer_shape_parse (buf, path, s, err, err_len);
+  int rc = trainer_shape_parse (buf, path, seq_len, s, err, err_len);
   free (buf);
   return rc;
 }
@@ -264,8 +273,6 @@ trainer_shape_finish (TrainerShape *s, char *err, size_t err_len)
                  "pick a dense model file", s->moe_experts);
   if (s->layers < 1 || s->hidden < 1 || s->heads < 1 || s->ffn_hidden < 1 || s->vocab < 1 || s->seq_len < 1)
     return fail (err, err_len, "[model] layers, hidden, heads, ffn_hidden, vocab and seq_len must be positive");
-  if (s->kv_heads == 0)
-    s->kv_heads = s->heads;
   if (s->kv_heads < 1 || s->heads % s->kv_heads)
     return fail (err, err_len, "[model] kv_heads = %d must divide heads = %d", s->kv_heads, s->heads);
   if (s->head_dim == 0)
@@ -283,8 +290,6 @@ trainer_shape_finish (TrainerShape *s, char *err, size_t err_len)
     s->max_positions = s->seq_len;
   if (!s->rope && s->max_positions < s->seq_len)
     return fail (err, err_len, "[model] max_positions = %d is below seq_len = %d", s->max_positions, s->seq_len);
-  if (s->rope && !(s->rope_theta > 0))
-    return fail (err, err_len, "[model] rope_theta must be positive");
   s->vocab_padded = (s->vocab + s->vocab_multiple - 1) / s->vocab_multiple * s->vocab_multiple;
   s->q_dim = s->heads * s->head_dim;
   s->kv_dim = s->kv_heads * s->head_dim;
