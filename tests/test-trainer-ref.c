@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "calib/trainer/data.h"
+#include "calib/trainer/emit.h"
 #include "calib/trainer/layout.h"
 #include "calib/trainer/ref.h"
 #include "calib/trainer/shape.h"
@@ -280,6 +281,41 @@ sgd_learns (gconstpointer data)
   trainer_ref_free (r);
 }
 
+/* The emitted scenario names the run's plan with the loader's keys and carries the model in full: read
+ * back by the strict [model] reader it gives the same shape. */
+static void
+test_emit_roundtrip (void)
+{
+  const char *text = "[model]\nname = tiny\nlayers = 3\nhidden = 96\nheads = 6\nkv_heads = 2\nffn_hidden = 200\n"
+                     "vocab = 300\nvocab_multiple = 64\nactivation = swiglu\nnorm = rmsnorm\nposition = rope\n";
+  TrainerShape s, back;
+  char err[256] = "";
+  g_assert_cmpint (trainer_shape_parse (text, "tiny", 64, &s, err, sizeof err), ==, 0);
+  TrainerRun run = { &s, "h100-sxm", "ndr400-rail-optimized", "NVIDIA H100 80GB HBM3", "tiny.ini", 16, 8,
+                     1, 4, 128, 1, 1, 25, 300 };
+  g_autofree char *path = NULL;
+  int fd = g_file_open_tmp ("trainer-emit-XXXXXX.ini", &path, NULL);
+  g_assert_cmpint (fd, >=, 0);
+  close (fd);
+  FILE *f = fopen (path, "w");
+  g_assert_nonnull (f);
+  g_assert_cmpint (trainer_emit_scenario (f, &run), ==, 0);
+  fclose (f);
+  g_assert_cmpint (trainer_shape_load (path, 0, &back, err, sizeof err), ==, 0);
+  g_assert_cmpint (back.seq_len, ==, 64); /* through [training] seq_len */
+  g_assert_cmpint (memcmp (&s, &back, sizeof s), ==, 0);
+  g_autofree char *contents = NULL;
+  g_assert_true (g_file_get_contents (path, &contents, NULL, NULL));
+  const char *expect[] = { "resource:///trainsim/scenarios/hardware/h100-sxm.ini", "fabrics/ndr400-rail-optimized.ini",
+                           "\ngpus = 16\n", "\ngpus_per_node = 8\n", "\nzero = 1\n", "\nmicro_batch = 4\n",
+                           "\nglobal_batch = 128\n", "\nrecompute = full\n", "\ndp_bucket_MiB = 25\n",
+                           "\ndp_overlap = true\n", "\ntp = 1\n" };
+  for (size_t i = 0; i < G_N_ELEMENTS (expect); i++)
+    if (!strstr (contents, expect[i]))
+      g_error ("emitted scenario lacks \"%s\":\n%s", expect[i], contents);
+  g_unlink (path);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -289,6 +325,7 @@ main (int argc, char **argv)
   g_test_add_func ("/trainer/shape/strict", test_shape_strict);
   g_test_add_func ("/trainer/shape/load-file", test_shape_load_file);
   g_test_add_func ("/trainer/data/split-and-batches", test_data_split);
+  g_test_add_func ("/trainer/emit/roundtrip", test_emit_roundtrip);
   g_test_add_data_func ("/trainer/ref/gradcheck-gpt2", GINT_TO_POINTER (0), gradcheck);
   g_test_add_data_func ("/trainer/ref/gradcheck-llama", GINT_TO_POINTER (1), gradcheck);
   g_test_add_data_func ("/trainer/ref/sgd-loss-falls-gpt2", GINT_TO_POINTER (0), sgd_learns);

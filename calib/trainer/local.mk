@@ -4,7 +4,8 @@
 # compiler without sanitizers (CUDA's runtime and ASan do not mix), only when configure found CUDA
 # and NCCL. Override the GPU architectures with `make TRAINER_GENCODE=...`.
 trainer_host_sources = calib/trainer/shape.c calib/trainer/shape.h calib/trainer/layout.c \
-	calib/trainer/layout.h calib/trainer/ref.c calib/trainer/ref.h calib/trainer/data.c calib/trainer/data.h
+	calib/trainer/layout.h calib/trainer/ref.c calib/trainer/ref.h calib/trainer/data.c calib/trainer/data.h \
+	calib/trainer/emit.c calib/trainer/emit.h
 EXTRA_DIST += calib/trainer/gpt.cu calib/trainer/gpt.h calib/trainer/train.cu
 
 if HAVE_CUDA
@@ -21,6 +22,7 @@ TRAINER_NVCCFLAGS += $(MPI_CFLAGS)
 TRAINER_CUDA_LIBS += $(MPI_LIBS)
 endif
 trainer_cu_deps = calib/trainer/gpt.h calib/trainer/layout.h calib/trainer/shape.h calib/trainer/data.h \
+	calib/trainer/emit.h \
 	calib/trainer/ref.h config.h
 
 calib/trainer/gpt_cu.o: calib/trainer/gpt.cu $(trainer_cu_deps)

@@ -31,6 +31,7 @@
 #endif
 
 #include "calib/trainer/data.h"
+#include "calib/trainer/emit.h"
 #include "calib/trainer/gpt.h"
 #include "calib/trainer/layout.h"
 #include "calib/trainer/shape.h"
@@ -396,46 +397,6 @@ dp_on_ready (void *user, size_t ready_from, cudaStream_t compute)
 
 /* ------------------------------------------------------------------ output */
 
-static void
-emit_scenario (const char *path, const Options *o, const TrainerShape *s, const Procs *p, const Hardware *hw,
-               const char *device, int global_batch)
-{
-  FILE *f = fopen (path, "w");
-  if (!f)
-    {
-      fprintf (stderr, "trainsim-trainer: cannot write %s: %s\n", path, strerror (errno));
-      exit (1);
-    }
-  const char *fabric = o->fabric ? o->fabric : hw->fabric;
-  fprintf (f, "# trainsim scenario of a trainsim-trainer run (written by trainsim-trainer %s, %s).\n", PACKAGE_VERSION,
-           TRAINSIM_GIT_REV);
-  fprintf (f, "# Device: %s x %d (%d node(s) x %d). Model file: %s. Predict it with: trainsim run %s\n", device, p->size,
-           p->nodes, p->local_size, o->model, path);
-  fprintf (f, "[scenario]\ninclude = resource:///trainsim/scenarios/hardware/%s.ini;"
-              "resource:///trainsim/scenarios/fabrics/%s.ini\n", hw->profile, fabric);
-  fprintf (f, "name = trainer-%s-%dgpu\n", s->name[0] ? s->name : "model", p->size);
-  fprintf (f, "description = trainsim-trainer run: %s, %d GPU(s), data parallel%s, bf16, micro-batch %d, global batch %d.\n\n",
-           s->name[0] ? s->name : o->model, p->size, o->zero ? " with the distributed optimizer" : "", o->micro_batch,
-           global_batch);
-  fprintf (f, "[model]\n");
-  if (s->name[0])
-    fprintf (f, "name = %s\n", s->name);
-  fprintf (f, "layers = %d\nhidden = %d\nheads = %d\nkv_heads = %d\nhead_dim = %d\nffn_hidden = %d\nvocab = %d\n"
-              "vocab_multiple = %d\nmax_positions = %d\nactivation = %s\nnorm = %s\nposition = %s\n"
-              "tied_embeddings = %s\nbias = %s\n\n",
-           s->layers, s->hidden, s->heads, s->kv_heads, s->head_dim, s->ffn_hidden, s->vocab, s->vocab_multiple,
-           s->rope ? 0 : s->max_positions, s->swiglu ? "swiglu" : "gelu", s->rmsnorm ? "rmsnorm" : "layernorm",
-           s->rope ? "rope" : "learned", s->tied_embeddings ? "true" : "false", s->bias ? "true" : "false");
-  fprintf (f, "[cluster]\ngpus = %d\ngpus_per_node = %d\nnvlink_domain = %d\n\n", p->size, p->local_size,
-           p->local_size);
-  fprintf (f, "[parallel]\ntp = 1\npp = 1\ncp = 1\nzero = %d\nmicro_batch = %d\nglobal_batch = %d\nrecompute = %s\n"
-              "matmul_dtype = bf16\nparam_dtype = bf16\ndp_overlap = %s\ndp_bucket_MiB = %d\n\n",
-           o->zero, o->micro_batch, global_batch, o->recompute ? "full" : "none", o->overlap ? "true" : "false",
-           o->bucket_mib);
-  fprintf (f, "[training]\nseq_len = %d\nsteps = %d\n", s->seq_len, o->steps);
-  fclose (f);
-}
-
 static double
 lr_at (const Options *o, int step)
 {
@@ -621,9 +582,18 @@ main (int argc, char **argv)
       if (!hw)
         fprintf (stderr, "trainsim-trainer: --emit-scenario skipped: no hardware profile (give --hardware)\n");
       else
-        emit_scenario (o.emit, &o, &s, &p, hw, prop.name, global_batch);
+        {
+          TrainerRun run = { &s, hw->profile, o.fabric ? o.fabric : hw->fabric, prop.name, o.model, p.size,
+                             p.local_size, o.zero, o.micro_batch, global_batch, o.recompute, o.overlap, o.bucket_mib,
+                             o.steps };
+          FILE *f = fopen (o.emit, "w");
+          if (!f || trainer_emit_scenario (f, &run) != 0 || fclose (f) != 0)
+            {
+              fprintf (stderr, "trainsim-trainer: cannot write %s: %s\n", o.emit, strerror (errno));
+              return finish_procs (&p, 1);
+            }
+        }
     }
-
   double *step_ms_all = (double *) calloc ((size_t) o.steps, sizeof (double));
   float grad_scale = 1.0f / ((float) N * accum);
   for (int step = 0; step < o.steps; step++)
