@@ -13,6 +13,7 @@
 #include "calib/trainer/layout.h"
 #include "calib/trainer/ref.h"
 #include "calib/trainer/shape.h"
+#include "sim/scenario.h"
 
 /* GPT-2 small as published (Radford et al. 2019; HF config: n_layer 12, n_embd 768, n_head 12,
  * n_positions 1024, vocab 50257, tied embeddings, biases). */
@@ -313,7 +314,86 @@ test_emit_roundtrip (void)
   for (size_t i = 0; i < G_N_ELEMENTS (expect); i++)
     if (!strstr (contents, expect[i]))
       g_error ("emitted scenario lacks \"%s\":\n%s", expect[i], contents);
+  /* and trainsim's own loader takes it: embedded hardware and fabric, this model, this plan */
+  const char *files[] = { path, NULL };
+  GError *error = NULL;
+  SimScenario *sc = sim_scenario_load (files, NULL, &error);
+  g_assert_no_error (error);
+  const ModelShape *ms = sim_scenario_shape (sc);
+  const ModelPlan *mp = sim_scenario_plan (sc);
+  g_assert_cmpint (ms->layers, ==, 3);
+  g_assert_cmpint (ms->kv_heads, ==, 2);
+  g_assert_cmpint (ms->seq_len, ==, 64);
+  g_assert_cmpint (ms->activation, ==, MODEL_ACT_SWIGLU);
+  g_assert_cmpint (mp->dp, ==, 16);
+  g_assert_cmpint (mp->zero, ==, 1);
+  g_assert_cmpint (mp->micro_batch, ==, 4);
+  g_assert_cmpint (mp->global_batch, ==, 128);
+  g_assert_cmpint (mp->recompute, ==, MODEL_RECOMPUTE_FULL);
+  g_assert_cmpint (mp->dp_bucket_mb, ==, 25);
+  g_assert_true (mp->dp_overlap);
+  g_assert_cmpint (sim_scenario_run (sc)->nodes, ==, 2);
+  sim_scenario_free (sc);
   g_unlink (path);
+}
+
+/* One source of truth: every model file of scenarios/models (and the trainer-sized ones of
+ * calib/trainer/models) reads the same in the trainer's plain-C reader as in trainsim's loader (dense
+ * ones; MoE files are refused by the trainer by name). */
+static void
+test_models_agree (gconstpointer where)
+{
+  const char *src = g_getenv ("TRAINSIM_SRCDIR") ? g_getenv ("TRAINSIM_SRCDIR") : TRAINSIM_SRCDIR;
+  g_autofree char *dir = g_build_filename (src, (const char *) where, NULL);
+  GDir *d = g_dir_open (dir, 0, NULL);
+  g_assert_nonnull (d);
+  const char *entry;
+  int checked = 0;
+  while ((entry = g_dir_read_name (d)))
+    {
+      if (!g_str_has_suffix (entry, ".ini"))
+        continue;
+      g_autofree char *path = g_build_filename (dir, entry, NULL);
+      TrainerShape t;
+      char err[512] = "";
+      int rc = trainer_shape_load (path, 1024, &t, err, sizeof err);
+      const char *files[] = { "hardware/h100-sxm.ini", "fabrics/ndr400-rail-optimized.ini", path, NULL };
+      const char *sets[] = { "cluster.gpus=8", "parallel.micro_batch=1", "parallel.global_batch=8",
+                             "training.seq_len=1024", NULL };
+      GError *error = NULL;
+      SimScenario *sc = sim_scenario_load (files, sets, &error);
+      g_assert_no_error (error);
+      const ModelShape *m = sim_scenario_shape (sc);
+      if (m->moe_experts > 0)
+        {
+          g_assert_cmpint (rc, ==, -1);
+          g_assert_nonnull (strstr (err, "dense models only"));
+        }
+      else
+        {
+          if (rc != 0)
+            g_error ("%s: %s", entry, err);
+          g_assert_cmpint (t.layers, ==, m->layers);
+          g_assert_cmpint (t.hidden, ==, m->hidden);
+          g_assert_cmpint (t.heads, ==, m->heads);
+          g_assert_cmpint (t.kv_heads, ==, m->kv_heads);
+          g_assert_cmpint (t.head_dim, ==, m->head_dim);
+          g_assert_cmpint (t.ffn_hidden, ==, m->ffn_hidden);
+          g_assert_cmpint (t.vocab, ==, m->vocab);
+          g_assert_cmpint (t.vocab_multiple, ==, m->vocab_multiple);
+          g_assert_cmpint (t.max_positions, ==, m->max_positions ? m->max_positions : 1024);
+          g_assert_cmpint (t.swiglu, ==, m->activation == MODEL_ACT_SWIGLU);
+          g_assert_cmpint (t.rmsnorm, ==, m->norm == MODEL_NORM_RMSNORM);
+          g_assert_cmpint (t.rope, ==, m->position == MODEL_POS_ROPE);
+          g_assert_cmpint (t.tied_embeddings, ==, !!m->tied_embeddings);
+          g_assert_cmpint (t.bias, ==, !!m->bias);
+          g_assert_cmpstr (t.name, ==, m->name);
+        }
+      sim_scenario_free (sc);
+      checked++;
+    }
+  g_dir_close (d);
+  g_assert_cmpint (checked, >=, 2);
 }
 
 int
@@ -326,6 +406,8 @@ main (int argc, char **argv)
   g_test_add_func ("/trainer/shape/load-file", test_shape_load_file);
   g_test_add_func ("/trainer/data/split-and-batches", test_data_split);
   g_test_add_func ("/trainer/emit/roundtrip", test_emit_roundtrip);
+  g_test_add_data_func ("/trainer/shape/scenario-models-agree-with-loader", "scenarios/models", test_models_agree);
+  g_test_add_data_func ("/trainer/shape/trainer-models-agree-with-loader", "calib/trainer/models", test_models_agree);
   g_test_add_data_func ("/trainer/ref/gradcheck-gpt2", GINT_TO_POINTER (0), gradcheck);
   g_test_add_data_func ("/trainer/ref/gradcheck-llama", GINT_TO_POINTER (1), gradcheck);
   g_test_add_data_func ("/trainer/ref/sgd-loss-falls-gpt2", GINT_TO_POINTER (0), sgd_learns);

@@ -6,7 +6,8 @@
 trainer_host_sources = calib/trainer/shape.c calib/trainer/shape.h calib/trainer/layout.c \
 	calib/trainer/layout.h calib/trainer/ref.c calib/trainer/ref.h calib/trainer/data.c calib/trainer/data.h \
 	calib/trainer/emit.c calib/trainer/emit.h
-EXTRA_DIST += calib/trainer/gpt.cu calib/trainer/gpt.h calib/trainer/train.cu
+EXTRA_DIST += calib/trainer/gpt.cu calib/trainer/gpt.h calib/trainer/train.cu calib/trainer/models/gpt2-124m.ini \
+	calib/trainer/models/tinyllama-1.1b.ini
 
 if HAVE_CUDA
 if HAVE_NCCL
