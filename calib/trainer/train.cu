@@ -514,6 +514,8 @@ main (int argc, char **argv)
   free (decay);
   CK (cudaMalloc (&scalars, 4 * sizeof (float))); /* loss sum, grad norm², eval loss sum */
   trainer_gpt_sync_bf16 (gpt);
+  /* the copies above ran on the legacy stream, which does not order the non-blocking ones */
+  CK (cudaDeviceSynchronize ());
   void *p16 = trainer_gpt_params_bf16 (gpt);
 
   Dp dp;
