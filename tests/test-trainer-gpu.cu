@@ -71,15 +71,17 @@ rel_l2 (const float *a, const double *b, size_t n)
 }
 
 static void
-check_model (int llama)
+check_model (int llama, int flash)
 {
   TrainerShape s = tiny (llama);
   const int B = 2, N = B * s.seq_len;
   cudaStream_t stream;
   cudaStreamCreate (&stream);
   char err[256];
-  TrainerGpt *g0 = trainer_gpt_new (&s, B, 0, stream, err, sizeof err);
-  TrainerGpt *g1 = trainer_gpt_new (&s, B, 1, stream, err, sizeof err);
+  TrainerGpt *g0 = trainer_gpt_new (&s, B, 0, flash, stream, err, sizeof err);
+  TrainerGpt *g1 = trainer_gpt_new (&s, B, 1, flash, stream, err, sizeof err);
+  if (flash)
+    snprintf (s.name, sizeof s.name, "%s", llama ? "tiny-llama/flash" : "tiny-gpt2/flash");
   const TrainerLayout *L = trainer_gpt_layout (g0);
   size_t P = L->total;
   float *hp = (float *) malloc (P * sizeof (float));
@@ -219,8 +221,11 @@ main (void)
       fprintf (stderr, "test-trainer-gpu: no CUDA device: skipped\n");
       return 77;
     }
-  check_model (0);
-  check_model (1);
+  for (int flash = 0; flash < 2; flash++)
+    {
+      check_model (0, flash);
+      check_model (1, flash);
+    }
   check_adamw ();
   printf ("1..%d\n", test_no);
   return failures ? 1 : 0;

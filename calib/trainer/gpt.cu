@@ -412,6 +412,251 @@ causal_softmax_backward_kernel (bf16 *P, const float *dP, size_t rows, int T, fl
     p[j] = __float2bfloat16 (j <= t ? scale * __bfloat162float (p[j]) * (dp[j] - dot) : 0.0f);
 }
 
+/* Flash-style causal attention (--attention flash): exact softmax attention in one pass over key
+ * tiles with an online softmax, reading q, k, v straight from the qkv rows [B·T, (H + 2KV)·hd] and
+ * keeping only the log-sum-exp per query row for backward (Dao et al., FlashAttention, 2022). One
+ * warp per query row, FA_KEYS keys per tile staged in shared memory, fp32 arithmetic on CUDA cores
+ * (no tensor cores: simpler and slower than the GEMM path, O(T) memory instead of O(T²)).
+ * Backward: D = rowsum(dO ∘ O); dQ by query rows; dK, dV by key rows summing over the query
+ * heads of the kv group. Lane k of a warp owns dimensions k, k + 32, … of a row. */
+#define FA_ROWS 8
+#define FA_KEYS 32
+#define FA_MAXD 8 /* head_dim ≤ 256 */
+
+static int
+flash_smem (int hd)
+{
+  return (2 * FA_KEYS + 2 * FA_ROWS) * (hd + 1) * (int) sizeof (float) + 2 * FA_KEYS * (int) sizeof (float);
+}
+
+/* grid (ceil(T / FA_ROWS), H, B), FA_ROWS warps */
+__global__ static void
+flash_forward_kernel (const bf16 *qkv, bf16 *att, float *lse, int T, int H, int KV, int hd, float scale)
+{
+  extern __shared__ float sm[];
+  const int hp = hd + 1, W = (H + 2 * KV) * hd;
+  float *Ks = sm, *Vs = Ks + FA_KEYS * hp, *Qs = Vs + FA_KEYS * hp;
+  int b = blockIdx.z, h = blockIdx.y, kv = h / (H / KV);
+  int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  int t0 = blockIdx.x * FA_ROWS, t = t0 + warp;
+  for (int i = threadIdx.x; i < FA_ROWS * hd; i += blockDim.x)
+    {
+      int r = i / hd, d = i % hd;
+      Qs[r * hp + d] = t0 + r < T ? __bfloat162float (qkv[(size_t) (b * T + t0 + r) * W + h * hd + d]) : 0.0f;
+    }
+  float o[FA_MAXD], mx = -INFINITY, l = 0.0f;
+  for (int k = 0; k < FA_MAXD; k++)
+    o[k] = 0.0f;
+  int tmax = min (t0 + FA_ROWS - 1, T - 1);
+  for (int j0 = 0; j0 <= tmax; j0 += FA_KEYS)
+    {
+      __syncthreads ();
+      for (int i = threadIdx.x; i < FA_KEYS * hd; i += blockDim.x)
+        {
+          int r = i / hd, d = i % hd, j = j0 + r;
+          size_t row = (size_t) (b * T + j) * W;
+          Ks[r * hp + d] = j < T ? __bfloat162float (qkv[row + (size_t) (H + kv) * hd + d]) : 0.0f;
+          Vs[r * hp + d] = j < T ? __bfloat162float (qkv[row + (size_t) (H + KV + kv) * hd + d]) : 0.0f;
+        }
+      __syncthreads ();
+      if (t >= T)
+        continue;
+      int j = j0 + lane;
+      float s = -INFINITY;
+      if (j <= t)
+        {
+          float acc = 0.0f;
+          for (int d = 0; d < hd; d++)
+            acc += Qs[warp * hp + d] * Ks[lane * hp + d];
+          s = acc * scale;
+        }
+      float mnew = fmaxf (mx, warp_max (s)); /* finite: key 0 is in the first tile */
+      float p = j <= t ? expf (s - mnew) : 0.0f, corr = expf (mx - mnew);
+      l = l * corr + warp_sum (p);
+      for (int k = 0; k < FA_MAXD; k++)
+        o[k] *= corr;
+      for (int jj = 0; jj < FA_KEYS; jj++)
+        {
+          float pj = __shfl_sync (0xffffffffu, p, jj);
+          for (int k = 0; k < FA_MAXD; k++)
+            if (lane + 32 * k < hd)
+              o[k] += pj * Vs[jj * hp + lane + 32 * k];
+        }
+      mx = mnew;
+    }
+  if (t < T)
+    {
+      for (int k = 0; k < FA_MAXD; k++)
+        if (lane + 32 * k < hd)
+          att[(size_t) (b * T + t) * H * hd + h * hd + lane + 32 * k] = __float2bfloat16 (o[k] / l);
+      if (lane == 0)
+        lse[((size_t) b * H + h) * T + t] = mx + logf (l);
+    }
+}
+
+/* D[b, h, t] = Σ_d dO·O, one warp per row */
+__global__ static void
+flash_rowdot_kernel (const bf16 *dout, const bf16 *out, float *D, int B, int T, int H, int hd)
+{
+  size_t row = blockIdx.x * (size_t) (blockDim.x / 32) + threadIdx.x / 32;
+  int lane = threadIdx.x % 32;
+  if (row >= (size_t) B * H * T)
+    return;
+  int t = (int) (row % T), h = (int) ((row / T) % H), b = (int) (row / ((size_t) T * H));
+  size_t base = (size_t) (b * T + t) * H * hd + h * hd;
+  float acc = 0.0f;
+  for (int d = lane; d < hd; d += 32)
+    acc += __bfloat162float (dout[base + d]) * __bfloat162float (out[base + d]);
+  acc = warp_sum (acc);
+  if (lane == 0)
+    D[row] = acc;
+}
+
+/* dQ rows into the q columns of dqkv; grid (ceil(T / FA_ROWS), H, B) */
+__global__ static void
+flash_dq_kernel (const bf16 *qkv, const bf16 *dout, const float *lse, const float *D, bf16 *dqkv, int T, int H, int KV,
+                 int hd, float scale)
+{
+  extern __shared__ float sm[];
+  const int hp = hd + 1, W = (H + 2 * KV) * hd;
+  float *Ks = sm, *Vs = Ks + FA_KEYS * hp, *Qs = Vs + FA_KEYS * hp, *dOs = Qs + FA_ROWS * hp;
+  int b = blockIdx.z, h = blockIdx.y, kv = h / (H / KV);
+  int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  int t0 = blockIdx.x * FA_ROWS, t = t0 + warp;
+  for (int i = threadIdx.x; i < FA_ROWS * hd; i += blockDim.x)
+    {
+      int r = i / hd, d = i % hd, tr = t0 + r;
+      Qs[r * hp + d] = tr < T ? __bfloat162float (qkv[(size_t) (b * T + tr) * W + h * hd + d]) : 0.0f;
+      dOs[r * hp + d] = tr < T ? __bfloat162float (dout[(size_t) (b * T + tr) * H * hd + h * hd + d]) : 0.0f;
+    }
+  float L = 0.0f, Dt = 0.0f, dq[FA_MAXD];
+  for (int k = 0; k < FA_MAXD; k++)
+    dq[k] = 0.0f;
+  if (t < T)
+    {
+      L = lse[((size_t) b * H + h) * T + t];
+      Dt = D[((size_t) b * H + h) * T + t];
+    }
+  int tmax = min (t0 + FA_ROWS - 1, T - 1);
+  for (int j0 = 0; j0 <= tmax; j0 += FA_KEYS)
+    {
+      __syncthreads ();
+      for (int i = threadIdx.x; i < FA_KEYS * hd; i += blockDim.x)
+        {
+          int r = i / hd, d = i % hd, j = j0 + r;
+          size_t row = (size_t) (b * T + j) * W;
+          Ks[r * hp + d] = j < T ? __bfloat162float (qkv[row + (size_t) (H + kv) * hd + d]) : 0.0f;
+          Vs[r * hp + d] = j < T ? __bfloat162float (qkv[row + (size_t) (H + KV + kv) * hd + d]) : 0.0f;
+        }
+      __syncthreads ();
+      if (t >= T)
+        continue;
+      int j = j0 + lane;
+      float ds = 0.0f;
+      if (j <= t)
+        {
+          float s = 0.0f, dp = 0.0f;
+          for (int d = 0; d < hd; d++)
+            {
+              s += Qs[warp * hp + d] * Ks[lane * hp + d];
+              dp += dOs[warp * hp + d] * Vs[lane * hp + d];
+            }
+          float p = expf (s * scale - L);
+          ds = p * (dp - Dt) * scale;
+        }
+      for (int jj = 0; jj < FA_KEYS; jj++)
+        {
+          float dsj = __shfl_sync (0xffffffffu, ds, jj);
+          for (int k = 0; k < FA_MAXD; k++)
+            if (lane + 32 * k < hd)
+              dq[k] += dsj * Ks[jj * hp + lane + 32 * k];
+        }
+    }
+  if (t < T)
+    for (int k = 0; k < FA_MAXD; k++)
+      if (lane + 32 * k < hd)
+        dqkv[(size_t) (b * T + t) * W + h * hd + lane + 32 * k] = __float2bfloat16 (dq[k]);
+}
+
+/* dK, dV rows into the k and v columns of dqkv; grid (ceil(T / FA_ROWS), KV, B); warp = key row j,
+ * summing over query rows i ≥ j of every query head of the group. */
+__global__ static void
+flash_dkv_kernel (const bf16 *qkv, const bf16 *dout, const float *lse, const float *D, bf16 *dqkv, int T, int H,
+                  int KV, int hd, float scale)
+{
+  extern __shared__ float sm[];
+  const int hp = hd + 1, W = (H + 2 * KV) * hd, grp = H / KV;
+  float *Qs = sm, *dOs = Qs + FA_KEYS * hp, *Kr = dOs + FA_KEYS * hp, *Vr = Kr + FA_ROWS * hp;
+  float *Ls = Vr + FA_ROWS * hp, *Ds = Ls + FA_KEYS;
+  int b = blockIdx.z, kv = blockIdx.y;
+  int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  int j0 = blockIdx.x * FA_ROWS, j = j0 + warp;
+  for (int i = threadIdx.x; i < FA_ROWS * hd; i += blockDim.x)
+    {
+      int r = i / hd, d = i % hd, jr = j0 + r;
+      size_t row = (size_t) (b * T + jr) * W;
+      Kr[r * hp + d] = jr < T ? __bfloat162float (qkv[row + (size_t) (H + kv) * hd + d]) : 0.0f;
+      Vr[r * hp + d] = jr < T ? __bfloat162float (qkv[row + (size_t) (H + KV + kv) * hd + d]) : 0.0f;
+    }
+  float dk[FA_MAXD], dv[FA_MAXD];
+  for (int k = 0; k < FA_MAXD; k++)
+    dk[k] = dv[k] = 0.0f;
+  for (int g = 0; g < grp; g++)
+    {
+      int h = kv * grp + g;
+      for (int i0 = j0 / FA_KEYS * FA_KEYS; i0 < T; i0 += FA_KEYS)
+        {
+          __syncthreads ();
+          for (int x = threadIdx.x; x < FA_KEYS * hd; x += blockDim.x)
+            {
+              int r = x / hd, d = x % hd, i = i0 + r;
+              Qs[r * hp + d] = i < T ? __bfloat162float (qkv[(size_t) (b * T + i) * W + h * hd + d]) : 0.0f;
+              dOs[r * hp + d] = i < T ? __bfloat162float (dout[(size_t) (b * T + i) * H * hd + h * hd + d]) : 0.0f;
+            }
+          for (int x = threadIdx.x; x < FA_KEYS; x += blockDim.x)
+            {
+              int i = i0 + x;
+              Ls[x] = i < T ? lse[((size_t) b * H + h) * T + i] : 0.0f;
+              Ds[x] = i < T ? D[((size_t) b * H + h) * T + i] : 0.0f;
+            }
+          __syncthreads ();
+          if (j >= T)
+            continue;
+          int i = i0 + lane;
+          float p = 0.0f, ds = 0.0f;
+          if (i >= j && i < T)
+            {
+              float s = 0.0f, dp = 0.0f;
+              for (int d = 0; d < hd; d++)
+                {
+                  s += Qs[lane * hp + d] * Kr[warp * hp + d];
+                  dp += dOs[lane * hp + d] * Vr[warp * hp + d];
+                }
+              p = expf (s * scale - Ls[lane]);
+              ds = p * (dp - Ds[lane]) * scale;
+            }
+          for (int ii = 0; ii < FA_KEYS; ii++)
+            {
+              float pi = __shfl_sync (0xffffffffu, p, ii), dsi = __shfl_sync (0xffffffffu, ds, ii);
+              for (int k = 0; k < FA_MAXD; k++)
+                if (lane + 32 * k < hd)
+                  {
+                    dv[k] += pi * dOs[ii * hp + lane + 32 * k];
+                    dk[k] += dsi * Qs[ii * hp + lane + 32 * k];
+                  }
+            }
+        }
+    }
+  if (j < T)
+    for (int k = 0; k < FA_MAXD; k++)
+      if (lane + 32 * k < hd)
+        {
+          size_t row = (size_t) (b * T + j) * W;
+          dqkv[row + (size_t) (H + kv) * hd + lane + 32 * k] = __float2bfloat16 (dk[k]);
+          dqkv[row + (size_t) (H + KV + kv) * hd + lane + 32 * k] = __float2bfloat16 (dv[k]);
+        }
+}
+
 #define GELU_K 0.7978845608028654f
 
 __global__ static void
@@ -543,13 +788,14 @@ adamw_kernel (float *p, bf16 *p16, const float *g, float *m, float *v, const uns
 
 typedef struct {
   bf16 *a, *q, *k, *v, *P, *att, *x_mid, *m, *f, *h;
-  float *a_mean, *a_rstd, *m_mean, *m_rstd;
+  bf16 *qkvs;          /* flash: q, k, v rows after RoPE */
+  float *a_mean, *a_rstd, *m_mean, *m_rstd, *lse;
 } Acts;
 
 struct TrainerGpt {
   TrainerShape s;
   TrainerLayout L;
-  int B, T, N, recompute;
+  int B, T, N, recompute, flash;
   cudaStream_t stream;
   GemmCtx gc;
   float *master, *grads;
@@ -557,7 +803,7 @@ struct TrainerGpt {
   bf16 **res;          /* L + 1 residual streams [N, C] */
   Acts *acts;          /* L sets, or 1 with recompute */
   bf16 *xf, *logits, *qkv, *o, *dres, *d1, *d2, *dq, *dk, *dv;
-  float *xf_mean, *xf_rstd, *S;
+  float *xf_mean, *xf_rstd, *S, *D;
   int *tokens;
   size_t act_bytes;
   int norm_smem;
@@ -584,7 +830,8 @@ fail (char *err, size_t err_len, const char *fmt, ...)
 }
 
 TrainerGpt *
-trainer_gpt_new (const TrainerShape *s, int batch, int recompute, cudaStream_t stream, char *err, size_t err_len)
+trainer_gpt_new (const TrainerShape *s, int batch, int recompute, int flash, cudaStream_t stream, char *err,
+                 size_t err_len)
 {
   TrainerGpt *g = (TrainerGpt *) calloc (1, sizeof *g);
   g->s = *s;
@@ -593,7 +840,15 @@ trainer_gpt_new (const TrainerShape *s, int batch, int recompute, cudaStream_t s
   g->T = s->seq_len;
   g->N = batch * s->seq_len;
   g->recompute = recompute;
+  g->flash = flash;
   g->stream = stream;
+  if (flash && (s->head_dim > 32 * FA_MAXD || flash_smem (s->head_dim) > 227 * 1024))
+    {
+      fail (err, err_len, "head_dim = %d is too large for the flash attention kernels (at most %d): use the GEMM "
+            "attention", s->head_dim, 32 * FA_MAXD);
+      free (g);
+      return NULL;
+    }
   if (s->hidden * 2 * (int) sizeof (float) > 200 * 1024)
     {
       fail (err, err_len, "hidden = %d is too wide for the norm backward kernel's shared memory", s->hidden);
@@ -617,10 +872,18 @@ trainer_gpt_new (const TrainerShape *s, int batch, int recompute, cudaStream_t s
     {
       Acts *a = &g->acts[l];
       a->a = (bf16 *) dalloc (g, N * C * sizeof (bf16));
-      a->q = (bf16 *) dalloc (g, N * s->q_dim * sizeof (bf16));
-      a->k = (bf16 *) dalloc (g, N * s->kv_dim * sizeof (bf16));
-      a->v = (bf16 *) dalloc (g, N * s->kv_dim * sizeof (bf16));
-      a->P = (bf16 *) dalloc (g, (size_t) batch * s->heads * T * T * sizeof (bf16));
+      if (flash)
+        {
+          a->qkvs = (bf16 *) dalloc (g, N * qkvw * sizeof (bf16));
+          a->lse = (float *) dalloc (g, N * s->heads * sizeof (float));
+        }
+      else
+        {
+          a->q = (bf16 *) dalloc (g, N * s->q_dim * sizeof (bf16));
+          a->k = (bf16 *) dalloc (g, N * s->kv_dim * sizeof (bf16));
+          a->v = (bf16 *) dalloc (g, N * s->kv_dim * sizeof (bf16));
+          a->P = (bf16 *) dalloc (g, (size_t) batch * s->heads * T * T * sizeof (bf16));
+        }
       a->att = (bf16 *) dalloc (g, N * s->q_dim * sizeof (bf16));
       a->x_mid = (bf16 *) dalloc (g, N * C * sizeof (bf16));
       a->m = (bf16 *) dalloc (g, N * C * sizeof (bf16));
@@ -638,15 +901,26 @@ trainer_gpt_new (const TrainerShape *s, int batch, int recompute, cudaStream_t s
   g->xf_mean = (float *) dalloc (g, N * sizeof (float));
   g->xf_rstd = (float *) dalloc (g, N * sizeof (float));
   g->logits = (bf16 *) dalloc (g, N * s->vocab_padded * sizeof (bf16));
-  g->qkv = (bf16 *) dalloc (g, N * qkvw * sizeof (bf16));
-  g->o = (bf16 *) dalloc (g, N * s->q_dim * sizeof (bf16));
+  if (!flash)
+    {
+      g->qkv = (bf16 *) dalloc (g, N * qkvw * sizeof (bf16));
+      g->o = (bf16 *) dalloc (g, N * s->q_dim * sizeof (bf16));
+      g->dq = (bf16 *) dalloc (g, N * s->q_dim * sizeof (bf16));
+      g->dk = (bf16 *) dalloc (g, N * s->kv_dim * sizeof (bf16));
+      g->dv = (bf16 *) dalloc (g, N * s->kv_dim * sizeof (bf16));
+      g->S = (float *) dalloc (g, (size_t) batch * s->heads * T * T * sizeof (float));
+    }
+  else
+    {
+      g->D = (float *) dalloc (g, N * s->heads * sizeof (float));
+      int smem = flash_smem (s->head_dim);
+      CHECK_CUDA (cudaFuncSetAttribute (flash_forward_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
+      CHECK_CUDA (cudaFuncSetAttribute (flash_dq_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
+      CHECK_CUDA (cudaFuncSetAttribute (flash_dkv_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
+    }
   g->dres = (bf16 *) dalloc (g, N * C * sizeof (bf16));
   g->d1 = (bf16 *) dalloc (g, N * widest * sizeof (bf16));
   g->d2 = (bf16 *) dalloc (g, N * widest * sizeof (bf16));
-  g->dq = (bf16 *) dalloc (g, N * s->q_dim * sizeof (bf16));
-  g->dk = (bf16 *) dalloc (g, N * s->kv_dim * sizeof (bf16));
-  g->dv = (bf16 *) dalloc (g, N * s->kv_dim * sizeof (bf16));
-  g->S = (float *) dalloc (g, (size_t) batch * s->heads * T * T * sizeof (float));
   g->tokens = (int *) dalloc (g, N * sizeof (int));
   g->norm_smem = (int) (2 * C * sizeof (float));
   CHECK_CUDA (cudaFuncSetAttribute (norm_backward_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, g->norm_smem));
@@ -745,23 +1019,16 @@ acts_for (TrainerGpt *g, int l)
   return &g->acts[g->recompute ? 0 : l];
 }
 
-/* Layer L forward from res[l]; writes res[l + 1] unless RECOMPUTING (then the MLP output GEMM, which
- * backward does not need, is skipped). */
+/* Attention by cuBLASLt: per (sequence, kv head), S [grp·T, T] = Q_grp · K^T, P = causal softmax,
+ * O_grp = P · V, with q, k, v permuted out of the qkv rows. */
 static void
-layer_forward (TrainerGpt *g, int l, int recomputing)
+attention_gemm_forward (TrainerGpt *g, Acts *a, const bf16 *qkv)
 {
   const TrainerShape *s = &g->s;
-  Acts *a = acts_for (g, l);
-  int C = s->hidden, H = s->heads, KV = s->kv_heads, hd = s->head_dim, T = g->T, grp = H / KV;
+  int H = s->heads, KV = s->kv_heads, hd = s->head_dim, T = g->T, grp = H / KV;
   int qkvw = s->q_dim + 2 * s->kv_dim;
-  norm_forward (g, g->res[l], W (g, TRAINER_LN1_W, l), W (g, TRAINER_LN1_B, l), a->a, a->a_mean, a->a_rstd);
-  linear (g, a->a, W (g, TRAINER_QKV_W, l), W (g, TRAINER_QKV_B, l), g->qkv, NULL, C, qkvw);
-  if (s->rope)
-    rope_kernel<<<blocks_for ((size_t) g->N * (H + KV) * hd / 2, 256), 256, 0, g->stream>>> (
-      g->qkv, g->N, T, H + KV, hd, qkvw, (float) s->rope_theta, 1.0f);
-  permute_kernel<<<blocks_for ((size_t) g->N * qkvw, 256), 256, 0, g->stream>>> (g->qkv, a->q, a->k, a->v, g->B, T, H,
-                                                                                 KV, hd, 0);
-  /* per (sequence, kv head): S [grp·T, T] = Q_grp · K^T, then P = softmax, O_grp = P · V */
+  permute_kernel<<<blocks_for ((size_t) g->N * qkvw, 256), 256, 0, g->stream>>> ((bf16 *) qkv, a->q, a->k, a->v, g->B,
+                                                                                 T, H, KV, hd, 0);
   int batch = g->B * KV;
   long long sq = (long long) grp * T * hd, skv = (long long) T * hd, ss = (long long) grp * T * T;
   gemm (&g->gc, g->stream, 0, 1, grp * T, T, hd, a->q, a->k, g->S, NULL, 1, 0.0f, NULL, batch, sq, skv, ss);
@@ -769,6 +1036,75 @@ layer_forward (TrainerGpt *g, int l, int recomputing)
   causal_softmax_kernel<<<(unsigned) ((rows + 7) / 8), 256, 0, g->stream>>> (g->S, a->P, rows, T, 1.0f / sqrtf ((float) hd));
   gemm (&g->gc, g->stream, 0, 0, grp * T, hd, T, a->P, a->v, g->o, NULL, 0, 0.0f, NULL, batch, ss, skv, sq);
   heads_kernel<<<blocks_for ((size_t) g->N * s->q_dim, 256), 256, 0, g->stream>>> (a->att, g->o, g->B, T, H, hd, 1);
+}
+
+/* Its backward: g->d1 holds dO rows [N, H·hd]; writes the dqkv rows into g->d2.
+ * dV = P^T·dO; dP = dO·V^T; dS = softmax'(dP) (over P); dQ = dS·K; dK = dS^T·Q (scale folded into dS). */
+static void
+attention_gemm_backward (TrainerGpt *g, Acts *a)
+{
+  const TrainerShape *s = &g->s;
+  int H = s->heads, KV = s->kv_heads, hd = s->head_dim, T = g->T, grp = H / KV;
+  int qkvw = s->q_dim + 2 * s->kv_dim;
+  heads_kernel<<<blocks_for ((size_t) g->N * s->q_dim, 256), 256, 0, g->stream>>> (g->d1, g->o, g->B, T, H, hd, 0);
+  int batch = g->B * KV;
+  long long sq = (long long) grp * T * hd, skv = (long long) T * hd, ss = (long long) grp * T * T;
+  gemm (&g->gc, g->stream, 1, 0, T, hd, grp * T, a->P, g->o, g->dv, NULL, 0, 0.0f, NULL, batch, ss, sq, skv);
+  gemm (&g->gc, g->stream, 0, 1, grp * T, T, hd, g->o, a->v, g->S, NULL, 1, 0.0f, NULL, batch, sq, skv, ss);
+  size_t rows = (size_t) g->B * H * T;
+  causal_softmax_backward_kernel<<<(unsigned) ((rows + 7) / 8), 256, 0, g->stream>>> (a->P, g->S, rows, T,
+                                                                                     1.0f / sqrtf ((float) hd));
+  gemm (&g->gc, g->stream, 0, 0, grp * T, hd, T, a->P, a->k, g->dq, NULL, 0, 0.0f, NULL, batch, ss, skv, sq);
+  gemm (&g->gc, g->stream, 1, 0, T, hd, grp * T, a->P, a->q, g->dk, NULL, 0, 0.0f, NULL, batch, ss, sq, skv);
+  permute_kernel<<<blocks_for ((size_t) g->N * qkvw, 256), 256, 0, g->stream>>> (g->d2, g->dq, g->dk, g->dv, g->B, T, H,
+                                                                                 KV, hd, 1);
+}
+
+static void
+attention_flash_forward (TrainerGpt *g, Acts *a)
+{
+  const TrainerShape *s = &g->s;
+  int H = s->heads, hd = s->head_dim, T = g->T;
+  dim3 grid ((unsigned) ((T + FA_ROWS - 1) / FA_ROWS), (unsigned) H, (unsigned) g->B);
+  flash_forward_kernel<<<grid, 32 * FA_ROWS, flash_smem (hd), g->stream>>> (a->qkvs, a->att, a->lse, T, H, s->kv_heads,
+                                                                           hd, 1.0f / sqrtf ((float) hd));
+}
+
+static void
+attention_flash_backward (TrainerGpt *g, Acts *a)
+{
+  const TrainerShape *s = &g->s;
+  int H = s->heads, KV = s->kv_heads, hd = s->head_dim, T = g->T;
+  float scale = 1.0f / sqrtf ((float) hd);
+  size_t rows = (size_t) g->B * H * T;
+  flash_rowdot_kernel<<<(unsigned) ((rows + 7) / 8), 256, 0, g->stream>>> (g->d1, a->att, g->D, g->B, T, H, hd);
+  dim3 gq ((unsigned) ((T + FA_ROWS - 1) / FA_ROWS), (unsigned) H, (unsigned) g->B);
+  flash_dq_kernel<<<gq, 32 * FA_ROWS, flash_smem (hd), g->stream>>> (a->qkvs, g->d1, a->lse, g->D, g->d2, T, H, KV, hd,
+                                                                     scale);
+  dim3 gk ((unsigned) ((T + FA_ROWS - 1) / FA_ROWS), (unsigned) KV, (unsigned) g->B);
+  flash_dkv_kernel<<<gk, 32 * FA_ROWS, flash_smem (hd), g->stream>>> (a->qkvs, g->d1, a->lse, g->D, g->d2, T, H, KV, hd,
+                                                                      scale);
+}
+
+/* Layer L forward from res[l]; writes res[l + 1] unless RECOMPUTING (then the MLP output GEMM, which
+ * backward does not need, is skipped). */
+static void
+layer_forward (TrainerGpt *g, int l, int recomputing)
+{
+  const TrainerShape *s = &g->s;
+  Acts *a = acts_for (g, l);
+  int C = s->hidden, H = s->heads, KV = s->kv_heads, hd = s->head_dim, T = g->T;
+  int qkvw = s->q_dim + 2 * s->kv_dim;
+  bf16 *qkv = g->flash ? a->qkvs : g->qkv;
+  norm_forward (g, g->res[l], W (g, TRAINER_LN1_W, l), W (g, TRAINER_LN1_B, l), a->a, a->a_mean, a->a_rstd);
+  linear (g, a->a, W (g, TRAINER_QKV_W, l), W (g, TRAINER_QKV_B, l), qkv, NULL, C, qkvw);
+  if (s->rope)
+    rope_kernel<<<blocks_for ((size_t) g->N * (H + KV) * hd / 2, 256), 256, 0, g->stream>>> (
+      qkv, g->N, T, H + KV, hd, qkvw, (float) s->rope_theta, 1.0f);
+  if (g->flash)
+    attention_flash_forward (g, a);
+  else
+    attention_gemm_forward (g, a, qkv);
   linear (g, a->att, W (g, TRAINER_O_W, l), W (g, TRAINER_O_B, l), a->x_mid, g->res[l], s->q_dim, C);
   norm_forward (g, a->x_mid, W (g, TRAINER_LN2_W, l), W (g, TRAINER_LN2_B, l), a->m, a->m_mean, a->m_rstd);
   linear (g, a->m, W (g, TRAINER_FC_W, l), W (g, TRAINER_FC_B, l), a->f, NULL, C, g->L.fc_out);
@@ -784,7 +1120,7 @@ layer_backward (TrainerGpt *g, int l)
 {
   const TrainerShape *s = &g->s;
   Acts *a = acts_for (g, l);
-  int C = s->hidden, H = s->heads, KV = s->kv_heads, hd = s->head_dim, T = g->T, grp = H / KV, F = s->ffn_hidden;
+  int C = s->hidden, H = s->heads, KV = s->kv_heads, hd = s->head_dim, T = g->T, F = s->ffn_hidden;
   int qkvw = s->q_dim + 2 * s->kv_dim;
   /* MLP: dh = dres·Wproj; df = act'(f)·dh; dm = df·Wfc; dres += norm2'(dm) */
   linear_backward (g, g->dres, a->h, W (g, TRAINER_PROJ_W, l), g->d1, GR (g, TRAINER_PROJ_W, l),
@@ -794,22 +1130,13 @@ layer_backward (TrainerGpt *g, int l)
                    g->L.fc_out);
   norm_backward (g, g->d1, a->x_mid, W (g, TRAINER_LN2_W, l), a->m_mean, a->m_rstd, g->dres, GR (g, TRAINER_LN2_W, l),
                  GR (g, TRAINER_LN2_B, l));
-  /* attention output projection */
+  /* attention: output projection, then attention itself (dqkv into d2), RoPE, QKV projection, norm1 */
   linear_backward (g, g->dres, a->att, W (g, TRAINER_O_W, l), g->d1, GR (g, TRAINER_O_W, l), GR (g, TRAINER_O_B, l),
                    s->q_dim, C);
-  heads_kernel<<<blocks_for ((size_t) g->N * s->q_dim, 256), 256, 0, g->stream>>> (g->d1, g->o, g->B, T, H, hd, 0);
-  int batch = g->B * KV;
-  long long sq = (long long) grp * T * hd, skv = (long long) T * hd, ss = (long long) grp * T * T;
-  /* dV = P^T·dO; dP = dO·V^T; dS = softmax'(dP); dQ = dS·K; dK = dS^T·Q (scale folded into dS) */
-  gemm (&g->gc, g->stream, 1, 0, T, hd, grp * T, a->P, g->o, g->dv, NULL, 0, 0.0f, NULL, batch, ss, sq, skv);
-  gemm (&g->gc, g->stream, 0, 1, grp * T, T, hd, g->o, a->v, g->S, NULL, 1, 0.0f, NULL, batch, sq, skv, ss);
-  size_t rows = (size_t) g->B * H * T;
-  causal_softmax_backward_kernel<<<(unsigned) ((rows + 7) / 8), 256, 0, g->stream>>> (a->P, g->S, rows, T,
-                                                                                     1.0f / sqrtf ((float) hd));
-  gemm (&g->gc, g->stream, 0, 0, grp * T, hd, T, a->P, a->k, g->dq, NULL, 0, 0.0f, NULL, batch, ss, skv, sq);
-  gemm (&g->gc, g->stream, 1, 0, T, hd, grp * T, a->P, a->q, g->dk, NULL, 0, 0.0f, NULL, batch, ss, sq, skv);
-  permute_kernel<<<blocks_for ((size_t) g->N * qkvw, 256), 256, 0, g->stream>>> (g->d2, g->dq, g->dk, g->dv, g->B, T, H,
-                                                                                 KV, hd, 1);
+  if (g->flash)
+    attention_flash_backward (g, a);
+  else
+    attention_gemm_backward (g, a);
   if (s->rope)
     rope_kernel<<<blocks_for ((size_t) g->N * (H + KV) * hd / 2, 256), 256, 0, g->stream>>> (
       g->d2, g->N, T, H + KV, hd, qkvw, (float) s->rope_theta, -1.0f);
@@ -818,7 +1145,6 @@ layer_backward (TrainerGpt *g, int l)
   norm_backward (g, g->d1, g->res[l], W (g, TRAINER_LN1_W, l), a->a_mean, a->a_rstd, g->dres,
                  GR (g, TRAINER_LN1_W, l), GR (g, TRAINER_LN1_B, l));
 }
-
 void
 trainer_gpt_forward (TrainerGpt *g, const int *tokens, const int *targets, float *loss_sum, float grad_scale)
 {

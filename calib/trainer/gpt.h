@@ -2,9 +2,10 @@
  * fp32 accumulate), fp32 master weights and gradients, fused kernels for norms, activations,
  * RoPE, causal softmax and cross-entropy. The equations are those of ref.c.
  *
- * Attention runs as two cuBLASLt batched GEMMs per (sequence, kv head) group around a fused causal
- * softmax, with the probabilities kept in bf16 for backward (no recompute) — cuDNN is not assumed.
- * It computes the full T×T score matrix, so attention does about 2× the causal FLOPs.
+ * Attention, by default, is two cuBLASLt batched GEMMs per (sequence, kv head) group around a fused
+ * causal softmax, the probabilities kept in bf16 for backward; it computes the full T×T score matrix,
+ * so about 2× the causal FLOPs. The alternative is a flash-style kernel (online softmax over key
+ * tiles, O(T) memory, CUDA cores). cuDNN is not used (configure does not look for it).
  * CUDA + cuBLASLt only (no GLib, no NCCL: data-parallel communication lives in train.cu). */
 #pragma once
 #include <cuda_runtime.h>
@@ -18,8 +19,9 @@ typedef struct TrainerGpt TrainerGpt;
 typedef void (*TrainerGradsReady) (void *user, size_t ready_from, cudaStream_t stream);
 
 /* BATCH sequences of shape->seq_len per micro-batch; RECOMPUTE 1 keeps only each layer's input and
- * recomputes the layer in backward (full recompute). Returns NULL with ERR set on failure. */
-TrainerGpt *trainer_gpt_new (const TrainerShape *shape, int batch, int recompute, cudaStream_t stream,
+ * recomputes the layer in backward (full recompute); FLASH 1 selects the flash-style attention kernels
+ * instead of the GEMM attention. Returns NULL with ERR set on failure. */
+TrainerGpt *trainer_gpt_new (const TrainerShape *shape, int batch, int recompute, int flash, cudaStream_t stream,
                              char *err, size_t err_len);
 void trainer_gpt_free (TrainerGpt *gpt);
 const TrainerLayout *trainer_gpt_layout (const TrainerGpt *gpt);

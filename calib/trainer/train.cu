@@ -5,7 +5,8 @@
  * default), either all-reduced (zero 0) or reduce-scattered with the optimizer run on each rank's
  * shard and the bf16 weights all-gathered (zero 1, the distributed optimizer). Processes come from
  * `mpirun` (MPI bootstraps NCCL; every node, every GPU) or, without MPI, from --gpus N on one node
- * (the trainer forks one process per GPU and passes the NCCL id through pipes).
+ * (the trainer forks one process per GPU and passes the NCCL id through pipes). --attention picks the
+ * cuBLASLt GEMM attention (default) or the flash-style kernel (gpt.h).
  *
  * Output: one TSV row per step (# provenance lines first) with the loss, held-out loss, step time
  * and its phases from CUDA events on the compute stream (forward, backward, optimizer, exposed
@@ -44,7 +45,7 @@
 typedef struct {
   const char *model, *data, *out, *emit, *hardware, *fabric;
   int seq_len, micro_batch, global_batch, steps, warmup, eval_every, eval_batches, zero, bucket_mib, overlap;
-  int recompute, gpus, seed;
+  int recompute, flash, gpus, seed;
   double lr, min_lr_frac, wd, clip, beta1, beta2, eps, holdout, peak_tflops;
 } Options;
 
@@ -62,6 +63,7 @@ usage (FILE *f)
     "  --dp-bucket-MiB N     gradient bucket size (default 40)\n"
     "  --dp-overlap 0|1      launch buckets during backward (default 1)\n"
     "  --recompute none|full activation recomputation (default none)\n"
+    "  --attention gemm|flash  cuBLASLt GEMMs + fused softmax, or the flash-style kernel (default gemm)\n"
     "  --gpus N              without mpirun: processes (GPUs) on this node; 0: all (default 1)\n"
     "  --lr X --min-lr-frac X --warmup N --weight-decay X --clip X --beta1 X --beta2 X --eps X\n"
     "                        AdamW with linear warmup and cosine decay (6e-4, 0.1, 20, 0.1, 1.0, 0.9, 0.95, 1e-8)\n"
@@ -116,6 +118,13 @@ parse_args (int argc, char **argv, Options *o)
       NUM ("--lr", lr) NUM ("--min-lr-frac", min_lr_frac) NUM ("--weight-decay", wd) NUM ("--clip", clip)
       NUM ("--beta1", beta1) NUM ("--beta2", beta2) NUM ("--eps", eps) NUM ("--holdout", holdout)
       NUM ("--peak-tflops", peak_tflops)
+      if (!strcmp (a, "--attention"))
+        {
+          if (!strcmp (v, "gemm")) o->flash = 0;
+          else if (!strcmp (v, "flash")) o->flash = 1;
+          else goto bad;
+          continue;
+        }
       if (!strcmp (a, "--recompute"))
         {
           if (!strcmp (v, "none")) o->recompute = 0;
@@ -486,7 +495,7 @@ main (int argc, char **argv)
   cudaStream_t stream, comm_stream;
   CK (cudaStreamCreateWithFlags (&stream, cudaStreamNonBlocking));
   CK (cudaStreamCreateWithFlags (&comm_stream, cudaStreamNonBlocking));
-  TrainerGpt *gpt = trainer_gpt_new (&s, o.micro_batch, o.recompute, stream, err, sizeof err);
+  TrainerGpt *gpt = trainer_gpt_new (&s, o.micro_batch, o.recompute, o.flash, stream, err, sizeof err);
   if (!gpt)
     {
       fprintf (stderr, "trainsim-trainer: %s\n", err);
@@ -565,9 +574,9 @@ main (int argc, char **argv)
                s.vocab_padded, s.swiglu ? "swiglu" : "gelu", s.rmsnorm ? "rmsnorm" : "layernorm",
                s.rope ? "rope" : "learned", s.tied_embeddings, s.bias, P);
       fprintf (out, "# plan: dp %d zero %d dp_bucket_MiB %d (%d buckets) dp_overlap %d recompute %s micro_batch %d "
-                    "global_batch %d accumulation %d seq_len %d; bf16 matmuls, fp32 master weights and gradients\n",
+                    "global_batch %d accumulation %d seq_len %d attention %s; bf16 matmuls, fp32 master weights and gradients\n",
                dpn, o.zero, o.bucket_mib, dp.n, o.overlap, o.recompute ? "full" : "none", o.micro_batch, global_batch,
-               accum, s.seq_len);
+               accum, s.seq_len, o.flash ? "flash" : "gemm");
       fprintf (out, "# optimizer: AdamW lr %g (warmup %d, cosine to %g x), betas %g %g, eps %g, weight decay %g, clip %g\n",
                o.lr, o.warmup, o.min_lr_frac, o.beta1, o.beta2, o.eps, o.wd, o.clip);
       fprintf (out, "# data: %s (%zu bytes in %d file(s), byte tokenizer), held out: last %g; seed %d\n", o.data,
