@@ -5,7 +5,7 @@ check_PROGRAMS += tests/test-trainer-ref
 TESTS += tests/test-trainer-ref
 tests_test_trainer_ref_SOURCES = tests/test-trainer-ref.c $(trainer_host_sources)
 tests_test_trainer_ref_LDADD = $(TEST_LIBS)
-dist_noinst_SCRIPTS += tests/trainer-gpu.sh
+dist_noinst_SCRIPTS += tests/trainer-gpu.sh tests/trainer-cli.sh
 EXTRA_DIST += tests/test-trainer-gpu.cu
 
 if HAVE_CUDA
@@ -15,7 +15,7 @@ tests/test_trainer_gpu_cu.o: tests/test-trainer-gpu.cu $(trainer_cu_deps)
 	$(AM_V_GEN)$(NVCC) $(TRAINER_NVCCFLAGS) -c -o $@ $(srcdir)/tests/test-trainer-gpu.cu
 CLEANFILES += tests/test_trainer_gpu_cu.o
 check_PROGRAMS += tests/test-trainer-gpu
-TESTS += tests/trainer-gpu.sh
+TESTS += tests/trainer-gpu.sh tests/trainer-cli.sh
 tests_test_trainer_gpu_SOURCES = calib/trainer/shape.c calib/trainer/layout.c calib/trainer/ref.c
 tests_test_trainer_gpu_CFLAGS = $(WARN_CFLAGS)
 tests_test_trainer_gpu_LDFLAGS = $(TRAINER_LINKFLAGS)
