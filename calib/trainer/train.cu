@@ -584,7 +584,7 @@ main (int argc, char **argv)
       fprintf (out, "# flops: %.6g model FLOPs per token (6 x matmul weights + 12 x layers x seq_len x heads x head_dim);"
                     " MFU against %g dense BF16 TFLOP/s per GPU\n", flops_token, peak);
       fprintf (out, "# phases from CUDA events on the compute stream; comm_exposed = waiting for DP collectives\n");
-      fprintf (out, "step\tloss\tval_loss\tlr\tgrad_norm\tstep_ms\tforward_ms\tbackward_ms\toptimizer_ms\t"
+      fprintf (out, "step\tloss_nats\tval_loss_nats\tlr\tgrad_norm\tstep_ms\tforward_ms\tbackward_ms\toptimizer_ms\t"
                     "comm_exposed_ms\ttokens_per_s\ttflops_per_gpu\tmfu_pct\n");
       fflush (out);
     }
