@@ -310,7 +310,7 @@ test_emit_roundtrip (void)
   const char *expect[] = { "resource:///trainsim/scenarios/hardware/h100-sxm.ini", "fabrics/ndr400-rail-optimized.ini",
                            "\ngpus = 16\n", "\ngpus_per_node = 8\n", "\nzero = 1\n", "\nmicro_batch = 4\n",
                            "\nglobal_batch = 128\n", "\nrecompute = full\n", "\ndp_bucket_MiB = 25\n",
-                           "\ndp_overlap = true\n", "\ntp = 1\n" };
+                           "\ndp_overlap = true\n", "\ntp = 1\n", "\nname = trainer-tiny-16gpu\n" };
   for (size_t i = 0; i < G_N_ELEMENTS (expect); i++)
     if (!strstr (contents, expect[i]))
       g_error ("emitted scenario lacks \"%s\":\n%s", expect[i], contents);

@@ -20,5 +20,15 @@ expect "missing model file" 2 "cannot open" "$bin" --model "$src/no/such.ini"
 expect "MoE model refused" 2 "dense models only" "$bin" --model "$src/scenarios/models/mixtral-8x7b.ini"
 expect "learned positions shorter than seq_len" 2 "max_positions" \
   "$bin" --model "$src/calib/trainer/models/gpt2-124m.ini" --seq-len 2048
+expect "--dry-run needs --hardware" 2 "needs --hardware" "$bin" --model "$src/calib/trainer/models/gpt2-124m.ini" --dry-run
+# --dry-run writes the scenario of a 16-GPU ZeRO-1 run, and trainsim's loader accepts it
+tmp=$(mktemp -d)
+expect "--dry-run plan" 0 "dp 16, zero 1, micro-batch 4, global batch 128 (2 accumulation" \
+  "$bin" --model "$src/calib/trainer/models/tinyllama-1.1b.ini" --dry-run --hardware h100-sxm --gpus 16 \
+  --micro-batch 4 --global-batch 128 --zero 1 --seq-len 2048 --emit-scenario "$tmp/run.ini"
+if [ -n "${TRAINSIM:-}" ] && [ -x "$TRAINSIM" ]; then
+  expect "trainsim run takes the emitted scenario" 0 "" "$TRAINSIM" run "$tmp/run.ini"
+fi
+rm -rf "$tmp"
 echo "1..$n"
 exit $fail

@@ -2,6 +2,8 @@
 #include "config.h"
 #include "calib/trainer/emit.h"
 
+#include <ctype.h>
+
 int
 trainer_emit_scenario (FILE *f, const TrainerRun *r)
 {
@@ -14,7 +16,12 @@ trainer_emit_scenario (FILE *f, const TrainerRun *r)
            r->device ? r->device : "?", r->gpus, nodes, r->gpus_per_node, r->model_path ? r->model_path : "?");
   fprintf (f, "[scenario]\ninclude = resource:///trainsim/scenarios/hardware/%s.ini;"
               "resource:///trainsim/scenarios/fabrics/%s.ini\n", r->hardware, r->fabric);
-  fprintf (f, "name = trainer-%s-%dgpu\n", name, r->gpus);
+  char slug[64];
+  size_t n = 0;
+  for (const char *c = name; *c && n + 1 < sizeof slug; c++)
+    slug[n++] = isalnum ((unsigned char) *c) || *c == '.' ? (char) tolower ((unsigned char) *c) : '-';
+  slug[n] = '\0';
+  fprintf (f, "name = trainer-%s-%dgpu\n", slug, r->gpus);
   fprintf (f, "description = trainsim-trainer run of %s on %d GPU(s): data parallel%s, bf16 matmuls, fp32 master "
               "weights and gradients, micro-batch %d, global batch %d, recompute %s.\n\n",
            name, r->gpus, r->zero ? " with the distributed optimizer (ZeRO-1)" : "", r->micro_batch, r->global_batch,

@@ -45,7 +45,7 @@
 typedef struct {
   const char *model, *data, *out, *emit, *hardware, *fabric;
   int seq_len, micro_batch, global_batch, steps, warmup, eval_every, eval_batches, zero, bucket_mib, overlap;
-  int recompute, flash, gpus, seed;
+  int recompute, flash, gpus, gpus_per_node, seed, dry_run;
   double lr, min_lr_frac, wd, clip, beta1, beta2, eps, holdout, peak_tflops;
 } Options;
 
@@ -76,7 +76,9 @@ usage (FILE *f)
     "  --emit-scenario FILE  write the trainsim scenario of this run\n"
     "  --hardware NAME       trainsim hardware profile (default from the device name)\n"
     "  --fabric NAME         trainsim fabric profile (default from the hardware)\n"
-    "  --peak-tflops X       dense BF16 peak for MFU (default from the hardware table)\n",
+    "  --peak-tflops X       dense BF16 peak for MFU (default from the hardware table)\n"
+    "  --dry-run             no GPU needed: check the plan, print it, write --emit-scenario, exit\n"
+    "                        (with --hardware NAME, --gpus N and --gpus-per-node M, default min(N, 8))\n",
     TRAINER_DATA_DEFAULT_DIR);
 }
 
@@ -97,6 +99,11 @@ parse_args (int argc, char **argv, Options *o)
           usage (stdout);
           exit (0);
         }
+      if (!strcmp (a, "--dry-run"))
+        {
+          o->dry_run = 1;
+          continue;
+        }
       if (i + 1 >= argc)
         {
           fprintf (stderr, "trainsim-trainer: %s needs a value (see --help)\n", a);
@@ -115,6 +122,7 @@ parse_args (int argc, char **argv, Options *o)
       INT ("--steps", steps) INT ("--warmup", warmup) INT ("--eval-every", eval_every)
       INT ("--eval-batches", eval_batches) INT ("--zero", zero) INT ("--dp-bucket-MiB", bucket_mib)
       INT ("--dp-overlap", overlap) INT ("--gpus", gpus) INT ("--seed", seed)
+      INT ("--gpus-per-node", gpus_per_node)
       NUM ("--lr", lr) NUM ("--min-lr-frac", min_lr_frac) NUM ("--weight-decay", wd) NUM ("--clip", clip)
       NUM ("--beta1", beta1) NUM ("--beta2", beta2) NUM ("--eps", eps) NUM ("--holdout", holdout)
       NUM ("--peak-tflops", peak_tflops)
@@ -173,7 +181,8 @@ static const Hardware *
 hardware_for (const char *device, const char *profile)
 {
   for (size_t i = 0; i < sizeof hardware_table / sizeof hardware_table[0]; i++)
-    if (profile ? !strcmp (profile, hardware_table[i].profile) : strstr (device, hardware_table[i].match) != NULL)
+    if (profile ? !strcmp (profile, hardware_table[i].profile)
+                : device && strstr (device, hardware_table[i].match) != NULL)
       return &hardware_table[i];
   return NULL;
 }
@@ -406,6 +415,51 @@ dp_on_ready (void *user, size_t ready_from, cudaStream_t compute)
 
 /* ------------------------------------------------------------------ output */
 
+/* --dry-run: the plan and the scenario of a run, without a GPU. */
+static int
+dry_run (const Options *o, const TrainerShape *s)
+{
+  const Hardware *hw = o->hardware ? hardware_for (NULL, o->hardware) : NULL;
+  if (!hw)
+    {
+      fprintf (stderr, "trainsim-trainer: --dry-run needs --hardware with one of:");
+      for (size_t i = 0; i < sizeof hardware_table / sizeof hardware_table[0]; i++)
+        fprintf (stderr, " %s", hardware_table[i].profile);
+      fprintf (stderr, "\n");
+      return 2;
+    }
+  int gpus = o->gpus > 0 ? o->gpus : 1;
+  int per_node = o->gpus_per_node > 0 ? o->gpus_per_node : (gpus < 8 ? gpus : 8);
+  int global_batch = o->global_batch ? o->global_batch : o->micro_batch * gpus;
+  if (gpus % per_node || global_batch % (o->micro_batch * gpus))
+    {
+      fprintf (stderr, "trainsim-trainer: --gpus %d must be a multiple of --gpus-per-node %d, and the global batch %d "
+                       "a multiple of micro-batch %d x %d GPUs\n", gpus, per_node, global_batch, o->micro_batch, gpus);
+      return 2;
+    }
+  TrainerLayout L;
+  trainer_layout_init (&L, s);
+  printf ("model %s: %zu parameters, %.6g model FLOPs per token\n", s->name, L.total,
+          trainer_layout_flops_per_token (&L, s));
+  printf ("plan: %d GPU(s) (%d per node) on %s, dp %d, zero %d, micro-batch %d, global batch %d (%d accumulation "
+          "steps), seq_len %d, recompute %s, attention %s\n", gpus, per_node, hw->profile, gpus, o->zero,
+          o->micro_batch, global_batch, global_batch / (o->micro_batch * gpus), s->seq_len,
+          o->recompute ? "full" : "none", o->flash ? "flash" : "gemm");
+  if (o->emit)
+    {
+      TrainerRun run = { s, hw->profile, o->fabric ? o->fabric : hw->fabric, "(dry run)", o->model, gpus, per_node,
+                         o->zero, o->micro_batch, global_batch, o->recompute, o->overlap, o->bucket_mib, o->steps };
+      FILE *f = fopen (o->emit, "w");
+      if (!f || trainer_emit_scenario (f, &run) != 0 || fclose (f) != 0)
+        {
+          fprintf (stderr, "trainsim-trainer: cannot write %s: %s\n", o->emit, strerror (errno));
+          return 1;
+        }
+      printf ("scenario: %s\n", o->emit);
+    }
+  return 0;
+}
+
 static double
 lr_at (const Options *o, int step)
 {
@@ -456,6 +510,8 @@ main (int argc, char **argv)
                TRAINER_DATA_VOCAB);
       return 2;
     }
+  if (o.dry_run)
+    return dry_run (&o, &s);
   Procs p;
   ncclUniqueId id = setup_procs (&argc, &argv, &o, &p);
   int ndev = 0;
