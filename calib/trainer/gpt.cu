@@ -813,7 +813,14 @@ static void *
 dalloc (TrainerGpt *g, size_t bytes)
 {
   void *p = NULL;
-  CHECK_CUDA (cudaMalloc (&p, bytes ? bytes : 16));
+  cudaError_t e = cudaMalloc (&p, bytes ? bytes : 16);
+  if (e != cudaSuccess)
+    {
+      fprintf (stderr, "trainsim-trainer: allocating %.2f GiB of activations (%.2f GiB so far) failed: %s; "
+               "lower --micro-batch or use --recompute full\n", bytes / 1073741824.0, g->act_bytes / 1073741824.0,
+               cudaGetErrorString (e));
+      exit (1);
+    }
   g->act_bytes += bytes;
   return p;
 }
