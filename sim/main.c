@@ -14,6 +14,7 @@ typedef struct {
 
 static const Command commands[] = {
   { "run", sim_cmd_run, "predict one scenario (files merged in order, then --set overrides)" },
+  { "fit", sim_cmd_fit, "fit a hardware profile layer from benchmark TSVs and nccl-tests output" },
 };
 
 static void

@@ -1,0 +1,50 @@
+/* Calibrated hardware profile: the fits of a measurement set, written as a scenario layer
+ * ([hardware] group of a GLib key file) with every constant's 1σ, χ²/dof and source files. */
+#pragma once
+#include <glib.h>
+#include "calib/fit.h"
+#include "calib/measure.h"
+
+/* α-β model of one collective at one scale: t = α + S·f(n)/busbw, f the nccl-tests bus factor. */
+typedef struct {
+  const char *collective;
+  int nranks;
+  double alpha_us, sigma_alpha_us;
+  double busbw_GBps, sigma_busbw_GBps;
+  double chisq_dof;
+  int dof;
+  guint n_points;
+  char *sources; /* comma-separated file names */
+} CalibCollectiveFit;
+
+/* Saturating curve of one series (GEMM dtype, attention pass, memory op): see calib_fit_saturating.
+ * x is FLOPs (GEMM, attention) or bytes moved (memory); peak in TFLOP/s or GB/s. */
+typedef struct {
+  CalibKind kind;
+  const char *series;
+  CalibNlinFit fit;
+  guint n_points;
+  char *sources;
+} CalibCurveFit;
+
+typedef struct _CalibProfile CalibProfile;
+
+/* Fits everything the set holds: one α-β line per (collective, nranks, dtype) and one saturating
+ * curve per GEMM dtype, attention pass and memory op. Series with too few points are an error
+ * naming the series (nothing is silently dropped). */
+CalibProfile *calib_profile_fit (const CalibMeasureSet *set, GError **error);
+void calib_profile_free (CalibProfile *profile);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (CalibProfile, calib_profile_free)
+
+guint calib_profile_n_collectives (const CalibProfile *profile);
+const CalibCollectiveFit *calib_profile_collective (const CalibProfile *profile, guint i);
+guint calib_profile_n_curves (const CalibProfile *profile);
+const CalibCurveFit *calib_profile_curve (const CalibProfile *profile, guint i);
+
+/* The profile as key-file text: a [hardware] layer whose keys are listed in scenarios/README.md
+ * (nccl_*, gemm_*, attention_*, memory_*), comments carrying 1σ, χ²/dof, points and files. */
+char *calib_profile_to_data (const CalibProfile *profile, const char *command_line);
+
+/* Writes DIR/calib-<kind>.tsv (gnuplot datasets: measured points, then the fitted curve, per
+ * series) for plots/calib-fit.gp; returns the written paths in *paths (NULL-terminated). */
+gboolean calib_profile_write_plot_data (const CalibProfile *profile, const char *dir, GStrv *paths, GError **error);

@@ -1,0 +1,41 @@
+#!/bin/sh
+# `trainsim fit` end to end on the nccl-tests fixtures (tests/data): writes a profile layer that
+# GKeyFile-style readers accept, refuses bad input with exit 2, and draws PNGs with --plot when
+# gnuplot is there.
+src=${TRAINSIM_SRCDIR:-$(dirname "$0")/..}
+ts=${TRAINSIM:-./trainsim}
+tmp=${TMPDIR:-/tmp}/trainsim-calib-fit.$$
+mkdir -p "$tmp"
+trap 'rm -rf "$tmp"' EXIT
+n=0; fail=0
+check () { n=$((n + 1)); if [ "$1" = 0 ]; then echo "ok $n - $2"; else echo "not ok $n - $2"; fail=1; fi; }
+
+d="$src/tests/data"
+"$ts" fit "$d/nccl-tests-h200-all_reduce-8gpu.txt" "$d/nccl-tests-gb200-all_reduce-4gpu.txt" \
+  -o "$tmp/p.ini" >"$tmp/out" 2>"$tmp/err"
+check $? "fit of two nccl-tests fixtures exits 0"
+grep -q '^\[hardware\]' "$tmp/p.ini" && grep -q '^nccl_collectives = all_reduce;all_reduce;' "$tmp/p.ini" \
+  && grep -q '^nccl_nranks = 8;4;' "$tmp/p.ini"
+check $? "profile has the [hardware] collective keys, one entry per (collective, ranks)"
+grep -q '^# nccl all_reduce at 4 ranks: .*± .*chi2/dof .*nccl-tests-gb200-all_reduce-4gpu.txt' "$tmp/p.ini"
+check $? "each fitted constant carries 1 sigma, chi2/dof and its source file"
+
+"$ts" fit "$d/no-such-file.tsv" -o "$tmp/q.ini" >/dev/null 2>"$tmp/err"
+rc=$?
+[ $rc -eq 2 ] && grep -q 'no-such-file' "$tmp/err" && [ ! -f "$tmp/q.ini" ]
+check $? "a missing measurement file is a usage error naming it, and writes nothing"
+"$ts" fit "$d/nccl-tests-h200-all_reduce-8gpu.txt" >/dev/null 2>&1
+[ $? -eq 2 ]
+check $? "fit without -o is a usage error"
+
+if command -v gnuplot >/dev/null 2>&1; then
+  TRAINSIM_PLOTS_DIR="$src/plots" "$ts" fit "$d/nccl-tests-h200-all_reduce-8gpu.txt" \
+    "$d/nccl-tests-gb200-all_reduce-4gpu.txt" -o "$tmp/p2.ini" --plot "$tmp/plots" >/dev/null 2>"$tmp/err"
+  rc=$?
+  [ $rc -eq 0 ] && [ -s "$tmp/plots/calib-nccl.png" ] && head -c 8 "$tmp/plots/calib-nccl.png" | grep -q PNG
+  check $? "--plot draws a PNG of busbw against size"
+else
+  n=$((n + 1)); echo "ok $n - --plot draws a PNG # SKIP gnuplot not installed"
+fi
+echo "1..$n"
+exit $fail
