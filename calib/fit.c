@@ -156,7 +156,8 @@ calib_fit_saturating (double x, const double *p, gpointer user)
 }
 
 gboolean
-calib_fit_saturating_curve (const double *x, const double *y, gsize n, CalibNlinFit *out, GError **error)
+calib_fit_saturating_curve (const double *x, const double *y, const double *w_in, gsize n, CalibNlinFit *out,
+                            GError **error)
 {
   if (n < 4)
     {
@@ -187,7 +188,7 @@ calib_fit_saturating_curve (const double *x, const double *y, gsize n, CalibNlin
   double p0[3] = { 1.05 * ymax, log10 (MAX (half / 2, xmin)), 1.0 };
   double *w = g_new (double, n);
   for (gsize i = 0; i < n; i++)
-    w[i] = 1.0 / (y[i] * y[i]); /* relative errors: each point counts by its percentage miss */
+    w[i] = w_in ? w_in[i] : 1.0 / (1e-4 * y[i] * y[i]); /* σ = 1% of the rate */
   gboolean ok = calib_fit_nlinear (calib_fit_saturating, NULL, 3, p0, x, y, w, n, out, error);
   g_free (w);
   if (ok && !(out->p[0] > 0 && out->p[2] > 0))

@@ -50,5 +50,7 @@ gboolean calib_fit_nlinear (CalibModelFn f, gpointer user, int np, const double 
  * (a Hill curve: r → P for large x, r = P/2 at x = x½, γ the sharpness). */
 double calib_fit_saturating (double x, const double *p, gpointer user);
 
-/* Fits calib_fit_saturating with relative weights (w = 1/y²) from a data-driven start. */
-gboolean calib_fit_saturating_curve (const double *x, const double *y, gsize n, CalibNlinFit *out, GError **error);
+/* Fits calib_fit_saturating from a data-driven start. w = 1/σ²; NULL means σ = 1% of each rate
+ * (relative errors), so χ²/dof reads as (typical scatter / 1%)². */
+gboolean calib_fit_saturating_curve (const double *x, const double *y, const double *w, gsize n, CalibNlinFit *out,
+                                     GError **error);

@@ -265,22 +265,30 @@ fit_curves (CalibProfile *prof, const CalibMeasureSet *set, CalibKind kind, GErr
       CurveEntry *e = g_new0 (CurveEntry, 1);
       e->x = g_array_new (FALSE, FALSE, sizeof (double));
       e->y = g_array_new (FALSE, FALSE, sizeof (double));
+      g_autoptr (GArray) w = g_array_new (FALSE, FALSE, sizeof (double));
       for (guint k = 0; k < idx->len; k++)
         {
           const CalibPoint *p = calib_measure_set_point (set, g_array_index (idx, guint, k));
           double x = kind == CALIB_KIND_MEMORY ? p->size_bytes : p->flop;
+          /* σ of the rate: the relative time spread (as for collectives), at least 1%. */
+          double rel = 0.01;
+          if (isfinite (p->time_us_p10) && isfinite (p->time_us_p90))
+            rel = MAX (rel, (p->time_us_p90 - p->time_us_p10) / 2.563 / p->time_us);
+          double wk = 1.0 / (rel * rel * p->rate * p->rate);
           g_array_append_val (e->x, x);
           g_array_append_val (e->y, p->rate);
+          g_array_append_val (w, wk);
         }
-      sort_pairs (e->x, e->y);
       g_autoptr (GError) err = NULL;
-      if (!calib_fit_saturating_curve ((double *) e->x->data, (double *) e->y->data, e->x->len, &e->pub.fit, &err))
+      if (!calib_fit_saturating_curve ((double *) e->x->data, (double *) e->y->data, (double *) w->data, e->x->len,
+                                       &e->pub.fit, &err))
         {
           g_set_error (error, CALIB_FIT_ERROR, err->code, "%s %s: %s", kind_name (kind), series, err->message);
           curve_entry_free (e);
           ok = FALSE;
           break;
         }
+      sort_pairs (e->x, e->y);
       e->pub.kind = kind;
       e->pub.series = series;
       e->pub.n_points = idx->len;
@@ -307,10 +315,25 @@ calib_profile_fit (const CalibMeasureSet *set, GError **error)
       g_set_error (error, CALIB_FIT_ERROR, CALIB_FIT_ERROR_TOO_FEW, "no measurements to fit; pass benchmark TSVs");
       return NULL;
     }
+  const char *gpu = NULL;
+  guint gpu_src = 0;
   for (guint i = 0; i < calib_measure_set_n_sources (set); i++)
     {
+      const char *g = calib_measure_set_source_gpu (set, i);
       g_ptr_array_add (prof->sources, g_strdup (calib_measure_set_source (set, i)));
-      g_ptr_array_add (prof->gpus, g_strdup (calib_measure_set_source_gpu (set, i)));
+      g_ptr_array_add (prof->gpus, g_strdup (g));
+      /* A profile describes one kind of machine: fitting an A100 and an H200 run into one line
+       * would describe neither. */
+      if (*g != '\0' && gpu == NULL)
+        gpu = g, gpu_src = i;
+      else if (*g != '\0' && strcmp (g, gpu) != 0)
+        {
+          g_set_error (error, CALIB_FIT_ERROR, CALIB_FIT_ERROR_INPUT,
+                       "measurements from different GPUs: %s reports '%s', %s reports '%s'; fit each cluster "
+                       "into its own profile",
+                       calib_measure_set_source (set, gpu_src), gpu, calib_measure_set_source (set, i), g);
+          return NULL;
+        }
     }
   if (!fit_collectives (prof, set, error) || !fit_curves (prof, set, CALIB_KIND_GEMM, error)
       || !fit_curves (prof, set, CALIB_KIND_ATTENTION, error) || !fit_curves (prof, set, CALIB_KIND_MEMORY, error))
@@ -354,7 +377,7 @@ write_curve_keys (GString *out, const CalibProfile *prof, CalibKind kind, const 
       double sxh = xh * G_LN10 * c->fit.sigma[1];
       g_string_append_printf (out,
                               "# %s %s: peak %.4g ± %.2g %s, x½ %.4g ± %.2g %s, hill %.3f ± %.2g (1σ); "
-                              "chi2/dof %.3g (dof %d, relative weights), %u points from %s\n",
+                              "chi2/dof %.3g (dof %d), %u points from %s\n",
                               prefix, c->series, c->fit.p[0], c->fit.sigma[0], rate_unit, xh / half_unit,
                               sxh / half_unit, half_unit_name, c->fit.p[2], c->fit.sigma[2],
                               c->fit.dof > 0 ? c->fit.chisq / c->fit.dof : NAN, c->fit.dof, c->n_points, c->sources);

@@ -24,5 +24,5 @@ set grid xtics ytics mxtics
 set key outside right top
 set yrange [0:*]
 set datafile separator "\t"
-plot for [i=0:nseries-1] IN index 2*i using 1:2 with points pt 7 ps 0.8 lc i+1 title columnheader(1), \
+plot for [i=0:nseries-1] IN index 2*i using 1:2 with points pt 7 ps 0.8 lc i+1 title columnheader(1) noenhanced, \
      for [i=0:nseries-1] IN index 2*i+1 using 1:2 with lines lw 2 lc i+1 notitle

@@ -11,14 +11,18 @@ n=0; fail=0
 check () { n=$((n + 1)); if [ "$1" = 0 ]; then echo "ok $n - $2"; else echo "not ok $n - $2"; fail=1; fi; }
 
 d="$src/tests/data"
-"$ts" fit "$d/nccl-tests-h200-all_reduce-8gpu.txt" "$d/nccl-tests-gb200-all_reduce-4gpu.txt" \
-  -o "$tmp/p.ini" >"$tmp/out" 2>"$tmp/err"
-check $? "fit of two nccl-tests fixtures exits 0"
-grep -q '^\[hardware\]' "$tmp/p.ini" && grep -q '^nccl_collectives = all_reduce;all_reduce;' "$tmp/p.ini" \
-  && grep -q '^nccl_nranks = 8;4;' "$tmp/p.ini"
-check $? "profile has the [hardware] collective keys, one entry per (collective, ranks)"
-grep -q '^# nccl all_reduce at 4 ranks: .*± .*chi2/dof .*nccl-tests-gb200-all_reduce-4gpu.txt' "$tmp/p.ini"
+"$ts" fit "$d/nccl-tests-h200-all_reduce-8gpu.txt" -o "$tmp/p.ini" >"$tmp/out" 2>"$tmp/err"
+check $? "fit of an nccl-tests fixture exits 0"
+grep -q '^\[hardware\]' "$tmp/p.ini" && grep -q '^nccl_collectives = all_reduce;$' "$tmp/p.ini" \
+  && grep -q '^nccl_nranks = 8;$' "$tmp/p.ini"
+check $? "profile has the [hardware] collective keys"
+grep -q '^# nccl all_reduce at 8 ranks: .*± .*chi2/dof .*nccl-tests-h200-all_reduce-8gpu.txt' "$tmp/p.ini"
 check $? "each fitted constant carries 1 sigma, chi2/dof and its source file"
+"$ts" fit "$d/nccl-tests-h200-all_reduce-8gpu.txt" "$d/nccl-tests-gb200-all_reduce-4gpu.txt" \
+  -o "$tmp/mixed.ini" >/dev/null 2>"$tmp/err"
+rc=$?
+[ $rc -eq 1 ] && grep -q 'different GPUs' "$tmp/err" && [ ! -f "$tmp/mixed.ini" ]
+check $? "measurements of different GPUs are refused, not fitted together"
 
 "$ts" fit "$d/no-such-file.tsv" -o "$tmp/q.ini" >/dev/null 2>"$tmp/err"
 rc=$?
@@ -30,7 +34,7 @@ check $? "fit without -o is a usage error"
 
 if command -v gnuplot >/dev/null 2>&1; then
   TRAINSIM_PLOTS_DIR="$src/plots" "$ts" fit "$d/nccl-tests-h200-all_reduce-8gpu.txt" \
-    "$d/nccl-tests-gb200-all_reduce-4gpu.txt" -o "$tmp/p2.ini" --plot "$tmp/plots" >/dev/null 2>"$tmp/err"
+    -o "$tmp/p2.ini" --plot "$tmp/plots" >/dev/null 2>"$tmp/err"
   rc=$?
   [ $rc -eq 0 ] && [ -s "$tmp/plots/calib-nccl.png" ] && head -c 8 "$tmp/plots/calib-nccl.png" | grep -q PNG
   check $? "--plot draws a PNG of busbw against size"

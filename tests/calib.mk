@@ -6,4 +6,4 @@ tests_test_calib_fit_SOURCES = tests/test-calib-fit.c
 tests_test_calib_fit_LDADD = $(TEST_LIBS)
 dist_noinst_SCRIPTS += tests/calib-fit-cli.sh tests/calib-bench.sh
 dist_noinst_DATA += tests/data/nccl-tests-h200-all_reduce-8gpu.txt tests/data/nccl-tests-gb200-all_reduce-4gpu.txt \
-	tests/data/nccl-tests-a100-all_reduce-8gpu.txt
+	tests/data/nccl-tests-a100-all_reduce-8gpu.txt tests/data/synthetic-gemm.tsv
