@@ -239,7 +239,7 @@ main (int argc, char **argv)
   memcpy (argv0, argv, sizeof (char *) * (size_t) (argc + 1));
   Ctx c;
   memset (&c, 0, sizeof c);
-  int world = 1, wrank = 0;
+  int world = 1, wrank = 0, nodes = 1;
 #ifdef TRAINSIM_HAVE_MPI
   /* Only join MPI when launched by mpirun: a plain run stays a single process. */
   if (getenv ("OMPI_COMM_WORLD_SIZE") || getenv ("PMI_SIZE") || getenv ("PMIX_RANK"))
@@ -298,6 +298,8 @@ main (int argc, char **argv)
       int lrank;
       MPI_Comm_split_type (MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, wrank, MPI_INFO_NULL, &node);
       MPI_Comm_rank (node, &lrank);
+      int leader = lrank == 0;
+      MPI_Allreduce (&leader, &nodes, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
       c.nranks = world;
       c.nlocal = 1;
       c.rank0 = wrank;
@@ -358,7 +360,7 @@ main (int argc, char **argv)
       int v = 0;
       ncclGetVersion (&v);
       fprintf (out, "# nccl\t%d.%d.%d\n", v / 10000, (v / 100) % 100, v % 100);
-      fprintf (out, "# nranks\t%d\n# processes\t%d\n# mode\t%s\n", c.nranks, world,
+      fprintf (out, "# nranks\t%d\n# nodes\t%d\n# processes\t%d\n# mode\t%s\n", c.nranks, nodes, world,
                c.mpi ? "mpi, one GPU per rank" : "single process, all local GPUs");
       char host[256] = "";
       gethostname (host, sizeof host - 1);

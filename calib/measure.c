@@ -158,6 +158,7 @@ load_nccl_tests (CalibMeasureSet *set, const char *name, char **lines, GError **
   const char *coll = NULL;
   int nranks = 0;
   guint src = add_source (set, name);
+  g_autoptr (GHashTable) hosts = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
   for (guint i = 0; lines[i]; i++)
     {
       const char *l = lines[i];
@@ -172,6 +173,14 @@ load_nccl_tests (CalibMeasureSet *set, const char *name, char **lines, GError **
       if (g_str_has_prefix (r, "Rank "))
         {
           nranks++;
+          /* "… Pid 1234 on HOST device …": distinct hosts are the node count. */
+          const char *on = strstr (r, " on ");
+          const char *dev = on ? strstr (on, " device ") : NULL;
+          if (dev != NULL)
+            {
+              g_autofree char *host = g_strstrip (g_strndup (on + 4, (gsize) (dev - on - 4)));
+              g_hash_table_add (hosts, g_steal_pointer (&host));
+            }
           const char *br = strchr (l, ']');
           if (br != NULL)
             set_gpu (set, src, br + 1);
@@ -231,6 +240,7 @@ load_nccl_tests (CalibMeasureSet *set, const char *name, char **lines, GError **
       p.op = coll;
       p.dtype = "float";
       p.nranks = nranks;
+      p.nodes = (int) g_hash_table_size (hosts);
       p.size_bytes = size;
       p.time_us = tm;
       p.time_us_p10 = p.time_us_p90 = NAN;
@@ -304,6 +314,7 @@ load_tsv (CalibMeasureSet *set, const char *name, char **lines, GError **error)
   guint src = add_source (set, name);
   g_auto (GStrv) hdr = NULL;
   guint rows = 0;
+  int nodes = 0;
   for (guint i = 0; lines[i]; i++)
     {
       const char *l = lines[i];
@@ -313,6 +324,8 @@ load_tsv (CalibMeasureSet *set, const char *name, char **lines, GError **error)
         {
           if (g_str_has_prefix (l, "# gpu\t"))
             set_gpu (set, src, l + 6);
+          if (g_str_has_prefix (l, "# nodes\t"))
+            nodes = atoi (l + 8);
           continue;
         }
       g_auto (GStrv) f = g_strsplit (l, "\t", -1);
@@ -347,6 +360,7 @@ load_tsv (CalibMeasureSet *set, const char *name, char **lines, GError **error)
               || !num (&r, "busbw_GBps", &p.rate))
             return FALSE;
           p.nranks = (int) v;
+          p.nodes = nodes;
         }
       else if (strcmp (kind, "gemm") == 0)
         {

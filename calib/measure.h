@@ -15,6 +15,7 @@ typedef struct {
   const char *op;     /* collective ("all_reduce"…), "gemm", attention pass ("fwd"/"bwd"), memory op */
   const char *dtype;  /* "float", "bf16", "fp8"…; as written by the tool */
   int nranks;         /* nccl: ranks in the communicator */
+  int nodes;          /* nccl: hosts the ranks ran on; 0 when the source does not say */
   double size_bytes;  /* nccl: nccl-tests size; memory: bytes moved */
   gint64 m, n, k;     /* gemm shape */
   int b, h, hkv, s, d; /* attention shape */

@@ -171,7 +171,7 @@ fit_collectives (CalibProfile *prof, const CalibMeasureSet *set, GError **error)
         {
           const CalibPoint *p = calib_measure_set_point (set, j);
           if (!done[j] && p->kind == CALIB_KIND_NCCL && strcmp (p->op, p0->op) == 0 && p->nranks == p0->nranks
-              && strcmp (p->dtype, p0->dtype) == 0)
+              && p->nodes == p0->nodes && strcmp (p->dtype, p0->dtype) == 0)
             {
               done[j] = TRUE;
               g_array_append_val (idx, j);
@@ -214,6 +214,7 @@ fit_collectives (CalibProfile *prof, const CalibMeasureSet *set, GError **error)
       sort_pairs (e->x, e->y);
       e->pub.collective = p0->op;
       e->pub.nranks = p0->nranks;
+      e->pub.nodes = p0->nodes;
       e->pub.alpha_us = lf.c0;
       e->pub.sigma_alpha_us = lf.sigma_c0;
       /* c1 is µs per bus byte: busbw = 1/c1 B/µs = 1e-3/c1 GB/s. */
@@ -395,8 +396,104 @@ write_curve_keys (GString *out, const CalibProfile *prof, CalibKind kind, const 
   g_string_free (hill, TRUE);
 }
 
+static const CalibCurveFit *
+find_curve (const CalibProfile *prof, CalibKind kind, const char *series)
+{
+  for (guint i = 0; i < prof->curves->len; i++)
+    {
+      const CalibCurveFit *c = &((CurveEntry *) g_ptr_array_index (prof->curves, i))->pub;
+      if (c->kind == kind && (series == NULL || strcmp (c->series, series) == 0))
+        return c;
+    }
+  return NULL;
+}
+
+/* A datasheet figure of the [hardware] group; 0 when absent or not a number. */
+static double
+hw_number (GKeyFile *hw, const char *key)
+{
+  g_autoptr (GError) err = NULL;
+  double v = hw ? g_key_file_get_double (hw, "hardware", key, &err) : 0;
+  return err || !isfinite (v) ? 0 : v;
+}
+
+static void
+write_eff (GString *out, const char *key, double value, const char *source)
+{
+  char buf[G_ASCII_DTOSTR_BUF_SIZE];
+  g_ascii_formatd (buf, sizeof buf, "%.4f", value);
+  g_string_append_printf (out, "%s = %s\n%s.source = %s\n", key, buf, key, source);
+}
+
+/* The simulator's scalar efficiencies, from the fits and the datasheet peaks. */
+static void
+write_efficiencies (GString *out, const CalibProfile *prof, GKeyFile *hw, const char *hw_name)
+{
+  const CalibCurveFit *g = find_curve (prof, CALIB_KIND_GEMM, "bf16");
+  if (g == NULL)
+    g = find_curve (prof, CALIB_KIND_GEMM, NULL);
+  if (g != NULL)
+    {
+      g_autofree char *peak_key = g_strdup_printf ("peak_%s_TFLOPS", g->series);
+      double peak = hw_number (hw, peak_key), xh = pow (10.0, g->fit.p[1]);
+      double chi = g->fit.dof > 0 ? g->fit.chisq / g->fit.dof : NAN;
+      if (peak > 0 && g->fit.p[0] / peak <= 1.0)
+        {
+          g_autofree char *src = g_strdup_printf (
+              "trainsim fit: %s GEMM fitted peak %.4g ± %.2g TFLOP/s (1σ, chi2/dof %.3g, %u points from %s) / %s %g "
+              "of %s",
+              g->series, g->fit.p[0], g->fit.sigma[0], chi, g->n_points, g->sources, peak_key, peak, hw_name);
+          write_eff (out, "gemm_eff_max", g->fit.p[0] / peak, src);
+        }
+      else if (hw != NULL)
+        g_string_append_printf (out, "# gemm_eff_max not written: %s is %s in %s\n", peak_key,
+                                peak > 0 ? "below the fitted peak" : "absent", hw_name);
+      g_autofree char *src = g_strdup_printf (
+          "trainsim fit: %s GEMM x_half %.4g ± %.2g GFLOP (1σ, chi2/dof %.3g, %u points from %s)", g->series,
+          xh / 1e9, xh / 1e9 * G_LN10 * g->fit.sigma[1], chi, g->n_points, g->sources);
+      char buf[G_ASCII_DTOSTR_BUF_SIZE];
+      g_ascii_formatd (buf, sizeof buf, "%.4g", xh / 1e9);
+      g_string_append_printf (out, "gemm_eff_half_GFLOP = %s\ngemm_eff_half_GFLOP.source = %s\n", buf, src);
+    }
+  const CalibCurveFit *m = find_curve (prof, CALIB_KIND_MEMORY, "copy");
+  if (m == NULL)
+    m = find_curve (prof, CALIB_KIND_MEMORY, "read");
+  double hbm = hw_number (hw, "hbm_TBps");
+  if (m != NULL && hbm > 0 && m->fit.p[0] / (hbm * 1e3) <= 1.0)
+    {
+      g_autofree char *src = g_strdup_printf (
+          "trainsim fit: HBM %s fitted peak %.4g ± %.2g GB/s (1σ, chi2/dof %.3g, %u points from %s) / hbm_TBps %g of %s",
+          m->series, m->fit.p[0], m->fit.sigma[0], m->fit.dof > 0 ? m->fit.chisq / m->fit.dof : NAN, m->n_points,
+          m->sources, hbm, hw_name);
+      write_eff (out, "mem_eff", m->fit.p[0] / (hbm * 1e3), src);
+    }
+  const CalibCollectiveFit *ring = NULL;
+  const char *ring_ops[2] = { "all_gather", "reduce_scatter" };
+  for (int o = 0; o < 2 && ring == NULL; o++)
+    for (guint i = 0; i < prof->colls->len; i++)
+      {
+        const CalibCollectiveFit *c = &((CollEntry *) g_ptr_array_index (prof->colls, i))->pub;
+        if (strcmp (c->collective, ring_ops[o]) == 0 && c->nodes == 1 && (ring == NULL || c->nranks > ring->nranks))
+          ring = c;
+      }
+  double nvl = hw_number (hw, "nvlink_unidir_GBps");
+  if (ring != NULL && nvl > 0 && ring->busbw_GBps / nvl <= 1.0)
+    {
+      g_autofree char *src = g_strdup_printf (
+          "trainsim fit: %s busbw %.4g ± %.2g GB/s on %d GPUs of one node (1σ, chi2/dof %.3g, %u points from %s) / "
+          "nvlink_unidir_GBps %g of %s",
+          ring->collective, ring->busbw_GBps, ring->sigma_busbw_GBps, ring->nranks, ring->chisq_dof, ring->n_points,
+          ring->sources, nvl, hw_name);
+      write_eff (out, "nvlink_eff", ring->busbw_GBps / nvl, src);
+    }
+  if (find_curve (prof, CALIB_KIND_ATTENTION, NULL) != NULL)
+    g_string_append (out, "# attn_eff not written: trainsim-bench-attention measures an unfused kernel and attn_eff "
+                          "means a fused one; see attention_* below\n");
+}
+
 char *
-calib_profile_to_data (const CalibProfile *prof, const char *command_line)
+calib_profile_to_data (const CalibProfile *prof, const char *command_line, GKeyFile *hardware,
+                       const char *hardware_name)
 {
   GString *out = g_string_new (NULL);
   g_autoptr (GDateTime) now = g_date_time_new_now_utc ();
@@ -426,6 +523,9 @@ calib_profile_to_data (const CalibProfile *prof, const char *command_line)
     srcs = g_string_free (s, FALSE);
   }
   g_string_append_printf (out, "calib_source = trainsim fit of %s\n", srcs);
+  if (hardware == NULL)
+    g_string_append (out, "# gemm_eff_max, mem_eff, nvlink_eff need datasheet peaks: rerun with --hardware FILE\n");
+  write_efficiencies (out, prof, hardware, hardware_name ? hardware_name : "the hardware file");
   if (prof->colls->len > 0)
     {
       GString *names = g_string_new (NULL), *ranks = g_string_new (NULL), *alpha = g_string_new (NULL),
@@ -434,9 +534,9 @@ calib_profile_to_data (const CalibProfile *prof, const char *command_line)
         {
           const CalibCollectiveFit *c = &((CollEntry *) g_ptr_array_index (prof->colls, i))->pub;
           g_string_append_printf (out,
-                                  "# nccl %s at %d ranks: alpha %.4g ± %.2g us, busbw %.4g ± %.2g GB/s (1σ); "
-                                  "chi2/dof %.3g (dof %d), %u points from %s%s\n",
-                                  c->collective, c->nranks, c->alpha_us, c->sigma_alpha_us, c->busbw_GBps,
+                                  "# nccl %s at %d ranks on %d node(s): alpha %.4g ± %.2g us, busbw %.4g ± %.2g GB/s "
+                                  "(1σ); chi2/dof %.3g (dof %d), %u points from %s%s\n",
+                                  c->collective, c->nranks, c->nodes, c->alpha_us, c->sigma_alpha_us, c->busbw_GBps,
                                   c->sigma_busbw_GBps, c->chisq_dof, c->dof, c->n_points, c->sources,
                                   c->alpha_us < 0 ? " (negative alpha: the line underestimates small sizes)" : "");
           g_string_append_printf (names, "%s;", c->collective);

@@ -9,6 +9,7 @@
 typedef struct {
   const char *collective;
   int nranks;
+  int nodes;                /* hosts; 0 unknown */
   double alpha_us, sigma_alpha_us;
   double busbw_GBps, sigma_busbw_GBps;
   double chisq_dof;
@@ -42,8 +43,16 @@ guint calib_profile_n_curves (const CalibProfile *profile);
 const CalibCurveFit *calib_profile_curve (const CalibProfile *profile, guint i);
 
 /* The profile as key-file text: a [hardware] layer whose keys are listed in scenarios/README.md
- * (nccl_*, gemm_*, attention_*, memory_*), comments carrying 1σ, χ²/dof, points and files. */
-char *calib_profile_to_data (const CalibProfile *profile, const char *command_line);
+ * (nccl_*, gemm_*, attention_*, memory_*), comments carrying 1σ, χ²/dof, points and files.
+ * With `hardware` (the [hardware] group of the machine's datasheet profile, named `hardware_name`)
+ * the efficiencies the simulator reads are written too, each with its KEY.source:
+ *   gemm_eff_max = fitted GEMM peak / peak_<dtype>_TFLOPS (bf16 series, else the first),
+ *   gemm_eff_half_GFLOP = that series' x½,
+ *   mem_eff = fitted copy (else read) peak / hbm_TBps,
+ *   nvlink_eff = single-node ring busbw (all_gather, else reduce_scatter, most ranks) / nvlink_unidir_GBps.
+ * attn_eff is not written: the attention bench is unfused, attn_eff means a fused kernel. */
+char *calib_profile_to_data (const CalibProfile *profile, const char *command_line, GKeyFile *hardware,
+                             const char *hardware_name);
 
 /* Writes DIR/calib-<kind>.tsv (gnuplot datasets: measured points, then the fitted curve, per
  * series) for plots/calib-fit.gp; returns the written paths in *paths (NULL-terminated). */

@@ -56,11 +56,13 @@ render (GStrv data_paths, GError **error)
 int
 sim_cmd_fit (int argc, char **argv)
 {
-  g_autofree char *out_path = NULL, *plot_dir = NULL;
+  g_autofree char *out_path = NULL, *plot_dir = NULL, *hw_path = NULL;
   GOptionEntry entries[] = {
     { "output", 'o', 0, G_OPTION_ARG_FILENAME, &out_path, "write the profile layer to FILE (required)", "FILE" },
     { "plot", 0, 0, G_OPTION_ARG_FILENAME, &plot_dir, "also draw measured points and fits into DIR (gnuplot)",
       "DIR" },
+    { "hardware", 0, 0, G_OPTION_ARG_FILENAME, &hw_path,
+      "datasheet profile of this GPU (e.g. scenarios/hardware/h100-sxm.ini): peaks for the efficiencies", "FILE" },
     { NULL },
   };
   g_autoptr (GOptionContext) ctx = g_option_context_new ("MEASUREMENTS… - fit a hardware profile");
@@ -95,7 +97,19 @@ sim_cmd_fit (int argc, char **argv)
       fprintf (stderr, "trainsim fit: %s\n", error->message);
       return 1;
     }
-  g_autofree char *data = calib_profile_to_data (prof, cmdline);
+  g_autoptr (GKeyFile) hw = NULL;
+  if (hw_path != NULL)
+    {
+      hw = g_key_file_new ();
+      if (!g_key_file_load_from_file (hw, hw_path, G_KEY_FILE_NONE, &error)
+          || !g_key_file_has_group (hw, "hardware"))
+        {
+          fprintf (stderr, "trainsim fit: --hardware %s: %s; give a scenarios/hardware/*.ini file\n", hw_path,
+                   error ? error->message : "no [hardware] group");
+          return 2;
+        }
+    }
+  g_autofree char *data = calib_profile_to_data (prof, cmdline, hw, hw_path);
   if (!g_file_set_contents (out_path, data, -1, &error))
     {
       fprintf (stderr, "trainsim fit: cannot write the profile: %s\n", error->message);

@@ -16,7 +16,7 @@ check $? "fit of an nccl-tests fixture exits 0"
 grep -q '^\[hardware\]' "$tmp/p.ini" && grep -q '^nccl_collectives = all_reduce;$' "$tmp/p.ini" \
   && grep -q '^nccl_nranks = 8;$' "$tmp/p.ini"
 check $? "profile has the [hardware] collective keys"
-grep -q '^# nccl all_reduce at 8 ranks: .*± .*chi2/dof .*nccl-tests-h200-all_reduce-8gpu.txt' "$tmp/p.ini"
+grep -q '^# nccl all_reduce at 8 ranks on 1 node(s): .*± .*chi2/dof .*nccl-tests-h200-all_reduce-8gpu.txt' "$tmp/p.ini"
 check $? "each fitted constant carries 1 sigma, chi2/dof and its source file"
 "$ts" fit "$d/nccl-tests-h200-all_reduce-8gpu.txt" "$d/nccl-tests-gb200-all_reduce-4gpu.txt" \
   -o "$tmp/mixed.ini" >/dev/null 2>"$tmp/err"
@@ -24,6 +24,10 @@ rc=$?
 [ $rc -eq 1 ] && grep -q 'different GPUs' "$tmp/err" && [ ! -f "$tmp/mixed.ini" ]
 check $? "measurements of different GPUs are refused, not fitted together"
 
+"$ts" fit "$d/synthetic-gemm.tsv" -o "$tmp/g.ini" --hardware "$src/scenarios/hardware/h100-sxm.ini" >/dev/null 2>"$tmp/err" \
+  && grep -q '^gemm_eff_max = 0\.[0-9]*$' "$tmp/g.ini" && grep -q '^gemm_eff_max.source = trainsim fit: bf16 GEMM' "$tmp/g.ini" \
+  && grep -q '^gemm_eff_half_GFLOP = ' "$tmp/g.ini"
+check $? "with --hardware the profile carries gemm_eff_max and gemm_eff_half_GFLOP with their sources"
 "$ts" fit "$d/no-such-file.tsv" -o "$tmp/q.ini" >/dev/null 2>"$tmp/err"
 rc=$?
 [ $rc -eq 2 ] && grep -q 'no-such-file' "$tmp/err" && [ ! -f "$tmp/q.ini" ]

@@ -5,11 +5,13 @@
 #include <math.h>
 #include <string.h>
 #include <glib.h>
+#include <glib/gstdio.h>
 #include <gsl/gsl_randist.h>
 #include <gsl/gsl_rng.h>
 #include "calib/fit.h"
 #include "calib/measure.h"
 #include "calib/profile.h"
+#include "sim/scenario.h"
 
 #define SEED 20240601UL
 
@@ -235,7 +237,7 @@ test_fit_h200_fixture (void)
   g_assert_cmpstr (c->sources, ==, "nccl-tests-h200-all_reduce-8gpu.txt");
 
   /* The profile text is a valid key file with the [hardware] keys, 1σ and sources in comments. */
-  g_autofree char *text = calib_profile_to_data (prof, "trainsim fit test");
+  g_autofree char *text = calib_profile_to_data (prof, "trainsim fit test", NULL, NULL);
   g_autoptr (GKeyFile) kf = g_key_file_new ();
   g_assert_true (g_key_file_load_from_data (kf, text, -1, G_KEY_FILE_NONE, &error));
   g_assert_no_error (error);
@@ -353,6 +355,99 @@ test_bus_factor (void)
   g_assert_cmpfloat (calib_measure_bus_factor ("gossip", 8), ==, 0.0);
 }
 
+/* A profile written by `fit` is a scenario layer: on top of the embedded default (GPT-3 175B on
+ * H100, whose h100-sxm.ini gives gemm_eff_max 0.698, mem_eff 0.887, nvlink_eff 0.822 from public
+ * figures), it must load through the strict loader and replace exactly the [hardware] values it
+ * covers with the fitted ones: gemm_eff_max = P/989, gemm_eff_half_GFLOP = x½, mem_eff =
+ * copy peak / 3350 GB/s, nvlink_eff = ring busbw / 450 GB/s; the list keys arrive as written.
+ * (Step-time predictions do not read these yet; when they do, a lower gemm_eff_max must lengthen
+ * the predicted step — that check belongs with the runner.) The synthetic measurements come from
+ * known parameters chosen below H100's public figures, so every efficiency changes. */
+static void
+test_profile_loads_as_layer (void)
+{
+  GString *t = g_string_new ("# gpu\tsynthetic\n# nodes\t1\nbench\top\tdtype\tnranks\tsize_bytes\tcount\t"
+                             "time_us_median\ttime_us_p10\ttime_us_p90\talgbw_GBps\tbusbw_GBps\tbusbw_GBps_p10\t"
+                             "busbw_GBps_p90\twrong\n");
+  const double alpha_us = 20, busbw = 340; /* all_gather on 8 GPUs of one node */
+  for (double sz = 65536; sz <= 4.0 * 1073741824.0; sz *= 4)
+    {
+      double tm = alpha_us + sz * 0.875 / (busbw * 1e3);
+      g_string_append_printf (t, "nccl\tall_gather\tfloat\t8\t%.0f\t%.0f\t%.4f\t%.4f\t%.4f\t0\t%.4f\t0\t0\t0\n", sz,
+                              sz / 32, tm, tm, tm, sz * 0.875 / tm * 1e-3);
+    }
+  GString *g = g_string_new ("# gpu\tsynthetic\nbench\tname\tdtype\tM\tN\tK\ttime_us_median\ttime_us_p10\t"
+                             "time_us_p90\tTFLOPS_median\tTFLOPS_p10\tTFLOPS_p90\twrong\n");
+  const double pg[3] = { 650.0, log10 (2e10), 1.1 };
+  for (int m = 256; m <= 16384; m *= 2)
+    {
+      double flop = 2.0 * m * m * m, r = calib_fit_saturating (flop, pg, NULL);
+      g_string_append_printf (g, "gemm\t-\tbf16\t%d\t%d\t%d\t%.6g\t%.6g\t%.6g\t%.6g\t0\t0\t0\n", m, m, m,
+                              flop / r / 1e6, flop / r / 1e6, flop / r / 1e6, r);
+    }
+  GString *mem = g_string_new ("# gpu\tsynthetic\nbench\top\tdtype\tbuffer_bytes\tbytes_moved\ttime_us_median\t"
+                               "time_us_p10\ttime_us_p90\tGBps_median\tGBps_p10\tGBps_p90\twrong\n");
+  const double pm[3] = { 2800.0, log10 (4e7), 1.0 };
+  for (double b = 1048576; b <= 4294967296.0; b *= 4)
+    {
+      double r = calib_fit_saturating (2 * b, pm, NULL);
+      g_string_append_printf (mem, "memory\tcopy\tfp32\t%.0f\t%.0f\t%.6g\t%.6g\t%.6g\t%.6g\t0\t0\t0\n", b, 2 * b,
+                              2 * b / r / 1e3, 2 * b / r / 1e3, 2 * b / r / 1e3, r);
+    }
+  g_autoptr (CalibMeasureSet) set = calib_measure_set_new ();
+  g_autoptr (GError) error = NULL;
+  g_assert_true (calib_measure_set_load_data (set, "nccl.tsv", t->str, &error));
+  g_assert_true (calib_measure_set_load_data (set, "gemm.tsv", g->str, &error));
+  g_assert_true (calib_measure_set_load_data (set, "memory.tsv", mem->str, &error));
+  g_assert_no_error (error);
+  g_string_free (t, TRUE);
+  g_string_free (g, TRUE);
+  g_string_free (mem, TRUE);
+  g_autoptr (CalibProfile) prof = calib_profile_fit (set, &error);
+  g_assert_no_error (error);
+
+  g_autofree char *hw_path = g_build_filename (TRAINSIM_SRCDIR, "scenarios", "hardware", "h100-sxm.ini", NULL);
+  g_autoptr (GKeyFile) hw = g_key_file_new ();
+  g_assert_true (g_key_file_load_from_file (hw, hw_path, G_KEY_FILE_NONE, &error));
+  g_autofree char *text = calib_profile_to_data (prof, "test", hw, "h100-sxm.ini");
+  g_autofree char *dir = g_dir_make_tmp ("trainsim-calib-XXXXXX", &error);
+  g_assert_no_error (error);
+  g_autofree char *path = g_build_filename (dir, "profile.ini", NULL);
+  g_assert_true (g_file_set_contents (path, text, -1, &error));
+
+  const char *base_files[] = { SIM_SCENARIO_DEFAULT, NULL };
+  const char *files[] = { SIM_SCENARIO_DEFAULT, path, NULL };
+  g_autoptr (SimScenario) base = sim_scenario_load (base_files, NULL, &error);
+  g_assert_no_error (error);
+  g_autoptr (SimScenario) sc = sim_scenario_load (files, NULL, &error);
+  g_assert_no_error (error);
+  const SimGpuSpec *g0 = sim_scenario_gpu (base), *g1 = sim_scenario_gpu (sc);
+  g_test_message ("gemm_eff_max %.4f -> %.4f, mem_eff %.4f -> %.4f, nvlink_eff %.4f -> %.4f", g0->gemm_eff_max,
+                  g1->gemm_eff_max, g0->mem_eff, g1->mem_eff, g0->nvlink_eff, g1->nvlink_eff);
+  /* Exact data, so the fits return the parameters; the profile prints 4 decimals. */
+  g_assert_cmpfloat_with_epsilon (g1->gemm_eff_max, 650.0 / 989.0, 1e-4);
+  g_assert_cmpfloat_with_epsilon (g1->gemm_eff_half_gflop, 20.0, 0.01);
+  g_assert_cmpfloat_with_epsilon (g1->mem_eff, 2800.0 / 3350.0, 1e-4);
+  g_assert_cmpfloat_with_epsilon (g1->nvlink_eff, 340.0 / 450.0, 1e-4);
+  g_assert_cmpfloat (g1->gemm_eff_max, <, g0->gemm_eff_max);
+  g_assert_cmpfloat (g1->mem_eff, <, g0->mem_eff);
+  g_assert_cmpfloat (g1->nvlink_eff, <, g0->nvlink_eff);
+  /* Values the profile does not cover stay as the base gives them. */
+  g_assert_cmpfloat (g1->peak_flops[MODEL_DTYPE_BF16], ==, g0->peak_flops[MODEL_DTYPE_BF16]);
+  g_assert_cmpfloat (g1->hbm_bw_bytes_per_s, ==, g0->hbm_bw_bytes_per_s);
+  g_assert_cmpfloat (g1->attn_eff, ==, g0->attn_eff);
+  /* The fitted lists arrive with the profile as their file. */
+  const SimScenarioValue *v = sim_scenario_lookup (sc, "hardware", "nccl_busbw_GBps");
+  g_assert_nonnull (v);
+  g_assert_cmpstr (v->file, ==, path);
+  assert_rel (g_ascii_strtod (v->value, NULL), 340.0, 1e-5);
+  v = sim_scenario_lookup (sc, "hardware", "gemm_eff_max");
+  g_assert_nonnull (strstr (v->source, "gemm.tsv"));
+  g_assert_nonnull (strstr (v->source, "±"));
+  g_remove (path);
+  g_rmdir (dir);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -367,5 +462,6 @@ main (int argc, char **argv)
   g_test_add_func ("/calib/measure/our-tsv-kinds", test_our_tsv_kinds);
   g_test_add_func ("/calib/measure/rejects-bad-input", test_rejects_bad_input);
   g_test_add_func ("/calib/profile/h200-fixture", test_fit_h200_fixture);
+  g_test_add_func ("/calib/profile/loads-as-scenario-layer", test_profile_loads_as_layer);
   return g_test_run ();
 }
