@@ -260,7 +260,8 @@ usage (FILE *out)
                 "  -m SWEEP    M values: a:b:factor or a,b,c (default 512:16384:2)\n"
                 "  -n SWEEP    N values (default as -m)\n"
                 "  -k SWEEP    K values (default as -m); the grid is their product\n"
-                "  --shapes F  instead of the grid, the `gemm NAME M N K` lines of F\n");
+                "  --shapes F  instead of the grid, the `gemm NAME M N K [BATCH DTYPE]` lines of F, each in\n"
+                "              its own DTYPE unless -t is given\n");
   calib_bench_usage_common (out);
 }
 
@@ -297,6 +298,7 @@ main (int argc, char **argv)
   if (calib_bench_parse_common (&argc, argv, &opts) != 0)
     return 2;
   const char *ms = "512:16384:2", *ns = NULL, *ks = NULL, *ts = "bf16,fp8";
+  int t_given = 0;
   for (int i = 1; i < argc; i++)
     {
       if (strcmp (argv[i], "-h") == 0 || strcmp (argv[i], "--help") == 0)
@@ -304,7 +306,7 @@ main (int argc, char **argv)
           usage (stdout);
           return 0;
         }
-      if (i + 1 < argc && strcmp (argv[i], "-t") == 0) ts = argv[++i];
+      if (i + 1 < argc && strcmp (argv[i], "-t") == 0) ts = argv[++i], t_given = 1;
       else if (i + 1 < argc && strcmp (argv[i], "-m") == 0) ms = argv[++i];
       else if (i + 1 < argc && strcmp (argv[i], "-n") == 0) ns = argv[++i];
       else if (i + 1 < argc && strcmp (argv[i], "-k") == 0) ks = argv[++i];
@@ -356,7 +358,8 @@ main (int argc, char **argv)
   cudaStream_t stream;
   CALIB_CUDA (cudaStreamCreate (&stream));
   int wrong = 0, measured = 0;
-  for (int d = 0; d < ndt; d++)
+  /* With --shapes and no -t, each line's own dtype (7th field, as calib-plan prints) is used. */
+  for (int d = 0; d < (shapes && !t_given ? 1 : ndt); d++)
     {
       if (shapes)
         {
@@ -369,10 +372,23 @@ main (int argc, char **argv)
               long long M, N, K;
               if (nf < 5 || (M = atoll (f[2])) <= 0 || (N = atoll (f[3])) <= 0 || (K = atoll (f[4])) <= 0)
                 {
-                  fprintf (stderr, TOOL ": bad gemm line in %s (want: gemm NAME M N K)\n", opts.shapes_path);
+                  fprintf (stderr, TOOL ": bad gemm line in %s (want: gemm NAME M N K [BATCH DTYPE])\n",
+                           opts.shapes_path);
                   return 2;
                 }
-              measured += run_shape (out, &opts, lt, dts[d], f[1], M, N, K, stream, &wrong) == 0;
+              Dtype dt = dts[d];
+              if (!t_given && nf >= 7)
+                {
+                  Dtype one[4];
+                  int n1 = 0;
+                  if (parse_dtypes (f[6], one, &n1) != 0)
+                    {
+                      fprintf (out, "# unsupported\t%s %s: dtype %s is not benchmarked\n", f[1], f[6], f[6]);
+                      continue;
+                    }
+                  dt = one[0];
+                }
+              measured += run_shape (out, &opts, lt, dt, f[1], M, N, K, stream, &wrong) == 0;
             }
         }
       else

@@ -36,6 +36,22 @@ check $? "a missing measurement file is a usage error naming it, and writes noth
 [ $? -eq 2 ]
 check $? "fit without -o is a usage error"
 
+# calib-plan of the embedded default (GPT-3 175B, TP4, micro-batch 1, seq 2048, h 12288, 96 heads):
+# the QKV GEMM is tokens 2048 × 3h/tp 9216 × h 12288 and the attention core B1 × 96/4 heads × s 2048
+# × d 128; every line has the fields the benches read, numeric where they must be.
+"$ts" calib-plan >"$tmp/plan.tsv" 2>"$tmp/err"
+check $? "calib-plan of the default scenario exits 0"
+grep -q "^gemm	qkv	2048	9216	12288	1	fp8$" "$tmp/plan.tsv" && grep -q "^attention	attn	1	24	24	2048	128$" "$tmp/plan.tsv"
+check $? "calib-plan prints the QKV GEMM and the attention shape by the hand derivation"
+awk -F'\t' '/^#/ {next} $1=="gemm" && $3>0 && $4>0 && $5>0 {ok++; next}
+  $1=="attention" && $3>0 && $7>0 {ok++; next}
+  $1=="nccl" && $2 ~ /^(all_reduce|all_gather|reduce_scatter|alltoall|broadcast|sendrecv)$/ && $3>1 && $4>0 {ok++; next}
+  {bad++} END {exit !(ok > 0 && bad == 0)}' "$tmp/plan.tsv"
+check $? "every calib-plan line is a gemm, attention or nccl line the benches can read"
+"$ts" calib-plan no-such-scenario.ini >/dev/null 2>&1
+[ $? -eq 2 ]
+check $? "calib-plan of a missing scenario is a usage error"
+
 if command -v gnuplot >/dev/null 2>&1; then
   TRAINSIM_PLOTS_DIR="$src/plots" "$ts" fit "$d/nccl-tests-h200-all_reduce-8gpu.txt" \
     -o "$tmp/p2.ini" --plot "$tmp/plots" >/dev/null 2>"$tmp/err"
