@@ -288,6 +288,13 @@ main (int argc, char **argv)
     }
   c.dt = bf ? ncclBfloat16 : ncclFloat;
   c.wsize = bf ? 2 : 4;
+#ifdef TRAINSIM_HAVE_MPI
+  {
+    int ngpu = 0;
+    if (c.mpi && (cudaGetDeviceCount (&ngpu) != cudaSuccess || ngpu == 0))
+      MPI_Finalize (); /* leave MPI cleanly before the skip below exits */
+  }
+#endif
   calib_bench_require_gpu (TOOL);
   int ndev = 0;
   CALIB_CUDA (cudaGetDeviceCount (&ndev));

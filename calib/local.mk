@@ -14,7 +14,9 @@ CALIB_NVCC_ARCH = -gencode arch=compute_80,code=sm_80 -gencode arch=compute_90,c
 # Warnings of the host compiler and of nvcc; --enable-werror (seen in WARN_CFLAGS) makes them errors.
 CALIB_NVCCFLAGS = -O3 -std=c++17 $(CALIB_NVCC_ARCH) -I$(srcdir) -I$(builddir) \
 	-Xcompiler -Wall,-Wextra,-Wshadow,-Wformat=2,-Wno-unused-parameter -DTRAINSIM_VERSION=\"$(PACKAGE_VERSION)\"
-CALIB_NVCC_LINK = $(NVCC) $(CALIB_NVCC_ARCH) -o $@
+# cudart is linked statically (nvcc's default); cuBLAS(Lt) and NCCL are found through an rpath so
+# the programs run on a bare GPU node without LD_LIBRARY_PATH.
+CALIB_NVCC_LINK = $(NVCC) $(CALIB_NVCC_ARCH) -Xlinker -rpath -Xlinker $(CUDA_DIR)/lib64 -o $@
 CALIB_CUDA_LIBS = -L$(CUDA_DIR)/lib64 -L$(CUDA_DIR)/lib
 
 .cu.o:
@@ -44,7 +46,7 @@ calib_trainsim_bench_attention_LINK = $(CALIB_NVCC_LINK)
 calib_trainsim_bench_attention_LDADD = $(CALIB_CUDA_LIBS) -lcublas
 
 calib_trainsim_bench_nccl_SOURCES = calib/bench_nccl.cu $(CALIB_BENCH_COMMON)
-calib_trainsim_bench_nccl_LINK = $(CALIB_NVCC_LINK)
+calib_trainsim_bench_nccl_LINK = $(CALIB_NVCC_LINK) -Xlinker -rpath -Xlinker $(NCCL_DIR)/lib64
 calib_trainsim_bench_nccl_LDADD = $(CALIB_CUDA_LIBS) -L$(NCCL_DIR)/lib64 -L$(NCCL_DIR)/lib -lnccl
 # Only the nccl program uses MPI (multi-node bootstrap); the suffix rule adds these to its object.
 if HAVE_MPI
