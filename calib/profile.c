@@ -34,6 +34,7 @@ struct _CalibProfile {
   GPtrArray *gemm_table, *attention_table; /* char* entries */
   GPtrArray *sources;
   GPtrArray *gpus;
+  GPtrArray *notes; /* series not fitted, and why (also written into the profile) */
 };
 
 static void
@@ -68,6 +69,7 @@ calib_profile_free (CalibProfile *profile)
   g_ptr_array_unref (profile->attention_table);
   g_ptr_array_unref (profile->sources);
   g_ptr_array_unref (profile->gpus);
+  g_ptr_array_unref (profile->notes);
   g_free (profile);
 }
 
@@ -82,6 +84,19 @@ calib_profile_collective (const CalibProfile *profile, guint i)
 {
   g_return_val_if_fail (i < profile->colls->len, NULL);
   return &((CollEntry *) g_ptr_array_index (profile->colls, i))->pub;
+}
+
+guint
+calib_profile_n_notes (const CalibProfile *profile)
+{
+  return profile->notes->len;
+}
+
+const char *
+calib_profile_note (const CalibProfile *profile, guint i)
+{
+  g_return_val_if_fail (i < profile->notes->len, NULL);
+  return g_ptr_array_index (profile->notes, i);
 }
 
 guint
@@ -201,7 +216,17 @@ fit_collectives (CalibProfile *prof, const CalibMeasureSet *set, GError **error)
         }
       CalibLinearFit lf;
       g_autoptr (GError) err = NULL;
-      if (!calib_fit_linear ((double *) e->x->data, (double *) e->y->data, w, idx->len, &lf, &err))
+      if (!calib_fit_linear ((double *) e->x->data, (double *) e->y->data, w, idx->len, &lf, &err)
+          && g_error_matches (err, CALIB_FIT_ERROR, CALIB_FIT_ERROR_TOO_FEW))
+        {
+          /* One size (e.g. a calib-plan run): nothing to fit a line to; say so, keep going. */
+          g_ptr_array_add (prof->notes, g_strdup_printf ("nccl %s at %d ranks not fitted: %s", p0->op, p0->nranks,
+                                                         err->message));
+          coll_entry_free (e);
+          g_free (w);
+          continue;
+        }
+      if (err != NULL)
         {
           g_set_error (error, CALIB_FIT_ERROR, err->code, "%s at %d ranks (%s): %s", p0->op, p0->nranks, p0->dtype,
                        err->message);
@@ -282,7 +307,18 @@ fit_curves (CalibProfile *prof, const CalibMeasureSet *set, CalibKind kind, GErr
         }
       g_autoptr (GError) err = NULL;
       if (!calib_fit_saturating_curve ((double *) e->x->data, (double *) e->y->data, (double *) w->data, e->x->len,
-                                       &e->pub.fit, &err))
+                                       &e->pub.fit, &err)
+          && g_error_matches (err, CALIB_FIT_ERROR, CALIB_FIT_ERROR_TOO_FEW))
+        {
+          /* Too few sizes for a curve (e.g. only calib-plan shapes): the measured table still goes
+           * into the profile; the note says the curve is missing and why. */
+          g_ptr_array_add (prof->notes, g_strdup_printf ("%s %s curve not fitted (its measured rows are in the "
+                                                         "table): %s",
+                                                         kind_name (kind), series, err->message));
+          curve_entry_free (e);
+          continue;
+        }
+      if (err != NULL)
         {
           g_set_error (error, CALIB_FIT_ERROR, err->code, "%s %s: %s", kind_name (kind), series, err->message);
           curve_entry_free (e);
@@ -311,6 +347,7 @@ calib_profile_fit (const CalibMeasureSet *set, GError **error)
   prof->attention_table = g_ptr_array_new_with_free_func (g_free);
   prof->sources = g_ptr_array_new_with_free_func (g_free);
   prof->gpus = g_ptr_array_new_with_free_func (g_free);
+  prof->notes = g_ptr_array_new_with_free_func (g_free);
   if (calib_measure_set_n_points (set) == 0)
     {
       g_set_error (error, CALIB_FIT_ERROR, CALIB_FIT_ERROR_TOO_FEW, "no measurements to fit; pass benchmark TSVs");
@@ -522,6 +559,8 @@ calib_profile_to_data (const CalibProfile *prof, const char *command_line, GKeyF
       }
     srcs = g_string_free (s, FALSE);
   }
+  for (guint i = 0; i < prof->notes->len; i++)
+    g_string_append_printf (out, "# note: %s\n", (char *) g_ptr_array_index (prof->notes, i));
   g_string_append_printf (out, "calib_source = trainsim fit of %s\n", srcs);
   if (hardware == NULL)
     g_string_append (out, "# gemm_eff_max, mem_eff, nvlink_eff need datasheet peaks: rerun with --hardware FILE\n");

@@ -30,9 +30,10 @@ typedef struct {
 
 typedef struct _CalibProfile CalibProfile;
 
-/* Fits everything the set holds: one α-β line per (collective, nranks, dtype) and one saturating
- * curve per GEMM dtype, attention pass and memory op. Series with too few points are an error
- * naming the series (nothing is silently dropped). */
+/* Fits everything the set holds: one α-β line per (collective, nranks, nodes, dtype) and one
+ * saturating curve per GEMM dtype, attention pass and memory op. A series with too few sizes to fit
+ * (one size for a line, fewer than 4 for a curve) is not fitted and gets a note (notes below, and
+ * in the profile); a fit that fails otherwise is an error naming the series. */
 CalibProfile *calib_profile_fit (const CalibMeasureSet *set, GError **error);
 void calib_profile_free (CalibProfile *profile);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (CalibProfile, calib_profile_free)
@@ -40,6 +41,9 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC (CalibProfile, calib_profile_free)
 guint calib_profile_n_collectives (const CalibProfile *profile);
 const CalibCollectiveFit *calib_profile_collective (const CalibProfile *profile, guint i);
 guint calib_profile_n_curves (const CalibProfile *profile);
+/* Series that were not fitted, each with the reason. */
+guint calib_profile_n_notes (const CalibProfile *profile);
+const char *calib_profile_note (const CalibProfile *profile, guint i);
 const CalibCurveFit *calib_profile_curve (const CalibProfile *profile, guint i);
 
 /* The profile as key-file text: a [hardware] layer whose keys are listed in scenarios/README.md

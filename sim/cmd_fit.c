@@ -109,6 +109,8 @@ sim_cmd_fit (int argc, char **argv)
           return 2;
         }
     }
+  for (guint i = 0; i < calib_profile_n_notes (prof); i++)
+    fprintf (stderr, "trainsim fit: note: %s\n", calib_profile_note (prof, i));
   g_autofree char *data = calib_profile_to_data (prof, cmdline, hw, hw_path);
   if (!g_file_set_contents (out_path, data, -1, &error))
     {

@@ -301,16 +301,22 @@ test_rejects_bad_input (void)
                                                "# nThread 1\n  1024 256 float sum -1 1 1 1 0 1 1 1 0\n", &error));
   g_assert_nonnull (strstr (error->message, "Rank"));
   g_clear_error (&error);
-  /* Too few sizes for a saturating curve: an error naming the series, not a silent skip. */
+  /* Too few sizes for a saturating curve: not fitted, and a note naming the series says so (the
+   * profile keeps the measured row in its table), not a silent skip. */
   const char *few = "bench\tname\tdtype\tM\tN\tK\ttime_us_median\ttime_us_p10\ttime_us_p90\tTFLOPS_median\t"
                     "TFLOPS_p10\tTFLOPS_p90\twrong\n"
                     "gemm\t-\tfp8\t1024\t1024\t1024\t5\t5\t5\t400\t400\t400\t0\n";
   g_autoptr (CalibMeasureSet) set2 = calib_measure_set_new ();
   g_assert_true (calib_measure_set_load_data (set2, "few.tsv", few, &error));
   g_autoptr (CalibProfile) prof = calib_profile_fit (set2, &error);
-  g_assert_null (prof);
-  g_assert_error (error, CALIB_FIT_ERROR, CALIB_FIT_ERROR_TOO_FEW);
-  g_assert_nonnull (strstr (error->message, "gemm fp8"));
+  g_assert_no_error (error);
+  g_assert_cmpuint (calib_profile_n_curves (prof), ==, 0);
+  g_assert_cmpuint (calib_profile_n_notes (prof), ==, 1);
+  g_assert_nonnull (strstr (calib_profile_note (prof, 0), "gemm fp8 curve not fitted"));
+  g_autofree char *text = calib_profile_to_data (prof, NULL, NULL, NULL);
+  g_assert_nonnull (strstr (text, "# note: gemm fp8 curve not fitted"));
+  g_assert_nonnull (strstr (text, "gemm_table = fp8:1024x1024x1024:400;"));
+  g_assert_null (strstr (text, "gemm_peak_TFLOPS"));
 }
 
 /* Every bench kind of our TSVs parses, with FLOPs by the documented conventions. */
