@@ -2,7 +2,7 @@
  * shapes (`--shapes`, the format `trainsim calib-plan` prints), in bf16, fp16, tf32 and fp8 (E4M3
  * inputs, bf16 output, Hopper and later).
  *
- * D[M×N] = op(A)·B with the "TN" layout that cuBLASLt requires for fp8 (A stored K×M and
+ * D[M×N] = op(A)·B (BATCH times, strided, for grouped expert GEMMs) with the "TN" layout that cuBLASLt requires for fp8 (A stored K×M and
  * transposed, B stored K×N, column major), used for every dtype so results compare. FLOPs = 2·M·N·K.
  * Correctness is checked apart from timing: 256 sampled output elements against an fp32 dot
  * product of the same (rounded) inputs, within u_out·|ref| + u_acc·Σ|a·b|. */
@@ -149,7 +149,7 @@ gemm_launch (void *ctx, cudaStream_t stream)
  * before sm_89), with `wrong` set to the check's count. */
 static int
 run_shape (FILE *out, const CalibBenchOpts *opts, cublasLtHandle_t lt, Dtype dt, const char *name, long long M,
-           long long N, long long K, cudaStream_t stream, int *wrong_total)
+           long long N, long long K, long long batch, cudaStream_t stream, int *wrong_total)
 {
   const DtypeInfo *di = &dtypes[dt];
   Gemm g;
@@ -165,7 +165,23 @@ run_shape (FILE *out, const CalibBenchOpts *opts, cublasLtHandle_t lt, Dtype dt,
   LT (cublasLtMatrixLayoutCreate (&g.la, di->ab, (uint64_t) K, (uint64_t) M, K));
   LT (cublasLtMatrixLayoutCreate (&g.lb, di->ab, (uint64_t) K, (uint64_t) N, K));
   LT (cublasLtMatrixLayoutCreate (&g.lc, di->cd, (uint64_t) M, (uint64_t) N, M));
-  size_t na = (size_t) (M * K), nb = (size_t) (K * N), nd = (size_t) (M * N);
+  if (batch > 1)
+    {
+      /* BATCH independent products, packed one after another (a grouped expert GEMM of equal
+       * shapes, as calib-plan lists MoE layers). */
+      int32_t bc = (int32_t) batch;
+      int64_t sa = M * K, sb = K * N, sd = M * N;
+      cublasLtMatrixLayout_t ls[3] = { g.la, g.lb, g.lc };
+      int64_t strides[3] = { sa, sb, sd };
+      for (int i = 0; i < 3; i++)
+        {
+          LT (cublasLtMatrixLayoutSetAttribute (ls[i], CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &bc, sizeof bc));
+          LT (cublasLtMatrixLayoutSetAttribute (ls[i], CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET, &strides[i],
+                                                sizeof strides[i]));
+        }
+    }
+  /* Element counts over the whole batch; the check samples the first product. */
+  size_t na = (size_t) (M * K * batch), nb = (size_t) (K * N * batch), nd = (size_t) (M * N * batch);
   size_t need = na * di->ab_bytes + nb * di->ab_bytes + nd * di->cd_bytes + g.ws_bytes
                 + 4 * (na > nb ? na : nb);
   size_t free_b = 0, total_b = 0;
@@ -228,11 +244,11 @@ run_shape (FILE *out, const CalibBenchOpts *opts, cublasLtHandle_t lt, Dtype dt,
         CALIB_CUDA (cudaFree (d_wrong));
       }
     CalibBenchStats s = calib_bench_time (opts, gemm_launch, &g, stream);
-    double flop = 2.0 * (double) M * (double) N * (double) K;
+    double flop = 2.0 * (double) M * (double) N * (double) K * (double) batch;
     char wbuf[16];
     snprintf (wbuf, sizeof wbuf, "%d", wrong);
-    fprintf (out, "gemm\t%s\t%s\t%lld\t%lld\t%lld\t%.3f\t%.3f\t%.3f\t%.2f\t%.2f\t%.2f\t%s\n", name, di->name, M, N,
-             K, s.median_us, s.p10_us, s.p90_us, flop / s.median_us / 1e6, flop / s.p90_us / 1e6,
+    fprintf (out, "gemm\t%s\t%s\t%lld\t%lld\t%lld\t%lld\t%.3f\t%.3f\t%.3f\t%.2f\t%.2f\t%.2f\t%s\n", name, di->name, M,
+             N, K, batch, s.median_us, s.p10_us, s.p90_us, flop / s.median_us / 1e6, flop / s.p90_us / 1e6,
              flop / s.p10_us / 1e6, opts->check ? wbuf : "N/A");
     *wrong_total += wrong;
   }
@@ -351,7 +367,7 @@ main (int argc, char **argv)
                 "heuristic top-1\n");
   fprintf (out, "# timing\twarmup %d, %d samples of %d launches, L2 flush %s\n", opts.warmup, opts.reps, opts.batch,
            opts.flush_l2 ? "on" : "off");
-  fprintf (out, "bench\tname\tdtype\tM\tN\tK\ttime_us_median\ttime_us_p10\ttime_us_p90\tTFLOPS_median\t"
+  fprintf (out, "bench\tname\tdtype\tM\tN\tK\tbatch\ttime_us_median\ttime_us_p10\ttime_us_p90\tTFLOPS_median\t"
                 "TFLOPS_p10\tTFLOPS_p90\twrong\n");
   cublasLtHandle_t lt;
   LT (cublasLtCreate (&lt));
@@ -388,14 +404,20 @@ main (int argc, char **argv)
                     }
                   dt = one[0];
                 }
-              measured += run_shape (out, &opts, lt, dt, f[1], M, N, K, stream, &wrong) == 0;
+              long long batch = nf >= 6 ? atoll (f[5]) : 1;
+              if (batch < 1)
+                {
+                  fprintf (stderr, TOOL ": bad batch '%s' in %s\n", f[5], opts.shapes_path);
+                  return 2;
+                }
+              measured += run_shape (out, &opts, lt, dt, f[1], M, N, K, batch, stream, &wrong) == 0;
             }
         }
       else
         for (int a = 0; a < nm; a++)
           for (int b = 0; b < nn; b++)
             for (int c = 0; c < nk; c++)
-              measured += run_shape (out, &opts, lt, dts[d], "-", mv[a], nv[b], kv[c], stream, &wrong) == 0;
+              measured += run_shape (out, &opts, lt, dts[d], "-", mv[a], nv[b], kv[c], 1, stream, &wrong) == 0;
     }
   fprintf (out, "# shapes_measured\t%d\n# wrong_total\t%d\n# result\t%s\n", measured, wrong,
            wrong ? "FAIL" : "PASS");

@@ -369,8 +369,11 @@ load_tsv (CalibMeasureSet *set, const char *name, char **lines, GError **error)
           s = "gemm";
           if (!num (&r, "M", &m) || !num (&r, "N", &n) || !num (&r, "K", &k) || !num (&r, "TFLOPS_median", &p.rate))
             return FALSE;
-          p.m = (gint64) m, p.n = (gint64) n, p.k = (gint64) k;
-          p.flop = 2.0 * m * n * k;
+          double batch = 1;
+          if (col_index (hdr, "batch") >= 0 && !num (&r, "batch", &batch))
+            return FALSE;
+          p.m = (gint64) m, p.n = (gint64) n, p.k = (gint64) k, p.batch = (gint64) batch;
+          p.flop = 2.0 * m * n * k * batch;
         }
       else if (strcmp (kind, "attention") == 0)
         {

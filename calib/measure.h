@@ -18,6 +18,7 @@ typedef struct {
   int nodes;          /* nccl: hosts the ranks ran on; 0 when the source does not say */
   double size_bytes;  /* nccl: nccl-tests size; memory: bytes moved */
   gint64 m, n, k;     /* gemm shape */
+  gint64 batch;       /* gemm: independent products per call (1 unless grouped) */
   int b, h, hkv, s, d; /* attention shape */
   double flop;        /* gemm, attention: useful FLOPs per call */
   double time_us;     /* median (nccl-tests: the out-of-place time) */

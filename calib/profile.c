@@ -380,9 +380,12 @@ calib_profile_fit (const CalibMeasureSet *set, GError **error)
     {
       const CalibPoint *p = calib_measure_set_point (set, i);
       if (p->kind == CALIB_KIND_GEMM)
-        g_ptr_array_add (prof->gemm_table, g_strdup_printf ("%s:%" G_GINT64_FORMAT "x%" G_GINT64_FORMAT
-                                                            "x%" G_GINT64_FORMAT ":%.4g",
-                                                            p->dtype, p->m, p->n, p->k, p->rate));
+        {
+          g_autofree char *b = p->batch > 1 ? g_strdup_printf ("x%" G_GINT64_FORMAT, p->batch) : g_strdup ("");
+          g_ptr_array_add (prof->gemm_table, g_strdup_printf ("%s:%" G_GINT64_FORMAT "x%" G_GINT64_FORMAT
+                                                              "x%" G_GINT64_FORMAT "%s:%.4g",
+                                                              p->dtype, p->m, p->n, p->k, b, p->rate));
+        }
       else if (p->kind == CALIB_KIND_ATTENTION)
         g_ptr_array_add (prof->attention_table, g_strdup_printf ("%s:%dx%dx%dx%dx%d:%.4g", p->op, p->b, p->h, p->hkv,
                                                                  p->s, p->d, p->rate));
@@ -598,7 +601,7 @@ calib_profile_to_data (const CalibProfile *prof, const char *command_line, GKeyF
                     "MB", "GB/s");
   GPtrArray *tables[2] = { prof->gemm_table, prof->attention_table };
   const char *tkeys[2] = { "gemm_table", "attention_table" };
-  const char *tdoc[2] = { "dtype:MxNxK:TFLOPS", "pass:BxHxHkvxSxD:TFLOPS" };
+  const char *tdoc[2] = { "dtype:MxNxK[xBATCH]:TFLOPS", "pass:BxHxHkvxSxD:TFLOPS" };
   for (int t = 0; t < 2; t++)
     {
       if (tables[t]->len == 0)

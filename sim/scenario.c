@@ -208,7 +208,7 @@ static const Key keys[] = {
   { "hardware", "gemm_hill", T_LIST, "", 1, OPT, 0, 0, NULL, FALSE, S_NONE, NO ("(calibration)"),
     "trainsim fit: sharpness of each GEMM curve" },
   { "hardware", "gemm_table", T_LIST, "", 1, OPT, 0, 0, NULL, FALSE, S_NONE, NO ("(calibration)"),
-    "trainsim fit: measured GEMMs as dtype:MxNxK:TFLOPS, for interpolation" },
+    "trainsim fit: measured GEMMs as dtype:MxNxK:TFLOPS (MxNxKxBATCH when grouped), for interpolation" },
   { "hardware", "attention_passes", T_LIST, "", 1, OPT, 0, 0, NULL, FALSE, S_NONE, NO ("(calibration)"),
     "trainsim fit: pass (fwd, bwd) of each attention curve, x = causal FLOPs" },
   { "hardware", "attention_peak_TFLOPS", T_LIST, "TFLOP/s", 1, OPT, 0, 0, NULL, FALSE, S_NONE, NO ("(calibration)"),

@@ -347,6 +347,33 @@ test_our_tsv_kinds (void)
   g_assert_cmpint (p->wrong, ==, -1);
   assert_rel (p->size_bytes, 2097152, 1e-12);
   g_assert_cmpuint (calib_measure_set_n_sources (set), ==, 2);
+  /* A grouped GEMM (batch column, as calib-plan lists MoE experts): FLOPs 2·M·N·K·batch. */
+  const char *grouped = "bench\tname\tdtype\tM\tN\tK\tbatch\ttime_us_median\ttime_us_p10\ttime_us_p90\t"
+                        "TFLOPS_median\tTFLOPS_p10\tTFLOPS_p90\twrong\n"
+                        "gemm\tfc1\tbf16\t512\t14336\t4096\t8\t1000\t990\t1010\t481\t476\t486\t0\n";
+  g_assert_true (calib_measure_set_load_data (set, "moe.tsv", grouped, &error));
+  p = calib_measure_set_point (set, 2);
+  g_assert_cmpint (p->batch, ==, 8);
+  assert_rel (p->flop, 2.0 * 512 * 14336 * 4096 * 8, 1e-12);
+}
+
+/* Two points fix the α-β line exactly (dof 0: no σ). A100 fixture (Azure ND A100 v4 busbw 228.1 at
+ * 1 GiB, 231.58 at 8 GiB, factor 1.75): t = 8237.6 µs and 64911.9 µs, so busbw = 7·2^30·1.75 B /
+ * (64911.9 − 8237.6) µs = 232.09 GB/s and α = 8237.6 − 2^30·1.75/232.09e3 = 141 µs. */
+static void
+test_two_point_line (void)
+{
+  g_autofree char *path = data_path ("nccl-tests-a100-all_reduce-8gpu.txt");
+  g_autoptr (CalibMeasureSet) set = calib_measure_set_new ();
+  g_autoptr (GError) error = NULL;
+  g_assert_true (calib_measure_set_load (set, path, &error));
+  g_autoptr (CalibProfile) prof = calib_profile_fit (set, &error);
+  g_assert_no_error (error);
+  const CalibCollectiveFit *c = calib_profile_collective (prof, 0);
+  g_assert_cmpfloat_with_epsilon (c->busbw_GBps, 232.09, 0.05);
+  g_assert_cmpfloat_with_epsilon (c->alpha_us, 141.0, 1.0);
+  g_assert_cmpint (c->dof, ==, 0);
+  g_assert_true (isnan (c->sigma_busbw_GBps));
 }
 
 /* nccl-tests' bus factors (doc/PERFORMANCE.md in NVIDIA/nccl-tests). */
@@ -468,6 +495,7 @@ main (int argc, char **argv)
   g_test_add_func ("/calib/measure/our-tsv-kinds", test_our_tsv_kinds);
   g_test_add_func ("/calib/measure/rejects-bad-input", test_rejects_bad_input);
   g_test_add_func ("/calib/profile/h200-fixture", test_fit_h200_fixture);
+  g_test_add_func ("/calib/profile/a100-two-point-line", test_two_point_line);
   g_test_add_func ("/calib/profile/loads-as-scenario-layer", test_profile_loads_as_layer);
   return g_test_run ();
 }
