@@ -121,7 +121,10 @@ calib_bench_provenance (FILE *out, const char *tool, int device, int argc, char 
   struct tm tm;
   gmtime_r (&now, &tm);
   strftime (date, sizeof date, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  fprintf (out, "# tool\t%s\n", tool);
+#ifndef TRAINSIM_VERSION
+#define TRAINSIM_VERSION "unknown"
+#endif
+  fprintf (out, "# tool\t%s %s\n", tool, TRAINSIM_VERSION);
   fprintf (out, "# gpu\t%s\n", p.name);
   fprintf (out, "# compute_capability\t%d.%d\n", p.major, p.minor);
   fprintf (out, "# sm_count\t%d\n", p.multiProcessorCount);
