@@ -399,7 +399,8 @@ load_tsv (CalibMeasureSet *set, const char *name, char **lines, GError **error)
           return FALSE;
         }
       p.op = g_string_chunk_insert_const (set->strings, s);
-      if (!(p.time_us > 0) || !(p.rate > 0))
+      /* busbw is 0 on one rank (nothing crosses a link); every other rate is positive. */
+      if (!(p.time_us > 0) || !(p.rate > 0 || (p.kind == CALIB_KIND_NCCL && p.rate == 0 && p.nranks == 1)))
         {
           g_set_error (error, CALIB_FIT_ERROR, CALIB_FIT_ERROR_INPUT,
                        "%s:%u: time and rate must be positive numbers", name, i + 1);

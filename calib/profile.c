@@ -196,6 +196,9 @@ fit_collectives (CalibProfile *prof, const CalibMeasureSet *set, GError **error)
       if (f <= 0)
         {
           /* One rank: nothing crosses a link (factor 0 for all-reduce, all-gather…); no line to fit. */
+          g_ptr_array_add (prof->notes, g_strdup_printf ("nccl %s at %d rank(s) not fitted: no data crosses a link "
+                                                         "(bus factor 0); run on 2 or more GPUs",
+                                                         p0->op, p0->nranks));
           continue;
         }
       CollEntry *e = g_new0 (CollEntry, 1);
@@ -389,6 +392,15 @@ calib_profile_fit (const CalibMeasureSet *set, GError **error)
       else if (p->kind == CALIB_KIND_ATTENTION)
         g_ptr_array_add (prof->attention_table, g_strdup_printf ("%s:%dx%dx%dx%dx%d:%.4g", p->op, p->b, p->h, p->hkv,
                                                                  p->s, p->d, p->rate));
+    }
+  if (prof->colls->len == 0 && prof->curves->len == 0 && prof->gemm_table->len == 0
+      && prof->attention_table->len == 0)
+    {
+      g_autofree char *why = NULL;
+      g_ptr_array_add (prof->notes, NULL);
+      why = g_strjoinv ("; ", (char **) prof->notes->pdata);
+      g_set_error (error, CALIB_FIT_ERROR, CALIB_FIT_ERROR_TOO_FEW, "nothing could be fitted: %s", why);
+      return NULL;
     }
   return g_steal_pointer (&prof);
 }

@@ -317,6 +317,17 @@ test_rejects_bad_input (void)
   g_assert_nonnull (strstr (text, "# note: gemm fp8 curve not fitted"));
   g_assert_nonnull (strstr (text, "gemm_table = fp8:1024x1024x1024:400;"));
   g_assert_null (strstr (text, "gemm_peak_TFLOPS"));
+  /* One rank: busbw 0 is a valid row, but nothing can be fitted from it, which is an error. */
+  const char *one = "bench\top\tdtype\tnranks\tsize_bytes\tcount\ttime_us_median\ttime_us_p10\ttime_us_p90\t"
+                    "algbw_GBps\tbusbw_GBps\tbusbw_GBps_p10\tbusbw_GBps_p90\twrong\n"
+                    "nccl\tall_reduce\tfloat\t1\t1024\t256\t5\t5\t5\t0.2\t0\t0\t0\t0\n";
+  g_autoptr (CalibMeasureSet) set3 = calib_measure_set_new ();
+  g_assert_true (calib_measure_set_load_data (set3, "one.tsv", one, &error));
+  g_autoptr (CalibProfile) prof3 = calib_profile_fit (set3, &error);
+  g_assert_null (prof3);
+  g_assert_error (error, CALIB_FIT_ERROR, CALIB_FIT_ERROR_TOO_FEW);
+  g_assert_nonnull (strstr (error->message, "2 or more GPUs"));
+  g_clear_error (&error);
 }
 
 /* Every bench kind of our TSVs parses, with FLOPs by the documented conventions. */
