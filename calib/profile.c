@@ -538,6 +538,9 @@ write_efficiencies (GString *out, const CalibProfile *prof, GKeyFile *hw, const 
           ring->sources, nvl, hw_name);
       write_eff (out, "nvlink_eff", ring->busbw_GBps / nvl, src);
     }
+  else if (hw != NULL && prof->colls->len > 0)
+    g_string_append (out, "# nvlink_eff not written: it needs a single-node all_gather or reduce_scatter line "
+                          "(ring bus bandwidth) within nvlink_unidir_GBps\n");
   if (find_curve (prof, CALIB_KIND_ATTENTION, NULL) != NULL)
     g_string_append (out, "# attn_eff not written: trainsim-bench-attention measures an unfused kernel and attn_eff "
                           "means a fused one; see attention_* below\n");
