@@ -136,9 +136,9 @@ sim_collective_shape (const SimTopology *topo, const int *gpus, int n_gpus, SimC
       if (link->kind == SIM_LINK_NVLINK_UP && out->nvlink_bw_bytes_per_s == 0)
         out->nvlink_bw_bytes_per_s = link->bandwidth_bytes_per_s;
       if (link->kind == SIM_LINK_NIC_UP && out->nic_bw_bytes_per_s == 0)
-        out->nic_bw_bytes_per_s = link->bandwidth_bytes_per_s * (sum.gpus > 0 ? (double) sum.nics / sum.gpus : 1);
+        out->nic_bw_bytes_per_s = link->bandwidth_bytes_per_s * sim_topology_cluster (topo)->nics_per_gpu;
     }
-  out->nvls = sum.nvswitch_domains > 0;
+  out->nvls = sim_topology_cluster (topo)->nvls;
   /* Latencies: a pair of the group in one domain, and one across domains, when there is one. */
   int d0 = sim_topology_domain_of (topo, gpus[0]);
   for (int i = 1; i < n_gpus; i++)
