@@ -325,11 +325,12 @@ group_get (SimCollective *c, const int *gpus, int n, GError **error)
   return g;
 }
 
-/* Route choice: among ROUTE_TRIES ECMP hashes, the route whose busiest link carries the fewest routes
+/* Route choice: among up to ROUTE_TRIES ECMP hashes, the route whose busiest link carries the fewest routes
  * planned so far (ties: the first). This stands for the balanced static routing of an InfiniBand subnet
  * manager (fat-tree routing spreads the routes of each leaf over its up-links) rather than random
- * hashing, which would let two ring edges collide on one up-link and halve a whole ring. */
-#define ROUTE_TRIES 8
+ * hashing, which would let two ring edges collide on one up-link and halve a whole ring. Loads count
+ * routes of every plan built so far, whether or not those collectives overlap in time. */
+#define ROUTE_TRIES 64
 
 static void
 plan_add_route (SimCollective *c, Plan *p, int src, int dst, guint32 hash)
@@ -339,13 +340,21 @@ plan_add_route (SimCollective *c, Plan *p, int src, int dst, guint32 hash)
   memcpy (best, links, sizeof (guint32) * k);
   if (k > 2) /* through the fabric: ECMP choices exist */
     {
-      guint32 best_load = G_MAXUINT32;
-      for (int t = 0; t < ROUTE_TRIES; t++)
+      /* The end links (NICs) are on every candidate: once a route is no busier than they are, stop. */
+      guint32 floor = MAX (c->route_load[links[0]], c->route_load[links[k - 1]]);
+      guint64 best_load = G_MAXUINT64;
+      for (int t = 0; t < ROUTE_TRIES && (best_load >> 32) > floor; t++)
         {
           int kt = sim_topology_route (c->topo, src, dst, hash + (guint32) t * 0x9E3779B9u, links);
-          guint32 load = 0;
+          /* Busiest link first, then the total: links every candidate shares (the NICs) must not hide
+           * the difference in the switch links. */
+          guint32 mx = 0, sum = 0;
           for (int i = 0; i < kt; i++)
-            load = MAX (load, c->route_load[links[i]]);
+            {
+              mx = MAX (mx, c->route_load[links[i]]);
+              sum += c->route_load[links[i]];
+            }
+          guint64 load = ((guint64) mx << 32) | sum;
           if (load < best_load)
             {
               best_load = load;
