@@ -48,7 +48,6 @@ typedef struct {
 
 #define REQ NULL
 #define OPT ""
-#define INF INFINITY
 #define SH(f) TGT_SHAPE, offsetof (ModelShape, f), "ModelShape." #f
 #define PL(f) TGT_PLAN, offsetof (ModelPlan, f), "ModelPlan." #f
 #define GP(f) TGT_GPU, offsetof (SimGpuSpec, f), "SimGpuSpec." #f

@@ -263,6 +263,15 @@ test_merge_order (void)
   }
   {
     /* A hardware figure from --set is marked as such in its provenance. */
+    /* A later layer's alternative key wins: the Llama run gives global_batch_per_dp; --set global_batch. */
+    g_autofree char *llama = src_path ("scenarios/runs/llama31-405b-gb200-mlperf-v6.0.ini");
+    const char *lfiles[] = { llama, NULL };
+    const char *lsets[] = { "parallel.global_batch=2048", NULL };
+    g_autoptr (SimScenario) l = load_ok (lfiles, lsets);
+    g_assert_cmpint (sim_scenario_plan (l)->global_batch, ==, 2048);
+    g_assert_cmpint (sim_scenario_run (l)->global_batch_per_dp, ==, 16);
+  }
+  {
     const char *sets[] = { "hardware.peak_fp8_TFLOPS=1000", NULL };
     g_autoptr (SimScenario) sc = load_ok (files, sets);
     g_assert_cmpfloat (sim_scenario_gpu (sc)->peak_flops[MODEL_DTYPE_FP8], ==, 1000e12);
@@ -429,6 +438,13 @@ test_report_formats (void)
    * attention; it must lie between that and the measured 0.9296 s. */
   g_assert_cmpfloat (w.ideal_step_s, >, 0.27);
   g_assert_cmpfloat (w.ideal_step_s, <, 0.9296);
+
+  /* MLPerf GPT-3: evaluation every 24,576 sequences, rounded up to whole steps of 2,688 = 10 steps,
+   * so 220 steps hold 22 evaluations (reference/mlperf.md). */
+  g_assert_cmpint (w.eval_interval_steps, ==, 10);
+  g_assert_cmpint (w.evals, ==, 22);
+  /* One evaluation: 24,567 forward passes ≈ 24,567/2,688 × (lower bound / 3) ≈ 0.84 s. */
+  g_assert_cmpfloat (fabs (w.ideal_eval_s - w.ideal_step_s / 3 * 24567.0 / 2688.0), <, 1e-9);
 
   g_autofree char *text = report_text (sc, SIM_REPORT_TEXT);
   g_assert_nonnull (strstr (text, "LOWER BOUND (not a prediction)"));
