@@ -427,6 +427,44 @@ test_determinism (void)
     }
 }
 
+/* flush solves at once: the rate is there before the engine runs, and the scheduled batch
+ * recompute is withdrawn (one solve in all). */
+static void
+test_flush (void)
+{
+  g_autoptr (SimEngine) engine = sim_engine_new ();
+  double cap[] = { 8e9 };
+  g_autoptr (SimFlowNet) net = sim_flow_net_new (engine, cap, 1);
+  Done d = { engine };
+  guint32 path[] = { 0 };
+  guint64 a = sim_flow_net_start (net, path, 1, 8e3, on_done, &d, 0);
+  sim_flow_net_flush (net);
+  g_assert_cmpfloat (sim_flow_net_rate (net, a), ==, 8e9);
+  sim_engine_run (engine, 0);
+  g_assert_cmpuint (sim_flow_net_stats (net).recomputes, ==, 1);
+  sim_engine_run (engine, -1);
+  g_assert_cmpint (d.done_ns[0], ==, 1000);  /* 8 kB at 8 GB/s */
+}
+
+/* A path that lists a link twice loads it twice: with a single-crossing flow on a 3 GB/s link the
+ * weights are 2 + 1, so each flow gets 3 GB/s / 3 = 1 GB/s. Both carry 1 MB: 1 ms. The link
+ * counts the doubled flow's bytes twice: 2 + 1 = 3 MB. */
+static void
+test_duplicate_link (void)
+{
+  g_autoptr (SimEngine) engine = sim_engine_new ();
+  double cap[] = { 3e9 };
+  g_autoptr (SimFlowNet) net = sim_flow_net_new (engine, cap, 1);
+  Done d = { engine };
+  guint32 twice[] = { 0, 0 }, once[] = { 0 };
+  sim_flow_net_start (net, twice, 2, 1e6, on_done, &d, 0);
+  sim_flow_net_start (net, once, 1, 1e6, on_done, &d, 1);
+  sim_engine_run (engine, -1);
+  g_assert_cmpint (d.done_ns[0], ==, 1000000);
+  g_assert_cmpint (d.done_ns[1], ==, 1000000);
+  g_assert_cmpfloat_with_epsilon (sim_flow_net_link_bytes (net, 0), 3e6, 1e-6);
+}
+
 /* Freeing the net with flows in flight cancels its events: running the engine afterwards touches
  * nothing of the freed net (ASan would catch it). */
 static void
@@ -458,6 +496,8 @@ main (int argc, char **argv)
   g_test_add_func ("/sim/flow/simultaneous-batch", test_simultaneous_batch);
   g_test_add_func ("/sim/flow/vs-fluid-reference", test_vs_fluid_reference);
   g_test_add_func ("/sim/flow/determinism", test_determinism);
+  g_test_add_func ("/sim/flow/flush", test_flush);
+  g_test_add_func ("/sim/flow/duplicate-link", test_duplicate_link);
   g_test_add_func ("/sim/flow/free-in-flight", test_free_in_flight);
   return g_test_run ();
 }
