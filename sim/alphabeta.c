@@ -89,11 +89,83 @@ ring_rate (const SimCollectiveShape *s, const SimCollectiveProfile *p, double bn
   return c * r;
 }
 
+int
+sim_alphabeta_btree_parent (int r, int n)
+{
+  if (r <= 0 || r >= n)
+    return -1;
+  int bit = r & -r;
+  int up = (r ^ bit) | (bit << 1);
+  return up >= n ? (r ^ bit) : up;
+}
+
+int
+sim_alphabeta_dtree_rank (int t, int r, int n)
+{
+  if (t == 0 || r < 0)
+    return r;
+  return n % 2 == 0 ? n - 1 - r : (r + 1) % n;
+}
+
+/* Largest number of tree-edge transfers one domain's head sends (= receives) over both trees: its
+ * edge to the parent plus one per child, summed over the two trees. */
+static int
+dtree_max_degree (int d)
+{
+  if (d <= 1)
+    return 0;
+  int *deg = g_new0 (int, d);
+  for (int t = 0; t < 2; t++)
+    for (int r = 0; r < d; r++)
+      {
+        int up = sim_alphabeta_btree_parent (r, d);
+        if (up < 0)
+          continue;
+        deg[sim_alphabeta_dtree_rank (t, r, d)]++;
+        deg[sim_alphabeta_dtree_rank (t, up, d)]++;
+      }
+  int mx = 0;
+  for (int i = 0; i < d; i++)
+    mx = MAX (mx, deg[i]);
+  g_free (deg);
+  return mx;
+}
+
+/* Transfer time of the tree all-reduce (NCCL's: a double binary tree over domains whose heads are
+ * joined to the other members of their domain by a chain; C channels, each with its own head, S/2
+ * per tree per channel). Chain: a GPU in the middle sends S/(2C) up and S/(2C) down per tree, head
+ * and tail half that, so over C = L channels 2(L-1)/L S per GPU on NVLink. Tree: a head sends
+ * S/(2C) per edge it has in either tree, deg edges at most, on its NIC, head of ceil(C/L) channels. */
 static double
-tree_rate (const SimCollectiveShape *s, const SimCollectiveProfile *p)
+tree_time_s (const SimCollectiveShape *s, const SimCollectiveProfile *p, double bytes)
 {
   double bn = s->nvlink_bw_bytes_per_s * p->nvlink_eff, bi = s->nic_bw_bytes_per_s * p->nic_eff;
-  return s->domains > 1 ? MIN (bn, bi) : bn;
+  int l = s->ranks_per_domain, d = s->domains;
+  int c = d > 1 ? (p->channels > 0 ? p->channels : l) : 1;
+  double t = 0;
+  if (l > 1)
+    {
+      /* Per channel a GPU is middle (2 units), head or tail (1 unit) of the chain; units of S/(2C)
+       * per tree, two trees. */
+      int worst = 0;
+      for (int j = 0; j < l; j++)
+        {
+          int units = 0;
+          for (int k = 0; k < c; k++)
+            {
+              int pos = ((j - k) % l + l) % l; /* channel k's chain starts at local rank k mod L */
+              units += (pos == 0 || pos == l - 1) ? 1 : 2;
+            }
+          worst = MAX (worst, units);
+        }
+      t = MAX (t, 2.0 * worst * bytes / (2.0 * c) / bn);
+    }
+  if (d > 1)
+    {
+      int heads = (c + l - 1) / l;
+      t = MAX (t, heads * dtree_max_degree (d) * bytes / (2.0 * c) / bi);
+    }
+  return t;
 }
 
 gint64
@@ -114,11 +186,9 @@ sim_alphabeta_latency_ns (SimCollectiveOp op, SimCollectiveAlgo algo, const SimC
       ring_steps (op, s, &intra, &inter);
       break;
     case SIM_COLLECTIVE_ALGO_TREE:
-      /* Up and down the tree: depth ceil(log2 n) each way. */
-      if (s->domains > 1)
-        inter = 2 * ceil_log2 (s->ranks);
-      else
-        intra = 2 * ceil_log2 (s->ranks);
+      /* Up and down: the chain inside a domain (L-1 hops) and the tree over domains (log2 D). */
+      intra = 2 * (s->ranks_per_domain - 1);
+      inter = 2 * ceil_log2 (s->domains);
       break;
     case SIM_COLLECTIVE_ALGO_NVLS:
       /* One switch round trip per pass (ld_reduce, st): the NVLS base latency covers the rest. */
@@ -149,20 +219,17 @@ sim_alphabeta_latency_ns (SimCollectiveOp op, SimCollectiveAlgo algo, const SimC
   lat += intra * nv + inter * net;
   /* Pipeline fill of chains and trees: the last chunk leaves the root (hops - 1) chunk times after the
    * first. A ring has none (every rank starts sending its own segment at once). */
-  int hops = 0;
-  double b = 0;
-  if (algo == SIM_COLLECTIVE_ALGO_RING && op == SIM_COLLECTIVE_BROADCAST)
+  if (p->chunk_bytes > 0 && algo == SIM_COLLECTIVE_ALGO_RING && op == SIM_COLLECTIVE_BROADCAST && s->ranks > 2)
+    lat += (gint64) llround ((s->ranks - 2) * p->chunk_bytes
+                             / ring_rate (s, p, s->nvlink_bw_bytes_per_s * p->nvlink_eff, s->nic_bw_bytes_per_s * p->nic_eff)
+                             * 1e9);
+  if (p->chunk_bytes > 0 && algo == SIM_COLLECTIVE_ALGO_TREE)
     {
-      hops = s->ranks - 1;
-      b = ring_rate (s, p, s->nvlink_bw_bytes_per_s * p->nvlink_eff, s->nic_bw_bytes_per_s * p->nic_eff);
+      /* A chunk crosses each hop in the time the tree moves one chunk per channel. */
+      int hops = 2 * (s->ranks_per_domain - 1 + ceil_log2 (s->domains));
+      if (hops > 1)
+        lat += (gint64) llround ((hops - 1) * tree_time_s (s, p, p->chunk_bytes) * 1e9);
     }
-  else if (algo == SIM_COLLECTIVE_ALGO_TREE)
-    {
-      hops = 2 * ceil_log2 (s->ranks);
-      b = tree_rate (s, p);
-    }
-  if (hops > 1 && b > 0 && p->chunk_bytes > 0)
-    lat += (gint64) llround ((hops - 1) * p->chunk_bytes / b * 1e9);
   return lat;
 }
 
@@ -189,7 +256,7 @@ sim_alphabeta_time_ns (SimCollectiveOp op, SimCollectiveAlgo algo, const SimColl
       }
       break;
     case SIM_COLLECTIVE_ALGO_TREE:
-      t = 2.0 * bytes / tree_rate (s, p);
+      t = tree_time_s (s, p, bytes);
       break;
     case SIM_COLLECTIVE_ALGO_NVLS:
       t = (op == SIM_COLLECTIVE_ALLREDUCE ? (1.0 + 1.0 / n) : 1.0) * bytes / (bn * p->nvls_eff);

@@ -5,7 +5,8 @@
  * last one ends go to the next phase; after the last, call done. Per algorithm:
  *   ring    C flows (one per channel), path = every edge route of the channel's ring concatenated,
  *           bytes = S * busbw_factor / C (broadcast: a chain from the root, S / C)
- *   tree    two complementary binary trees, one flow per tree over every edge both ways, S/2 each
+ *   tree    per channel two complementary binary trees over domain heads plus chains inside the
+ *           domains, one flow per tree and channel over every edge both ways, S/(2C) each
  *   nvls    per GPU one flow on its NVLink up-link and one on its down-link, bytes per the
  *           multimem traffic (all-reduce (1+1/n) S each way), divided by nvls_eff
  *   hier    phase 1: a ring per domain (reduce-scatter); phase 2: a ring per rail over domains
@@ -417,16 +418,6 @@ plan_ring_flow (SimCollective *c, Plan *p, const int *order, int m, gboolean clo
   plan_end_flow (p, frac);
 }
 
-static int
-btree_parent (int r, int n)
-{
-  if (r == 0)
-    return -1;
-  int bit = r & -r;
-  int up = (r ^ bit) | (bit << 1);
-  return up >= n ? (r ^ bit) : up;
-}
-
 static void
 plan_single_flow (SimCollective *c, Plan *p, int src, int dst, double frac, guint32 hash)
 {
@@ -503,33 +494,46 @@ plan_build (SimCollective *c, const Group *g, SimCollectiveOp op, SimCollectiveA
       }
       break;
     case SIM_COLLECTIVE_ALGO_TREE:
-      /* Two binary trees over the domain-major order; the second mirrored (n even) or shifted (n odd) so
-       * that the leaves of one are the inner nodes of the other. Reduce up and broadcast down are
-       * pipelined, so in steady state every edge carries S/2 each way at the tree's common rate: one
-       * flow per tree over all its edge routes both ways (a link used by several edges is listed, and
-       * loaded, that many times), as for the ring. */
-      ring_order (g, 0, order);
-      plan_begin_phase (p, sim_alphabeta_latency_ns (op, algo, s, pr));
-      for (int t = 0; t < 2; t++)
-        {
-          plan_begin_flow (p);
-          for (int r = 0; r < n; r++)
+      {
+        /* NCCL's tree: per channel, a double binary tree over the domains whose head in domain d is
+         * its member of local index ch mod L_d, chained to the other members (head, next, ...). Reduce
+         * up and broadcast down are pipelined, so in steady state every edge carries S/(2C) each way
+         * at the tree's common rate: one flow per tree and channel over all its routes both ways (a
+         * link used by several edges is listed, and loaded, that many times), as for the ring. */
+        int ch = D > 1 ? (pr->channels > 0 ? pr->channels : L) : 1;
+        plan_begin_phase (p, sim_alphabeta_latency_ns (op, algo, s, pr));
+        for (int k = 0; k < ch; k++)
+          for (int t = 0; t < 2; t++)
             {
-              int up = btree_parent (r, n);
-              if (up < 0)
-                continue;
-              int a = r, b = up;
-              if (t == 1)
+              plan_begin_flow (p);
+              for (int d = 0; d < D; d++)
                 {
-                  a = n % 2 == 0 ? n - 1 - r : (r + 1) % n;
-                  b = n % 2 == 0 ? n - 1 - up : (up + 1) % n;
+                  const int *m = g->by_domain + g->domain_start[d];
+                  int l = g->domain_start[d + 1] - g->domain_start[d];
+                  for (int i = 0; i + 1 < l; i++)
+                    {
+                      int a = m[(k + i) % l], b = m[(k + i + 1) % l];
+                      guint32 h = g->hash + (guint32) (k * 131 + t * 17 + i) * 2654435761u;
+                      plan_add_route (c, p, b, a, h);          /* up the chain toward the head */
+                      plan_add_route (c, p, a, b, h + 7919u);  /* down */
+                    }
                 }
-              guint32 h = g->hash + (guint32) (2 * r + t) * 2654435761u;
-              plan_add_route (c, p, order[a], order[b], h);
-              plan_add_route (c, p, order[b], order[a], h + 7919u);
+              for (int r = 0; r < D; r++)
+                {
+                  int up = sim_alphabeta_btree_parent (r, D);
+                  if (up < 0)
+                    continue;
+                  int da = sim_alphabeta_dtree_rank (t, r, D), db = sim_alphabeta_dtree_rank (t, up, D);
+                  int la = g->domain_start[da + 1] - g->domain_start[da];
+                  int lb = g->domain_start[db + 1] - g->domain_start[db];
+                  int a = g->by_domain[g->domain_start[da] + k % la], b = g->by_domain[g->domain_start[db] + k % lb];
+                  guint32 h = g->hash + (guint32) (k * 131 + t * 17 + r) * 40503u;
+                  plan_add_route (c, p, a, b, h);
+                  plan_add_route (c, p, b, a, h + 7919u);
+                }
+              plan_end_flow (p, 0.5 / ch);
             }
-          plan_end_flow (p, 0.5);
-        }
+      }
       break;
     case SIM_COLLECTIVE_ALGO_NVLS:
       {

@@ -179,6 +179,9 @@ test_across_domains_agrees (void)
   assert_agree (t, &p, SIM_COLLECTIVE_ALLREDUCE, SIM_COLLECTIVE_ALGO_HIER, g, 32, S);
   assert_agree (t, &p, SIM_COLLECTIVE_REDUCE_SCATTER, SIM_COLLECTIVE_ALGO_HIER, g, 32, S);
   assert_agree (t, &p, SIM_COLLECTIVE_ALLGATHER, SIM_COLLECTIVE_ALGO_HIER, g, 32, S);
+  /* Tree: 8 channels, each a double binary tree over the 4 nodes' heads (GPU k of each node) plus a
+   * chain through the node; NICs carry the tree edges, NVLink the chains. */
+  assert_agree (t, &p, SIM_COLLECTIVE_ALLREDUCE, SIM_COLLECTIVE_ALGO_TREE, g, 32, S);
   /* One GPU per node (a DP group over rail 2): ring and tree over NICs only. */
   int dp[4];
   iota (dp, 4, 2, 8);
