@@ -217,20 +217,41 @@ sim_alphabeta_latency_ns (SimCollectiveOp op, SimCollectiveAlgo algo, const SimC
       return -1;
     }
   lat += intra * nv + inter * net;
-  /* Pipeline fill of chains and trees: the last chunk leaves the root (hops - 1) chunk times after the
-   * first. A ring has none (every rank starts sending its own segment at once). */
-  if (p->chunk_bytes > 0 && algo == SIM_COLLECTIVE_ALGO_RING && op == SIM_COLLECTIVE_BROADCAST && s->ranks > 2)
-    lat += (gint64) llround ((s->ranks - 2) * p->chunk_bytes
-                             / ring_rate (s, p, s->nvlink_bw_bytes_per_s * p->nvlink_eff, s->nic_bw_bytes_per_s * p->nic_eff)
-                             * 1e9);
-  if (p->chunk_bytes > 0 && algo == SIM_COLLECTIVE_ALGO_TREE)
-    {
-      /* A chunk crosses each hop in the time the tree moves one chunk per channel. */
-      int hops = 2 * (s->ranks_per_domain - 1 + ceil_log2 (s->domains));
-      if (hops > 1)
-        lat += (gint64) llround ((hops - 1) * tree_time_s (s, p, p->chunk_bytes) * 1e9);
-    }
   return lat;
+}
+
+gint64
+sim_alphabeta_fill_ns (SimCollectiveOp op, SimCollectiveAlgo algo, const SimCollectiveShape *s,
+                       const SimCollectiveProfile *p, double bytes)
+{
+  /* Pipeline fill of chains and trees: the first chunk crosses every hop of the longest path before
+   * the last hop streams at the steady rate, so the fill is the path's chunk times (each hop at its
+   * link's rate: the pipeline is still empty) less one hop. A ring has none (every rank starts sending
+   * its own segment at once). A chunk is at most the data a channel carries per tree (NCCL shrinks
+   * chunks for small messages). */
+  if (!(p->chunk_bytes > 0) || !(bytes > 0) || !sim_alphabeta_applicable (op, algo, s) || s->ranks <= 1)
+    return 0;
+  double bn = s->nvlink_bw_bytes_per_s * p->nvlink_eff, bi = s->nic_bw_bytes_per_s * p->nic_eff;
+  int c = s->domains > 1 ? (p->channels > 0 ? p->channels : s->ranks_per_domain) : 1;
+  int nv_hops = 0, net_hops = 0;
+  double chunk = p->chunk_bytes;
+  if (algo == SIM_COLLECTIVE_ALGO_RING && op == SIM_COLLECTIVE_BROADCAST)
+    {
+      nv_hops = s->ranks - s->domains;
+      net_hops = s->domains - 1;
+      chunk = MIN (chunk, bytes / c);
+    }
+  else if (algo == SIM_COLLECTIVE_ALGO_TREE)
+    {
+      nv_hops = 2 * (s->ranks_per_domain - 1);
+      net_hops = 2 * ceil_log2 (s->domains);
+      chunk = MIN (chunk, bytes / (2.0 * c));
+    }
+  int hops = nv_hops + net_hops;
+  if (hops <= 1 || (nv_hops > 0 && !(bn > 0)) || (net_hops > 0 && !(bi > 0)))
+    return 0;
+  double path = (nv_hops > 0 ? nv_hops * chunk / bn : 0) + (net_hops > 0 ? net_hops * chunk / bi : 0);
+  return (gint64) llround (path * (hops - 1) / hops * 1e9);
 }
 
 gint64
@@ -278,7 +299,8 @@ sim_alphabeta_time_ns (SimCollectiveOp op, SimCollectiveAlgo algo, const SimColl
     default:
       return -1;
     }
-  return sim_alphabeta_latency_ns (op, algo, s, p) + (gint64) llround (t * 1e9);
+  return sim_alphabeta_latency_ns (op, algo, s, p) + sim_alphabeta_fill_ns (op, algo, s, p, bytes)
+         + (gint64) llround (t * 1e9);
 }
 
 SimCollectiveAlgo

@@ -3,7 +3,8 @@
  *
  *   time = latency + bytes_on_the_busiest_link / achievable_rate
  *   latency = base_latency[algo] + steps_nvlink * (nvlink_step + nvlink hop) + steps_net * (net_step + net hop)
- *             + pipeline fill: broadcast chain (n-2) chunk_bytes / R; tree (hops-1) x its time for one chunk
+ *             + pipeline fill (broadcast chain, tree): one chunk over the longest path, each hop at its
+ *               link's rate, less one hop (chunk = min(chunk_bytes, bytes per channel and tree))
  *
  * with Bn = nvlink line rate * nvlink_eff and Bi = NIC line rate * nic_eff per GPU, n ranks,
  * L members per NVLink domain, D domains (n = L*D when uniform):
@@ -31,10 +32,14 @@
 /* nccl-tests bus-bandwidth factor: busbw = algbw * factor. */
 double sim_alphabeta_busbw_factor (SimCollectiveOp op, int n);
 gboolean sim_alphabeta_applicable (SimCollectiveOp op, SimCollectiveAlgo algo, const SimCollectiveShape *shape);
-/* The latency term alone (also used by the flow model, so both share it exactly); -1 if not applicable. */
+/* The latency term alone, without the fill (also used by the flow model, so both share it exactly);
+ * -1 if not applicable. */
 gint64 sim_alphabeta_latency_ns (SimCollectiveOp op, SimCollectiveAlgo algo, const SimCollectiveShape *shape,
                                  const SimCollectiveProfile *profile);
-/* Whole time in ns; -1 if the algorithm does not apply. One rank or zero bytes take 0 ns. */
+/* The pipeline fill of chains (broadcast) and trees for a size (see above); 0 for other algorithms. */
+gint64 sim_alphabeta_fill_ns (SimCollectiveOp op, SimCollectiveAlgo algo, const SimCollectiveShape *shape,
+                              const SimCollectiveProfile *profile, double bytes);
+/* Whole time in ns (latency + fill + transfer); -1 if the algorithm does not apply. One rank or zero bytes take 0 ns. */
 gint64 sim_alphabeta_time_ns (SimCollectiveOp op, SimCollectiveAlgo algo, const SimCollectiveShape *shape,
                               const SimCollectiveProfile *profile, double bytes);
 /* The fastest applicable algorithm (ties: the lower enum value); its time in *time_ns (may be NULL).

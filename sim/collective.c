@@ -216,6 +216,7 @@ struct Run {
   SimCollective *owner;
   const Plan *plan;
   double bytes;
+  gint64 fill_ns;              /* pipeline fill for this size, added to the first phase's latency */
   int phase;
   int pending;
   SimFlowDoneFn done;
@@ -673,7 +674,8 @@ run_advance (Run *r)
   if ((guint) r->phase >= r->plan->phases->len)
     sim_engine_after (c->engine, 0, run_finish, r, 0);
   else
-    sim_engine_after (c->engine, g_array_index (r->plan->phases, PlanPhase, r->phase).latency_ns,
+    sim_engine_after (c->engine, g_array_index (r->plan->phases, PlanPhase, r->phase).latency_ns
+                                   + (r->phase == 0 ? r->fill_ns : 0),
                       run_phase_start, r, 0);
 }
 
@@ -765,7 +767,7 @@ sim_collective_start (SimCollective *c, SimCollectiveOp op, SimCollectiveAlgo al
       g_hash_table_add (c->plans, p);
     }
   Run *r = c->free_runs->len ? g_ptr_array_steal_index_fast (c->free_runs, c->free_runs->len - 1) : g_new (Run, 1);
-  *r = (Run) { c, p, bytes, 0, 0, done, user, arg };
+  *r = (Run) { c, p, bytes, sim_alphabeta_fill_ns (op, algo, &g->shape, &c->profile, bytes), 0, 0, done, user, arg };
   c->active++;
   if (bytes <= 0)
     r->phase = (int) p->phases->len; /* nothing to move: done now */
