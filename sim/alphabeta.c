@@ -266,6 +266,10 @@ sim_alphabeta_time_ns (SimCollectiveOp op, SimCollectiveAlgo algo, const SimColl
   double n = s->ranks, l = s->ranks_per_domain, d = s->domains;
   double bn = s->nvlink_bw_bytes_per_s * p->nvlink_eff;
   double bi = s->nic_bw_bytes_per_s * p->nic_eff;
+  /* Rates the group needs must be known: no time from a missing figure. */
+  if ((s->ranks_per_domain > 1 && !(bn > 0)) || (s->domains > 1 && !(bi > 0))
+      || (algo == SIM_COLLECTIVE_ALGO_NVLS && !(p->nvls_eff > 0)))
+    return -1;
   double t = 0;                               /* seconds of transfer */
   switch (algo)
     {

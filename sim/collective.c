@@ -613,6 +613,10 @@ SimCollective *
 sim_collective_new (SimEngine *engine, SimFlowNet *net, const SimTopology *topo, const SimCollectiveProfile *profile)
 {
   g_return_val_if_fail (engine != NULL && net != NULL && topo != NULL && profile != NULL, NULL);
+  SimTopologySummary sum;
+  sim_topology_summarize (topo, &sum);
+  /* The flow net needs positive capacities (sim_collective_link_capacities): efficiencies are set. */
+  g_return_val_if_fail (profile->nvlink_eff > 0 && (sum.nics == 0 || profile->nic_eff > 0), NULL);
   SimCollective *c = g_new0 (SimCollective, 1);
   c->engine = engine;
   c->net = net;
