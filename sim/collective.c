@@ -641,6 +641,37 @@ sim_collective_free (SimCollective *c)
   g_free (c);
 }
 
+gint64
+sim_collective_estimate_ns (SimCollective *c, SimCollectiveOp op, SimCollectiveAlgo algo, const int *gpus, int n_gpus,
+                            double bytes, SimCollectiveAlgo *algo_used, GError **error)
+{
+  g_return_val_if_fail (c != NULL, -1);
+  if (op < 0 || op >= SIM_COLLECTIVE_OP_COUNT || algo < 0 || algo >= SIM_COLLECTIVE_ALGO_COUNT)
+    {
+      g_set_error (error, SIM_COLLECTIVE_ERROR, SIM_COLLECTIVE_ERROR_INVALID,
+                   "collective operation %d or algorithm %d is out of range", op, algo);
+      return -1;
+    }
+  const Group *g = group_get (c, gpus, n_gpus, error);
+  if (!g)
+    return -1;
+  gint64 t = -1;
+  if (algo == SIM_COLLECTIVE_ALGO_AUTO)
+    algo = sim_alphabeta_best (op, &g->shape, &c->profile, bytes, &t);
+  else
+    t = sim_alphabeta_time_ns (op, algo, &g->shape, &c->profile, bytes);
+  if (t < 0)
+    {
+      g_set_error (error, SIM_COLLECTIVE_ERROR, SIM_COLLECTIVE_ERROR_NOT_APPLICABLE,
+                   "no closed form for %s/%s over %d GPUs: use --algo auto or another algorithm",
+                   sim_collective_op_name (op), sim_collective_algo_name (algo), n_gpus);
+      return -1;
+    }
+  if (algo_used)
+    *algo_used = algo;
+  return t;
+}
+
 int
 sim_collective_active (const SimCollective *c)
 {

@@ -115,6 +115,12 @@ gboolean sim_collective_start (SimCollective *coll, SimCollectiveOp op, SimColle
                                const int *gpus, int n_gpus, double bytes, SimFlowDoneFn done,
                                gpointer user, guint64 arg, SimCollectiveAlgo *algo_used,
                                GError **error);
+/* The closed-form time (sim/alphabeta.h) of the same call on this topology, without running it:
+ * for a runner's quick estimates and cross-checks. algo AUTO gives the fastest; *algo_used says which.
+ * Returns -1 with error set if the group is invalid or nothing applies. */
+gint64 sim_collective_estimate_ns (SimCollective *coll, SimCollectiveOp op, SimCollectiveAlgo algo,
+                                   const int *gpus, int n_gpus, double bytes, SimCollectiveAlgo *algo_used,
+                                   GError **error);
 /* Collectives started and not yet done. */
 int sim_collective_active (const SimCollective *coll);
 /* Flows started so far (all collectives), for benchmarks and tests of the decomposition. */

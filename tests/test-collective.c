@@ -284,6 +284,14 @@ test_overlap_and_callbacks (void)
   sim_engine_run (s.engine, -1);
   g_assert_cmpint (s.done_count, ==, 2);
   g_assert_cmpint (s.done_ns[3], ==, solo);
+  /* The estimate is the closed form: equal to the flow time here, since nothing is shared. */
+  SimCollectiveAlgo est_algo = SIM_COLLECTIVE_ALGO_RING;
+  gint64 est = sim_collective_estimate_ns (s.coll, SIM_COLLECTIVE_ALLREDUCE, SIM_COLLECTIVE_ALGO_AUTO, b, 8, S,
+                                           &est_algo, NULL);
+  g_assert_cmpint (est_algo, ==, SIM_COLLECTIVE_ALGO_NVLS);
+  g_assert_cmpfloat (fabs ((double) est / s.done_ns[5] - 1), <, 1e-6);
+  g_assert_cmpint (sim_collective_estimate_ns (s.coll, SIM_COLLECTIVE_ALLREDUCE, SIM_COLLECTIVE_ALGO_NVLS,
+                                               (int[]) { 0, 8 }, 2, S, NULL, NULL), ==, -1);
   g_assert_cmpint (s.done_ns[5], <, solo);
   /* One ring flow (one channel in one domain) + 2 NVLink flows per GPU for NVLS. */
   g_assert_cmpuint (sim_collective_flows_started (s.coll), ==, 1 + 16);
