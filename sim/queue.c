@@ -13,7 +13,8 @@
  *   to a leaf (3 branch-free compares per level, prefetching the next level's four candidate
  *   lines) and sifts the new node up from there, usually a level or two: one walk per event.
  * - The payload (fn, data, arg) lives in a slot read once at pop; it is prefetched as soon as a node
- *   becomes the root, while the caller runs the previous event.
+ *   becomes the root. Carrying it in a parallel array moved with the keys was tried: it trades one
+ *   miss per pop for payload moves at every level and measured ~15% slower at 10^5 pending.
  * - Slots are recycled last-in first-out so a pop-one-push-one workload reuses warm memory.
  *
  * seq is 32 bits to keep nodes at 16 bytes: when it is about to wrap, the live nodes are sorted
