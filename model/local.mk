@@ -1,2 +1,3 @@
 # model/: pure workload maths (GLib only, no I/O).
 libtrainsim_a_SOURCES += model/dtype.h model/shape.h model/plan.h
+include model/schedule.mk
