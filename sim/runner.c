@@ -1,0 +1,1246 @@
+/* The training-step simulation (see runner.h for what it models and the symmetry design).
+ *
+ * Per pipeline stage one program: an array of ops with dependency edges and, per GPU stream, the
+ * ops in issue order. Streams: compute, TP, CP, PP-forward-send, PP-backward-send, DP, EP.
+ *   compute  kernel time from sim/gpu.c (roofline with GEMM/attention/memory efficiency).
+ *   TP       with sequence parallelism: all-gather before QKV and FC1, reduce-scatter after the
+ *            output projection and FC2 (Korthikanti et al. 2022); backward: all-gather of the
+ *            gradient before the row-parallel dgrad, all-gather of the input again for the
+ *            column-parallel wgrad, reduce-scatter of its input gradient. Without SP: all-reduce.
+ *            With tp_comm_overlap the collective runs beside the GEMM it feeds or drains
+ *            (userbuffers pipelining), so the GEMM takes max(GEMM, comm) and the compute after it
+ *            waits for the collective; otherwise the GEMM waits for it.
+ *   CP       ring attention: the attention kernel is split in cp steps; step j needs the KV block
+ *            of ring step j − 1 (a send/recv to the next CP rank), so the exchange overlaps the
+ *            previous step's attention (Megatron-Core's CP implementation). Backward sends dKV too.
+ *   EP       all-to-all dispatch before and combine after the experts, blocking.
+ *   PP       after a forward (backward) slot, the activation (gradient) goes to the next
+ *            (previous) virtual stage on a send stream (overlap_p2p_comm); the receiving slot's first
+ *            op waits for it.
+ *   DP       gradients of a chunk are reduce-scattered (all-reduced without the distributed
+ *            optimizer) over the DP×CP group in buckets of dp_bucket_mb, launched as the chunk's last
+ *            backward produces them (Megatron's overlap_grad_reduce); the distributed optimizer's
+ *            parameter all-gather of the previous step is issued at step start and the first
+ *            forward of each chunk waits for it (overlap_param_gather). Without dp_overlap, both
+ *            run after the backward / optimizer, blocking. Tied embeddings: the word-embedding
+ *            gradient is all-reduced between the first and last stage before the optimizer.
+ *   optimizer Adam on the local (DP-sharded) parameters, memory-bound: 30 bytes per parameter
+ *            (fp32 grad, master, m, v read; master, m, v written; bf16 weight written).
+ * Layer FLOPs: GEMMs 2MNK each; attention 4·b·s_q·s_kv·heads·d (QKᵀ and PV), halved for causal
+ * masking, backward 2.5× forward (flash attention recomputes the scores: 5 matmuls vs 2). Memory-
+ * bound kernels move the bytes of their inputs and outputs in bf16.
+ * Model FLOPs (MFU) follow PaLM (Chowdhery et al. 2022, app. B): 6·N_active + 12·L·h·s per token.
+ *
+ * Breakdown: on each rank, every interval in which the compute stream is idle is attributed to the
+ * dependency that ended it: a communication op (exposed time = min(idle, its duration), the rest
+ * is waiting on other ranks, i.e. bubble) or a PP receive (the transfer is exposed PP, the rest
+ * bubble). */
+#include "config.h"
+#include <math.h>
+#include <string.h>
+#include "sim/runner.h"
+#include "model/schedule.h"
+#include "sim/engine.h"
+#include "sim/flow.h"
+
+enum { ST_COMPUTE, ST_TP, ST_CP, ST_SEND_F, ST_SEND_B, ST_DP, ST_EP, N_STREAMS };
+typedef enum { K_COMPUTE, K_COLL, K_RING, K_SEND } OpKind;
+/* Communication groups. DPCP: dense gradients (Megatron's data-parallel group with CP); EDP:
+ * expert gradients; EMB: first and last pipeline stage (tied word embeddings). */
+typedef enum { G_TP, G_CP, G_DPCP, G_EP, G_EDP, G_EMB, G_COUNT } GroupKind;
+
+static const guint8 group_cat[G_COUNT] = { SIM_BD_TP, SIM_BD_CP, SIM_BD_DP, SIM_BD_EP, SIM_BD_DP, SIM_BD_DP };
+static const guint8 group_stream[G_COUNT] = { ST_TP, ST_CP, ST_DP, ST_EP, ST_DP, ST_DP };
+
+typedef struct {
+  guint8 kind, stream, cat, group, coll;
+  guint8 fwd;          /* K_SEND: 1 to the next virtual stage, 0 to the previous */
+  guint16 n_deps;
+  guint32 seq;         /* K_COLL/K_RING: ordinal among this program's ops of the same group */
+  guint16 mb;          /* K_SEND: micro-batch and virtual stage of the sending slot */
+  guint16 vs;
+  gint64 dur_ns;       /* K_COMPUTE */
+  double bytes;
+  double flops;
+  guint32 succ_off, n_succ;
+  gint32 recv_op;      /* K_SEND: op of the receiving stage's program that waits for it */
+} TOp;
+
+typedef struct {
+  TOp *ops;
+  int n_ops;
+  guint32 *succ;
+  guint32 *stream_ops[N_STREAMS];
+  int stream_n[N_STREAMS];
+  gint32 *entry;       /* [pass][mb][chunk] -> entry op */
+  int end_op;
+  double flops;        /* executed FLOPs of one rank of this stage */
+  gint64 forward_ns;   /* compute of the forward slots of one micro-batch (all chunks) */
+} Program;
+
+/* ---------------------------------------------------------------------------------------------- */
+/* Program builder */
+
+typedef struct {
+  GArray *ops;         /* TOp */
+  GArray *edges;       /* guint32 pairs (from, to) */
+  GArray *streams[N_STREAMS];
+  int last_compute;
+  int waits[16], n_waits;       /* the next compute (or send) depends on these */
+  int later[16], n_later;       /* ... and the compute after that on these */
+  guint32 seq[G_COUNT];
+} Builder;
+
+static void
+builder_init (Builder *b)
+{
+  memset (b, 0, sizeof *b);
+  b->ops = g_array_new (FALSE, TRUE, sizeof (TOp));
+  b->edges = g_array_new (FALSE, FALSE, sizeof (guint32));
+  for (int i = 0; i < N_STREAMS; i++)
+    b->streams[i] = g_array_new (FALSE, FALSE, sizeof (guint32));
+  b->last_compute = -1;
+}
+
+static void
+edge (Builder *b, int from, int to)
+{
+  guint32 e[2] = { (guint32) from, (guint32) to };
+  g_array_append_vals (b->edges, e, 2);
+}
+
+static int
+add_op (Builder *b, const TOp *op)
+{
+  int i = (int) b->ops->len;
+  g_array_append_vals (b->ops, op, 1);
+  guint32 u = (guint32) i;
+  g_array_append_val (b->streams[op->stream], u);
+  return i;
+}
+
+static void
+apply_waits (Builder *b, int op)
+{
+  for (int i = 0; i < b->n_waits; i++)
+    edge (b, b->waits[i], op);
+  b->n_waits = 0;
+}
+
+static int
+compute (Builder *b, gint64 dur_ns, double flops, guint8 cat)
+{
+  TOp op = { .kind = K_COMPUTE, .stream = ST_COMPUTE, .cat = cat, .dur_ns = dur_ns, .flops = flops };
+  int i = add_op (b, &op);
+  apply_waits (b, i);
+  memcpy (b->waits, b->later, sizeof (int) * b->n_later);
+  b->n_waits = b->n_later;
+  b->n_later = 0;
+  b->last_compute = i;
+  return i;
+}
+
+static void
+push_wait (int *list, int *n, int op)
+{
+  g_assert (*n < 16);
+  list[(*n)++] = op;
+}
+
+/* A collective on `group` depending on the last compute op. overlapped: it runs beside the next
+ * compute op and the one after that waits for it; otherwise the next compute op waits. */
+static int
+collective (Builder *b, GroupKind g, SimCollectiveOp coll, double bytes, gboolean overlapped)
+{
+  TOp op = { .kind = K_COLL, .stream = group_stream[g], .cat = group_cat[g], .group = g,
+             .coll = coll, .bytes = bytes, .seq = b->seq[g]++ };
+  int i = add_op (b, &op);
+  if (b->last_compute >= 0)
+    edge (b, b->last_compute, i);
+  if (overlapped)
+    push_wait (b->later, &b->n_later, i);
+  else
+    push_wait (b->waits, &b->n_waits, i);
+  return i;
+}
+
+static void
+program_from_builder (Program *p, Builder *b)
+{
+  p->n_ops = (int) b->ops->len;
+  p->ops = (TOp *) g_array_free (b->ops, FALSE);
+  guint n_edges = b->edges->len / 2;
+  guint32 *e = (guint32 *) b->edges->data;
+  for (guint i = 0; i < n_edges; i++)
+    {
+      p->ops[e[2 * i]].n_succ++;
+      g_assert (p->ops[e[2 * i + 1]].n_deps < G_MAXUINT16);
+      p->ops[e[2 * i + 1]].n_deps++;
+    }
+  guint32 off = 0;
+  for (int i = 0; i < p->n_ops; i++)
+    {
+      p->ops[i].succ_off = off;
+      off += p->ops[i].n_succ;
+      p->ops[i].n_succ = 0;
+    }
+  p->succ = g_new (guint32, MAX (off, 1));
+  for (guint i = 0; i < n_edges; i++)
+    {
+      TOp *from = &p->ops[e[2 * i]];
+      p->succ[from->succ_off + from->n_succ++] = e[2 * i + 1];
+    }
+  g_array_free (b->edges, TRUE);
+  for (int s = 0; s < N_STREAMS; s++)
+    {
+      p->stream_n[s] = (int) b->streams[s]->len;
+      p->stream_ops[s] = (guint32 *) g_array_free (b->streams[s], FALSE);
+    }
+}
+
+static void
+program_clear (Program *p)
+{
+  g_free (p->ops);
+  g_free (p->succ);
+  g_free (p->entry);
+  for (int s = 0; s < N_STREAMS; s++)
+    g_free (p->stream_ops[s]);
+}
+
+/* ---------------------------------------------------------------------------------------------- */
+/* Layer ops */
+
+typedef struct {
+  const ModelShape *shape;
+  const ModelPlan *plan;
+  const SimGpuSpec *gpu;
+  int t, cp;
+  gboolean sp;
+  gint64 T;            /* tokens of a micro-batch on this CP rank (before the SP split) */
+  gint64 Tsp;          /* tokens a rank holds between TP regions */
+  double act;          /* bytes per activation element (param dtype) */
+  double grad_bytes;   /* bytes per gradient element as reduced */
+  double param_bytes;  /* bytes per parameter element as gathered */
+  gint64 vocab_pad;
+} LayerCtx;
+
+static gint64
+gemm_ns (const LayerCtx *c, gint64 m, gint64 n, gint64 k, ModelDtype dtype, double *flops)
+{
+  SimGpuKernel kern = { SIM_KERNEL_GEMM, dtype, 2.0 * m * n * k,
+                        model_dtype_bytes (dtype) * (double) (m * k + k * n) + c->act * m * n, m, n, k };
+  *flops += kern.flops;
+  return sim_gpu_kernel_ns (c->gpu, &kern);
+}
+
+static void
+gemm (Builder *b, const LayerCtx *c, gint64 m, gint64 n, gint64 k, ModelDtype dtype)
+{
+  double f = 0;
+  gint64 ns = gemm_ns (c, m, n, k, dtype, &f);
+  compute (b, ns, f, SIM_BD_COMPUTE);
+}
+
+static void
+memop (Builder *b, const LayerCtx *c, double bytes)
+{
+  SimGpuKernel kern = { SIM_KERNEL_MEMORY, c->plan->param_dtype, 0, bytes, 0, 0, 0 };
+  compute (b, sim_gpu_kernel_ns (c->gpu, &kern), 0, SIM_BD_COMPUTE);
+}
+
+static gint64
+attention_ns (const LayerCtx *c, double flops, double bytes)
+{
+  SimGpuKernel kern = { SIM_KERNEL_ATTENTION, c->plan->param_dtype, flops, bytes, 0, 0, 0 };
+  return sim_gpu_kernel_ns (c->gpu, &kern);
+}
+
+/* TP collective around a GEMM: the all-gather before it (ag) or the reduce-scatter after it.
+ * Called before the GEMM when overlapped, after it otherwise (see collective()). */
+static void
+tp_comm (Builder *b, const LayerCtx *c, SimCollectiveOp op, double bytes)
+{
+  if (c->t <= 1)
+    return;
+  if (!c->sp)
+    {
+      /* Without SP: all-reduce in place of the reduce-scatter; nothing for the all-gather. */
+      if (op == SIM_COLLECTIVE_REDUCE_SCATTER)
+        collective (b, G_TP, SIM_COLLECTIVE_ALLREDUCE, bytes, c->plan->tp_comm_overlap);
+      return;
+    }
+  collective (b, G_TP, op, bytes, c->plan->tp_comm_overlap);
+}
+
+/* A GEMM fed (all-gather) or drained (reduce-scatter) by a TP collective of `bytes`. */
+static void
+tp_gemm (Builder *b, const LayerCtx *c, SimCollectiveOp op, double bytes, gboolean before,
+         gint64 m, gint64 n, gint64 k, ModelDtype dtype)
+{
+  gboolean ovl = c->plan->tp_comm_overlap;
+  if (before || ovl)
+    tp_comm (b, c, op, bytes);
+  gemm (b, c, m, n, k, dtype);
+  if (!before && !ovl)
+    tp_comm (b, c, op, bytes);
+}
+
+/* Ring attention over CP (or plain attention when cp == 1). */
+static void
+attention (Builder *b, const LayerCtx *c, gboolean backward, gboolean recompute)
+{
+  const ModelShape *s = c->shape;
+  int heads = s->heads / c->t, kvh = MAX (1, s->kv_heads / c->t);
+  gint64 d = s->head_dim, seq = s->seq_len, mb = c->plan->micro_batch;
+  /* This rank's queries against the whole (causal) sequence, split in cp ring steps. */
+  double fwd = 4.0 * mb * (double) (seq / c->cp) * (double) seq * heads * d * 0.5;
+  double qkvo = c->act * (double) c->T * (2.0 * heads + 2.0 * kvh) * d;
+  double flops = backward ? 2.5 * fwd + (recompute ? fwd : 0) : fwd;
+  double bytes = backward ? 2 * qkvo : qkvo;
+  double kv_step = c->act * (double) c->T * 2.0 * kvh * d * (backward ? 2 : 1);
+  int steps = c->cp;
+  for (int j = 0; j < steps; j++)
+    {
+      if (j + 1 < steps)
+        {
+          /* The KV block for step j+1 travels while step j computes. */
+          TOp op = { .kind = K_RING, .stream = ST_CP, .cat = SIM_BD_CP, .group = G_CP,
+                     .coll = SIM_COLLECTIVE_SENDRECV, .bytes = kv_step, .seq = b->seq[G_CP]++ };
+          int i = add_op (b, &op);
+          if (b->last_compute >= 0)
+            edge (b, b->last_compute, i);
+          push_wait (b->later, &b->n_later, i);
+        }
+      compute (b, attention_ns (c, flops / steps, bytes / steps), flops / steps, SIM_BD_COMPUTE);
+    }
+}
+
+static gint64
+layer_params (const LayerCtx *c)
+{
+  const ModelShape *s = c->shape;
+  gint64 h = s->hidden, d = s->head_dim;
+  gint64 attn = h * (s->heads + 2 * s->kv_heads) * d + (gint64) s->heads * d * h;
+  gint64 mlp = h * s->ffn_hidden * (s->activation == MODEL_ACT_SWIGLU ? 3 : 2);
+  return (attn + mlp) / c->t + 2 * h;
+}
+
+static void
+layer_forward (Builder *b, const LayerCtx *c)
+{
+  const ModelShape *s = c->shape;
+  gint64 h = s->hidden, d = s->head_dim, T = c->T, t = c->t;
+  gint64 f1 = (gint64) s->ffn_hidden * (s->activation == MODEL_ACT_SWIGLU ? 2 : 1) / t;
+  ModelDtype mm = c->plan->matmul_dtype;
+  double full = c->act * (double) T * h;   /* a whole [T, h] activation */
+  memop (b, c, 2 * c->act * (double) c->Tsp * h);                        /* LN1 */
+  tp_gemm (b, c, SIM_COLLECTIVE_ALLGATHER, full, TRUE, T, (s->heads + 2 * s->kv_heads) * d / t, h, mm);
+  attention (b, c, FALSE, FALSE);
+  tp_gemm (b, c, SIM_COLLECTIVE_REDUCE_SCATTER, full, FALSE, T, h, s->heads * d / t, mm);
+  memop (b, c, 5 * c->act * (double) c->Tsp * h);                        /* residual + LN2 */
+  tp_gemm (b, c, SIM_COLLECTIVE_ALLGATHER, full, TRUE, T, f1, h, mm);
+  memop (b, c, c->act * (double) T * (f1 + s->ffn_hidden / t));          /* GeLU / SwiGLU */
+  tp_gemm (b, c, SIM_COLLECTIVE_REDUCE_SCATTER, full, FALSE, T, h, s->ffn_hidden / t, mm);
+  memop (b, c, 3 * c->act * (double) c->Tsp * h);                        /* residual */
+}
+
+static void
+layer_backward (Builder *b, const LayerCtx *c)
+{
+  const ModelShape *s = c->shape;
+  gint64 h = s->hidden, d = s->head_dim, T = c->T, t = c->t;
+  gint64 f1 = (gint64) s->ffn_hidden * (s->activation == MODEL_ACT_SWIGLU ? 2 : 1) / t;
+  gint64 qkv = (s->heads + 2 * s->kv_heads) * d / t;
+  ModelDtype mm = c->plan->matmul_dtype;
+  double full = c->act * (double) T * h;
+  if (c->plan->recompute == MODEL_RECOMPUTE_FULL)
+    layer_forward (b, c);
+  memop (b, c, 3 * c->act * (double) c->Tsp * h);                        /* residual */
+  /* FC2 (row-parallel): all-gather the output gradient, dgrad, wgrad. */
+  tp_gemm (b, c, SIM_COLLECTIVE_ALLGATHER, full, TRUE, T, s->ffn_hidden / t, h, mm);
+  gemm (b, c, s->ffn_hidden / t, h, T, mm);
+  memop (b, c, 2 * c->act * (double) T * (f1 + s->ffn_hidden / t));      /* activation backward */
+  /* FC1 (column-parallel): all-gather the input again for wgrad, dgrad, reduce-scatter. */
+  tp_gemm (b, c, SIM_COLLECTIVE_ALLGATHER, full, TRUE, T, h, f1, mm);
+  tp_gemm (b, c, SIM_COLLECTIVE_REDUCE_SCATTER, full, FALSE, f1, h, T, mm);
+  memop (b, c, 6 * c->act * (double) c->Tsp * h);                        /* LN2 + residual bwd */
+  tp_gemm (b, c, SIM_COLLECTIVE_ALLGATHER, full, TRUE, T, s->heads * d / t, h, mm);
+  gemm (b, c, s->heads * d / t, h, T, mm);
+  attention (b, c, TRUE, c->plan->recompute == MODEL_RECOMPUTE_SELECTIVE);
+  tp_gemm (b, c, SIM_COLLECTIVE_ALLGATHER, full, TRUE, T, h, qkv, mm);
+  tp_gemm (b, c, SIM_COLLECTIVE_REDUCE_SCATTER, full, FALSE, qkv, h, T, mm);
+  memop (b, c, 4 * c->act * (double) c->Tsp * h);                        /* LN1 bwd */
+}
+
+/* ---------------------------------------------------------------------------------------------- */
+/* Programs */
+
+static int
+entry_index (const ModelPlan *plan, int m, ModelPass pass, int mb, int chunk)
+{
+  return ((int) pass * m + mb) * plan->vpp + chunk;
+}
+
+/* DP gradient bucket: launched when `pending` bytes reach the bucket size (or flushed). */
+static void
+dp_bucket (Builder *b, const LayerCtx *c, double *pending, gboolean flush, int dpcp, int *ops, int *n_ops)
+{
+  double cap = (double) c->plan->dp_bucket_mb * 1048576.0;
+  if (*pending <= 0 || dpcp <= 1 || (!flush && *pending < cap))
+    return;
+  SimCollectiveOp op = c->plan->zero >= 1 ? SIM_COLLECTIVE_REDUCE_SCATTER : SIM_COLLECTIVE_ALLREDUCE;
+  TOp t = { .kind = K_COLL, .stream = ST_DP, .cat = SIM_BD_DP, .group = G_DPCP, .coll = op,
+            .bytes = *pending, .seq = b->seq[G_DPCP]++ };
+  int i = add_op (b, &t);
+  if (b->last_compute >= 0)
+    edge (b, b->last_compute, i);
+  ops[(*n_ops)++] = i;
+  *pending = 0;
+}
+
+static void
+build_program (Program *p, const LayerCtx *c, int stage, int dpcp)
+{
+  const ModelPlan *plan = c->plan;
+  const ModelShape *s = c->shape;
+  int pp = plan->pp, v = plan->vpp, m = model_plan_microbatches (plan);
+  int V = pp * v, n_slots = model_schedule_n_slots (v, m);
+  g_autofree ModelScheduleSlot *slots = g_new (ModelScheduleSlot, n_slots);
+  model_schedule_fill (plan->schedule, pp, v, m, stage, slots);
+  Builder bb, *b = &bb;
+  builder_init (b);
+  p->entry = g_new (gint32, 2 * m * v);
+  gint64 h = s->hidden;
+  double lp = (double) layer_params (c);
+  double emb_params = (double) c->vocab_pad / c->t * h;
+  ModelDtype head_dtype = plan->param_dtype;   /* the output layer stays in bf16 under FP8 recipes */
+  /* Per chunk: parameter all-gather ops (issued at step start) and grad buckets. */
+  int max_buckets = 4096;
+  g_autofree int *ag_ops = g_new (int, max_buckets);
+  g_autofree int *ag_chunk = g_new (int, max_buckets);
+  int n_ag = 0;
+  g_autofree int *rs_ops = g_new (int, max_buckets);
+  int n_rs = 0;
+  gboolean distopt = plan->zero >= 1 && dpcp > 1;
+  gint64 fwd_ns = 0;
+
+  /* Parameter bytes per chunk, for the all-gather buckets. */
+  if (distopt && plan->dp_overlap)
+    for (int ch = 0; ch < v; ch++)
+      {
+        double bytes = lp * model_plan_chunk_layers (plan, s, stage, ch, NULL);
+        if (model_plan_chunk_has_embedding (plan, stage, ch))
+          bytes += emb_params;
+        if (model_plan_chunk_has_loss (plan, stage, ch) && (!s->tied_embeddings || pp > 1))
+          bytes += emb_params;
+        bytes *= c->param_bytes;
+        double cap = (double) plan->dp_bucket_mb * 1048576.0;
+        while (bytes > 0 && n_ag < max_buckets)
+          {
+            double chunk_bytes = MIN (bytes, cap);
+            TOp t = { .kind = K_COLL, .stream = ST_DP, .cat = SIM_BD_DP, .group = G_DPCP,
+                      .coll = SIM_COLLECTIVE_ALLGATHER, .bytes = chunk_bytes, .seq = b->seq[G_DPCP]++ };
+            ag_chunk[n_ag] = ch;
+            ag_ops[n_ag++] = add_op (b, &t);
+            bytes -= chunk_bytes;
+          }
+      }
+
+  for (int k = 0; k < n_slots; k++)
+    {
+      ModelScheduleSlot sl = slots[k];
+      int vs = sl.chunk * pp + stage;
+      int layers = model_plan_chunk_layers (plan, s, stage, sl.chunk, NULL);
+      gboolean first = vs == 0, last = vs == V - 1;
+      gboolean fwd = sl.pass == MODEL_PASS_FORWARD;
+      int entry = compute (b, 0, 0, SIM_BD_COMPUTE);
+      p->entry[entry_index (plan, m, sl.pass, sl.microbatch, sl.chunk)] = entry;
+      if (fwd && sl.microbatch == 0)
+        for (int i = 0; i < n_ag; i++)
+          if (ag_chunk[i] == sl.chunk)
+            edge (b, ag_ops[i], entry);
+      int op_start = (int) b->ops->len;
+      if (fwd)
+        {
+          if (first)
+            memop (b, c, 2 * c->act * (double) c->Tsp * h);      /* embedding lookup (+ positions) */
+          for (int l = 0; l < layers; l++)
+            layer_forward (b, c);
+          if (last)
+            {
+              /* Final norm, LM head (vocab-parallel), cross-entropy on fp32 logits. */
+              memop (b, c, 2 * c->act * (double) c->Tsp * h);
+              tp_gemm (b, c, SIM_COLLECTIVE_ALLGATHER, c->act * (double) c->T * h, TRUE,
+                       c->T, c->vocab_pad / c->t, h, head_dtype);
+              memop (b, c, 3 * 4.0 * (double) c->T * (double) (c->vocab_pad / c->t));
+            }
+          if (!last)
+            {
+              TOp t = { .kind = K_SEND, .stream = ST_SEND_F, .cat = SIM_BD_PP, .fwd = 1,
+                        .mb = (guint16) sl.microbatch, .vs = (guint16) vs,
+                        .bytes = c->act * (double) c->Tsp * h, .recv_op = -1 };
+              int i = add_op (b, &t);
+              edge (b, b->last_compute, i);
+              apply_waits (b, i);
+            }
+          if (sl.microbatch == 0)
+            for (int i = op_start; i < (int) b->ops->len; i++)
+              if (g_array_index (b->ops, TOp, i).kind == K_COMPUTE)
+                fwd_ns += g_array_index (b->ops, TOp, i).dur_ns;
+        }
+      else
+        {
+          /* The chunk's last backward produces its gradients: bucket them as layers finish. */
+          gboolean grads = sl.microbatch == m - 1;
+          double pending = 0, gb = c->grad_bytes;
+          if (last)
+            {
+              memop (b, c, 2 * 4.0 * (double) c->T * (double) (c->vocab_pad / c->t));
+              tp_gemm (b, c, SIM_COLLECTIVE_ALLGATHER, c->act * (double) c->T * h, TRUE,
+                       c->T, h, c->vocab_pad / c->t, head_dtype);
+              tp_gemm (b, c, SIM_COLLECTIVE_REDUCE_SCATTER, c->act * (double) c->T * h, FALSE,
+                       c->vocab_pad / c->t, h, c->T, head_dtype);
+              memop (b, c, 4 * c->act * (double) c->Tsp * h);
+              if (grads && (!s->tied_embeddings || pp > 1))
+                pending += emb_params * gb;
+            }
+          for (int l = 0; l < layers; l++)
+            {
+              layer_backward (b, c);
+              if (grads)
+                {
+                  pending += lp * gb;
+                  dp_bucket (b, c, &pending, FALSE, dpcp, rs_ops, &n_rs);
+                }
+            }
+          if (first)
+            {
+              memop (b, c, 3 * 4.0 * (double) c->Tsp * h);    /* embedding gradient scatter-add */
+              if (grads)
+                pending += emb_params * gb;
+            }
+          if (grads)
+            dp_bucket (b, c, &pending, TRUE, dpcp, rs_ops, &n_rs);
+          if (!first)
+            {
+              TOp t = { .kind = K_SEND, .stream = ST_SEND_B, .cat = SIM_BD_PP, .fwd = 0,
+                        .mb = (guint16) sl.microbatch, .vs = (guint16) vs,
+                        .bytes = c->act * (double) c->Tsp * h, .recv_op = -1 };
+              int i = add_op (b, &t);
+              edge (b, b->last_compute, i);
+              apply_waits (b, i);
+            }
+        }
+    }
+  p->forward_ns = fwd_ns;
+
+  /* Gradient sync done (and, without overlap, only now issued), then the optimizer. */
+  int last_bwd = b->last_compute;
+  if (!plan->dp_overlap)
+    for (int i = 0; i < n_rs; i++)
+      {
+        /* Re-point the bucket to start after the whole backward: drop its edge by making it
+         * depend on the last compute as well (stream order keeps them after each other). */
+        edge (b, last_bwd, rs_ops[i]);
+      }
+  for (int i = 0; i < n_rs; i++)
+    push_wait (b->waits, &b->n_waits, rs_ops[i]);
+  if (s->tied_embeddings && pp > 1
+      && (stage == 0 || stage == pp - 1))
+    {
+      /* The word-embedding gradient of the first and last stage (the tied copy) is all-reduced
+       * before the optimizer (Megatron's _allreduce_word_embedding_grads). */
+      int n_w = b->n_waits;
+      int saved[16];
+      memcpy (saved, b->waits, sizeof (int) * n_w);
+      b->n_waits = 0;
+      int ar = collective (b, G_EMB, SIM_COLLECTIVE_ALLREDUCE, emb_params * c->grad_bytes, FALSE);
+      (void) ar;
+      for (int i = 0; i < n_w; i++)
+        push_wait (b->waits, &b->n_waits, saved[i]);
+    }
+  /* Adam on the local shard. */
+  double local_params = lp * model_plan_rank_layers (plan, s, stage);
+  if (stage == 0)
+    local_params += emb_params;
+  if (stage == pp - 1 && (!s->tied_embeddings || pp > 1))
+    local_params += emb_params;
+  double shard = plan->zero >= 1 ? local_params / dpcp : local_params;
+  SimGpuKernel adam = { SIM_KERNEL_MEMORY, MODEL_DTYPE_FP32, 0, 30.0 * shard, 0, 0, 0 };
+  compute (b, sim_gpu_kernel_ns (c->gpu, &adam), 0, SIM_BD_OPTIMIZER);
+  if (distopt && !plan->dp_overlap)
+    {
+      double bytes = local_params * c->param_bytes, cap = (double) plan->dp_bucket_mb * 1048576.0;
+      while (bytes > 0)
+        {
+          collective (b, G_DPCP, SIM_COLLECTIVE_ALLGATHER, MIN (bytes, cap), FALSE);
+          bytes -= MIN (bytes, cap);
+        }
+    }
+  p->end_op = compute (b, 0, 0, SIM_BD_OPTIMIZER);
+  program_from_builder (p, b);
+  p->flops = 0;
+  for (int i = 0; i < p->n_ops; i++)
+    p->flops += p->ops[i].flops;
+}
+
+/* ---------------------------------------------------------------------------------------------- */
+/* Execution */
+
+typedef struct {
+  int rank, stage;
+  SimGpu *gpu;
+  guint16 *deps;
+  gint64 last_compute_end, end_ns;
+  guint8 cause_cat;
+  gint64 cause_dur;
+  gint64 bd[SIM_BD_COUNT];
+  gboolean ended;
+} RankState;
+
+typedef struct {
+  int size, n_groups;
+  int *group_of;       /* [gpus], -1: not in any group of this kind */
+  int *members;        /* [n_groups * size] */
+  int *sib_off, *sib;  /* per stage: groups whose first member is in that stage */
+} GroupTable;
+
+typedef struct Pending Pending;
+struct Pending {
+  guint64 key;
+  Pending *next_free;
+  int kind, group, op, stream;
+  int arrived, expected, outstanding;
+  gint64 launch_ns;
+  RankState *sender;   /* K_SEND */
+  int recv_stage;
+  gint32 recv_op;
+};
+
+typedef struct {
+  const ModelPlan *plan;
+  const SimTopology *topo;
+  SimEngine *engine;
+  SimCollective *coll;
+  Program *progs;
+  RankState *states;
+  int n_states;
+  RankState **state_of;
+  GroupTable groups[G_COUNT];
+  int per_stage;       /* ranks per pipeline stage */
+  int *stage_ranks;    /* [pp * per_stage] */
+  gboolean full;
+  double slowdown;
+  GHashTable *pending;
+  Pending *free_list;
+  GPtrArray *allocated;
+  gint64 completing_dur;
+  GError *error;
+  guint64 ops_executed;
+} Runner;
+
+static Pending *
+pending_new (Runner *r)
+{
+  Pending *p = r->free_list;
+  if (p != NULL)
+    r->free_list = p->next_free;
+  else
+    {
+      p = g_new (Pending, 1);
+      g_ptr_array_add (r->allocated, p);
+    }
+  memset (p, 0, sizeof *p);
+  return p;
+}
+
+static void
+pending_release (Runner *r, Pending *p)
+{
+  p->next_free = r->free_list;
+  r->free_list = p;
+}
+
+static void
+fail (Runner *r, GError *error)
+{
+  if (r->error == NULL)
+    r->error = error;
+  else
+    g_error_free (error);
+  sim_engine_stop (r->engine);
+}
+
+static void complete (Runner *r, Pending *p);
+
+static void
+flow_done (gpointer user, guint64 arg)
+{
+  Pending *p = user;
+  Runner *r = (Runner *) (gsize) arg;
+  if (--p->outstanding == 0)
+    complete (r, p);
+}
+
+static void
+zero_done (SimEngine *engine, gpointer data, guint64 arg)
+{
+  complete ((Runner *) data, (Pending *) (gsize) arg);
+}
+
+static void
+start_coll (Runner *r, Pending *p, SimCollectiveOp op, const int *gpus, int n, double bytes)
+{
+  GError *error = NULL;
+  p->outstanding++;
+  if (!sim_collective_start (r->coll, op, SIM_COLLECTIVE_ALGO_AUTO, gpus, n, bytes, flow_done, p,
+                             (guint64) (gsize) r, NULL, &error))
+    {
+      p->outstanding--;
+      fail (r, error);
+    }
+}
+
+/* Launches the collective (or CP ring step) `op` for group g, and in representative mode for every
+ * sibling group of the same stage. */
+static void
+launch_group_op (Runner *r, Pending *p, const TOp *op)
+{
+  GroupTable *gt = &r->groups[p->kind];
+  int first = gt->members[(gsize) p->group * gt->size];
+  int n_launch = 1;
+  const int *launch = &p->group;
+  if (!r->full)
+    {
+      /* siblings: the groups whose first member sits in the same stage as this one's */
+      int coords[MODEL_DIM_COUNT];
+      model_plan_rank_coords (r->plan, first, coords);
+      int st = coords[MODEL_DIM_PP];
+      launch = gt->sib + gt->sib_off[st];
+      n_launch = gt->sib_off[st + 1] - gt->sib_off[st];
+    }
+  p->launch_ns = sim_engine_now (r->engine);
+  for (int i = 0; i < n_launch; i++)
+    {
+      const int *m = gt->members + (gsize) launch[i] * gt->size;
+      if (op->kind == K_RING)
+        for (int j = 0; j < gt->size; j++)
+          {
+            int pair[2] = { m[j], m[(j + 1) % gt->size] };
+            start_coll (r, p, SIM_COLLECTIVE_SENDRECV, pair, 2, op->bytes);
+          }
+      else
+        start_coll (r, p, (SimCollectiveOp) op->coll, m, gt->size, op->bytes);
+    }
+  if (p->outstanding == 0)
+    sim_engine_after (r->engine, 0, zero_done, r, (guint64) (gsize) p);
+}
+
+static int
+pp_peer (Runner *r, int rank, int stage)
+{
+  int coords[MODEL_DIM_COUNT];
+  model_plan_rank_coords (r->plan, rank, coords);
+  coords[MODEL_DIM_PP] = stage;
+  return model_plan_rank_of (r->plan, coords);
+}
+
+static void
+launch_send (Runner *r, RankState *st, const TOp *op)
+{
+  const ModelPlan *plan = r->plan;
+  int to_vs = op->fwd ? op->vs + 1 : op->vs - 1;
+  Pending *p = pending_new (r);
+  p->kind = -1;
+  p->stream = op->stream;
+  p->sender = st;
+  p->recv_stage = to_vs % plan->pp;
+  p->recv_op = op->recv_op;
+  p->launch_ns = sim_engine_now (r->engine);
+  if (r->full)
+    {
+      int pair[2] = { st->rank, pp_peer (r, st->rank, p->recv_stage) };
+      start_coll (r, p, SIM_COLLECTIVE_SENDRECV, pair, 2, op->bytes);
+    }
+  else
+    for (int i = 0; i < r->per_stage; i++)
+      {
+        int from = r->stage_ranks[(gsize) st->stage * r->per_stage + i];
+        int pair[2] = { from, r->stage_ranks[(gsize) p->recv_stage * r->per_stage + i] };
+        start_coll (r, p, SIM_COLLECTIVE_SENDRECV, pair, 2, op->bytes);
+      }
+  if (p->outstanding == 0)
+    sim_engine_after (r->engine, 0, zero_done, r, (guint64) (gsize) p);
+}
+
+static void
+rendezvous (Runner *r, RankState *st, guint32 op_index, const TOp *op)
+{
+  GroupTable *gt = &r->groups[op->group];
+  int g = gt->group_of[st->rank];
+  g_assert (g >= 0);
+  g_assert (op->seq < (1u << 24));
+  guint64 key = ((guint64) op->group << 56) | ((guint64) g << 24) | op->seq;
+  Pending *p = g_hash_table_lookup (r->pending, &key);
+  if (p == NULL)
+    {
+      p = pending_new (r);
+      p->key = key;
+      p->kind = op->group;
+      p->group = g;
+      p->op = (int) op_index;
+      p->stream = op->stream;
+      const int *m = gt->members + (gsize) g * gt->size;
+      for (int i = 0; i < gt->size; i++)
+        p->expected += r->state_of[m[i]] != NULL;
+      g_hash_table_insert (r->pending, &p->key, p);
+    }
+  if (++p->arrived == p->expected)
+    {
+      g_hash_table_remove (r->pending, &p->key);
+      launch_group_op (r, p, op);
+    }
+}
+
+static void
+complete (Runner *r, Pending *p)
+{
+  gint64 now = sim_engine_now (r->engine);
+  r->completing_dur = now - p->launch_ns;
+  if (p->kind < 0)
+    {
+      /* A PP send: the sender's stream moves on; the receiver's slot may start. */
+      RankState *rs = NULL;
+      if (r->full)
+        rs = r->state_of[pp_peer (r, p->sender->rank, p->recv_stage)];
+      else
+        rs = r->state_of[r->stage_ranks[(gsize) p->recv_stage * r->per_stage]];
+      RankState *sender = p->sender;
+      int stream = p->stream;
+      gint32 recv_op = p->recv_op;
+      gint64 dur = r->completing_dur;
+      pending_release (r, p);
+      if (rs != NULL && recv_op >= 0)
+        {
+          const Program *prog = &r->progs[rs->stage];
+          if (--rs->deps[recv_op] == 0)
+            {
+              rs->cause_cat = SIM_BD_PP;
+              rs->cause_dur = dur;
+              sim_gpu_poke (rs->gpu, prog->ops[recv_op].stream);
+            }
+        }
+      r->completing_dur = dur;
+      sim_gpu_finish (sender->gpu, stream);
+      return;
+    }
+  GroupTable *gt = &r->groups[p->kind];
+  const int *m = gt->members + (gsize) p->group * gt->size;
+  int stream = p->stream;
+  gint64 dur = r->completing_dur;
+  int size = gt->size;
+  pending_release (r, p);
+  for (int i = 0; i < size; i++)
+    if (r->state_of[m[i]] != NULL)
+      {
+        r->completing_dur = dur;
+        sim_gpu_finish (r->state_of[m[i]]->gpu, stream);
+      }
+}
+
+static gboolean
+hook_ready (gpointer user, int gpu, guint32 op)
+{
+  Runner *r = user;
+  return r->state_of[gpu]->deps[op] == 0;
+}
+
+static gint64
+hook_start (gpointer user, int gpu, guint32 op_index, gboolean overlapped)
+{
+  Runner *r = user;
+  RankState *st = r->state_of[gpu];
+  const TOp *op = &r->progs[st->stage].ops[op_index];
+  gint64 now = sim_engine_now (r->engine);
+  switch ((OpKind) op->kind)
+    {
+    case K_COMPUTE:
+      {
+        gint64 gap = now - st->last_compute_end;
+        if (gap > 0)
+          {
+            gint64 exposed = 0;
+            if (st->cause_cat != SIM_BD_COMPUTE)
+              {
+                exposed = MIN (gap, st->cause_dur);
+                st->bd[st->cause_cat] += exposed;
+              }
+            st->bd[SIM_BD_BUBBLE] += gap - exposed;
+          }
+        st->cause_cat = SIM_BD_COMPUTE;
+        st->cause_dur = 0;
+        gint64 extra = overlapped && op->dur_ns > 0 ? (gint64) llround (op->dur_ns * r->slowdown) : 0;
+        st->bd[op->cat] += op->dur_ns;
+        st->bd[SIM_BD_SLOWDOWN] += extra;
+        st->last_compute_end = now + op->dur_ns + extra; /* provisional: the op's end */
+        return op->dur_ns + extra;
+      }
+    case K_COLL:
+    case K_RING:
+      rendezvous (r, st, op_index, op);
+      return -1;
+    case K_SEND:
+      launch_send (r, st, op);
+      return -1;
+    }
+  return 0;
+}
+
+static void
+hook_done (gpointer user, int gpu, guint32 op_index, gint64 start_ns)
+{
+  Runner *r = user;
+  RankState *st = r->state_of[gpu];
+  const Program *prog = &r->progs[st->stage];
+  const TOp *op = &prog->ops[op_index];
+  gboolean async = op->kind != K_COMPUTE;
+  r->ops_executed++;
+  for (guint32 i = 0; i < op->n_succ; i++)
+    {
+      guint32 s = prog->succ[op->succ_off + i];
+      if (--st->deps[s] == 0)
+        {
+          if (async)
+            {
+              st->cause_cat = op->cat;
+              st->cause_dur = r->completing_dur;
+            }
+          sim_gpu_poke (st->gpu, prog->ops[s].stream);
+        }
+    }
+  if ((int) op_index == prog->end_op)
+    {
+      st->end_ns = sim_engine_now (r->engine);
+      st->ended = TRUE;
+    }
+}
+
+/* ---------------------------------------------------------------------------------------------- */
+/* Groups and symmetry */
+
+static void
+group_table_build (GroupTable *gt, const ModelPlan *plan, GroupKind kind)
+{
+  int n = plan->gpus;
+  guint mask = 0;
+  gboolean expert = FALSE;
+  switch (kind)
+    {
+    case G_TP: mask = 1u << MODEL_DIM_TP; break;
+    case G_CP: mask = 1u << MODEL_DIM_CP; break;
+    case G_DPCP: mask = (1u << MODEL_DIM_DP) | (1u << MODEL_DIM_CP); break;
+    case G_EP: mask = 1u << MODEL_DIM_EP; expert = TRUE; break;
+    case G_EDP: mask = 1u << MODEL_DIM_DP; expert = TRUE; break;
+    case G_EMB: mask = 1u << MODEL_DIM_PP; break;
+    case G_COUNT: break;
+    }
+  g_autofree int *buf = g_new (int, n);
+  int size = model_plan_group_ranks (plan, 0, mask, expert, buf);
+  if (kind == G_EMB)
+    size = plan->pp > 1 ? 2 : 1;
+  gt->size = size;
+  gt->group_of = g_new (int, n);
+  for (int i = 0; i < n; i++)
+    gt->group_of[i] = -1;
+  GArray *members = g_array_new (FALSE, FALSE, sizeof (int));
+  int n_groups = 0;
+  for (int rank = 0; rank < n; rank++)
+    {
+      if (gt->group_of[rank] >= 0)
+        continue;
+      int k = model_plan_group_ranks (plan, rank, mask, expert, buf);
+      if (kind == G_EMB)
+        {
+          /* Only the first and last stage: buf is ordered by the PP coordinate. */
+          buf[1] = buf[k - 1];
+          k = size;
+          int coords[MODEL_DIM_COUNT];
+          model_plan_rank_coords (plan, rank, coords);
+          if (coords[MODEL_DIM_PP] != 0)
+            continue;
+        }
+      g_assert (k == size);
+      for (int i = 0; i < k; i++)
+        gt->group_of[buf[i]] = n_groups;
+      g_array_append_vals (members, buf, k);
+      n_groups++;
+    }
+  gt->n_groups = n_groups;
+  gt->members = (int *) g_array_free (members, FALSE);
+  gt->sib_off = g_new0 (int, plan->pp + 1);
+  gt->sib = g_new (int, MAX (n_groups, 1));
+  int *stage_of_group = g_new (int, MAX (n_groups, 1));
+  for (int g = 0; g < n_groups; g++)
+    {
+      int coords[MODEL_DIM_COUNT];
+      model_plan_rank_coords (plan, gt->members[(gsize) g * size], coords);
+      stage_of_group[g] = coords[MODEL_DIM_PP];
+      gt->sib_off[coords[MODEL_DIM_PP] + 1]++;
+    }
+  for (int s = 0; s < plan->pp; s++)
+    gt->sib_off[s + 1] += gt->sib_off[s];
+  g_autofree int *fill = g_new0 (int, plan->pp);
+  for (int g = 0; g < n_groups; g++)
+    gt->sib[gt->sib_off[stage_of_group[g]] + fill[stage_of_group[g]]++] = g;
+  g_free (stage_of_group);
+}
+
+static void
+group_table_clear (GroupTable *gt)
+{
+  g_free (gt->group_of);
+  g_free (gt->members);
+  g_free (gt->sib_off);
+  g_free (gt->sib);
+}
+
+/* All groups of a kind have the same shape on the topology (members, per domain, domains), and PP
+ * neighbours are in the same domain for all ranks of a stage or for none. */
+static gboolean
+placement_symmetric (Runner *r)
+{
+  for (int k = 0; k < G_COUNT; k++)
+    {
+      GroupTable *gt = &r->groups[k];
+      if (gt->size <= 1)
+        continue;
+      SimCollectiveShape first = { 0 };
+      for (int g = 0; g < gt->n_groups; g++)
+        {
+          SimCollectiveShape sh;
+          if (!sim_collective_shape (r->topo, gt->members + (gsize) g * gt->size, gt->size, &sh, NULL))
+            return FALSE;
+          if (g == 0)
+            first = sh;
+          else if (sh.ranks_per_domain != first.ranks_per_domain || sh.domains != first.domains
+                   || sh.uniform != first.uniform)
+            return FALSE;
+        }
+    }
+  for (int s = 0; s + 1 < r->plan->pp; s++)
+    {
+      int same0 = -1;
+      for (int i = 0; i < r->per_stage; i++)
+        {
+          int a = r->stage_ranks[(gsize) s * r->per_stage + i];
+          int b = r->stage_ranks[(gsize) (s + 1) * r->per_stage + i];
+          int same = sim_topology_domain_of (r->topo, a) == sim_topology_domain_of (r->topo, b);
+          if (same0 < 0)
+            same0 = same;
+          else if (same != same0)
+            return FALSE;
+        }
+    }
+  return TRUE;
+}
+
+/* ---------------------------------------------------------------------------------------------- */
+
+const char *
+sim_breakdown_name (SimBreakdown b)
+{
+  static const char *names[SIM_BD_COUNT] = { "compute", "tp", "cp", "pp", "dp", "ep", "bubble",
+                                             "optimizer", "overlap_slowdown" };
+  return b < SIM_BD_COUNT ? names[b] : "?";
+}
+
+static double
+model_flops_per_token (const ModelShape *s, gint64 vocab_pad)
+{
+  gint64 h = s->hidden, d = s->head_dim;
+  double attn = (double) h * (s->heads + 2 * s->kv_heads) * d + (double) s->heads * d * h;
+  double mlp = (double) h * s->ffn_hidden * (s->activation == MODEL_ACT_SWIGLU ? 3 : 2);
+  double n = s->layers * (attn + mlp) + (double) vocab_pad * h;
+  return 6.0 * n + 12.0 * s->layers * (double) h * s->seq_len;
+}
+
+gboolean
+sim_runner_run (const ModelShape *shape, const ModelPlan *plan, const SimGpuSpec *gpu,
+                const SimClusterSpec *cluster, const SimFabricSpec *fabric,
+                const SimCollectiveProfile *coll_profile, const SimRunnerOptions *options,
+                SimRunnerResult *out, GError **error)
+{
+  g_return_val_if_fail (shape && plan && gpu && cluster && fabric && coll_profile && out, FALSE);
+  SimRunnerOptions opts = { 0 };
+  if (options)
+    opts = *options;
+  memset (out, 0, sizeof *out);
+  if (!model_plan_validate (plan, shape, error))
+    return FALSE;
+  int m = model_plan_microbatches (plan);
+  if (!model_schedule_check (plan->schedule, plan->pp, plan->vpp, m, error))
+    return FALSE;
+  if (cluster->gpus != plan->gpus)
+    {
+      g_set_error (error, MODEL_ERROR, MODEL_ERROR_INVALID_PLAN,
+                   "the plan uses %d GPUs but the cluster has %d; set [cluster] gpus or the "
+                   "parallel degrees so that they agree", plan->gpus, cluster->gpus);
+      return FALSE;
+    }
+  g_autoptr (SimTopology) topo = sim_topology_new (cluster, fabric, error);
+  if (topo == NULL)
+    return FALSE;
+
+  LayerCtx c = { shape, plan, gpu, plan->tp, plan->cp, plan->sp && plan->tp > 1 };
+  c.T = (gint64) plan->micro_batch * shape->seq_len / plan->cp;
+  c.Tsp = c.sp ? c.T / plan->tp : c.T;
+  c.act = model_dtype_bytes (plan->param_dtype);
+  c.grad_bytes = model_dtype_bytes (plan->grad_dtype);
+  c.param_bytes = model_dtype_bytes (plan->param_dtype);
+  c.vocab_pad = model_shape_padded_vocab (shape, plan->tp);
+  int dpcp = plan->dp * plan->cp;
+
+  Runner r = { 0 };
+  r.plan = plan;
+  r.topo = topo;
+  r.slowdown = gpu->overlap_slowdown;
+  r.progs = g_new0 (Program, plan->pp);
+  for (int s = 0; s < plan->pp; s++)
+    build_program (&r.progs[s], &c, s, dpcp);
+  /* Resolve PP sends to the entry op of the receiving slot, which gains one dependency. */
+  for (int s = 0; s < plan->pp; s++)
+    for (int i = 0; i < r.progs[s].n_ops; i++)
+      {
+        TOp *op = &r.progs[s].ops[i];
+        if (op->kind != K_SEND)
+          continue;
+        int to = op->fwd ? op->vs + 1 : op->vs - 1;
+        Program *rp = &r.progs[to % plan->pp];
+        op->recv_op = rp->entry[entry_index (plan, m, op->fwd ? MODEL_PASS_FORWARD : MODEL_PASS_BACKWARD,
+                                             op->mb, to / plan->pp)];
+        rp->ops[op->recv_op].n_deps++;
+      }
+
+  r.per_stage = plan->gpus / plan->pp;
+  r.stage_ranks = g_new (int, plan->gpus);
+  {
+    g_autofree int *fill = g_new0 (int, plan->pp);
+    for (int rank = 0; rank < plan->gpus; rank++)
+      {
+        int coords[MODEL_DIM_COUNT];
+        model_plan_rank_coords (plan, rank, coords);
+        int s = coords[MODEL_DIM_PP];
+        r.stage_ranks[(gsize) s * r.per_stage + fill[s]++] = rank;
+      }
+  }
+  for (int k = 0; k < G_COUNT; k++)
+    group_table_build (&r.groups[k], plan, (GroupKind) k);
+  r.full = opts.full;
+  if (!r.full && !opts.force_symmetric && !placement_symmetric (&r))
+    r.full = TRUE;
+  out->symmetric = !r.full;
+
+  r.engine = sim_engine_new ();
+  g_autofree double *caps = g_new (double, sim_topology_n_links (topo));
+  sim_collective_link_capacities (topo, coll_profile, caps);
+  SimFlowNet *net = sim_flow_net_new (r.engine, caps, sim_topology_n_links (topo));
+  r.coll = sim_collective_new (r.engine, net, topo, coll_profile);
+  r.pending = g_hash_table_new (g_int64_hash, g_int64_equal);
+  r.allocated = g_ptr_array_new_with_free_func (g_free);
+  r.state_of = g_new0 (RankState *, plan->gpus);
+  r.n_states = r.full ? plan->gpus : plan->pp;
+  r.states = g_new0 (RankState, r.n_states);
+  static const SimGpuHooks hooks = { hook_ready, hook_start, hook_done };
+  for (int i = 0; i < r.n_states; i++)
+    {
+      RankState *st = &r.states[i];
+      st->rank = r.full ? i : r.stage_ranks[(gsize) i * r.per_stage];
+      int coords[MODEL_DIM_COUNT];
+      model_plan_rank_coords (plan, st->rank, coords);
+      st->stage = coords[MODEL_DIM_PP];
+      const Program *prog = &r.progs[st->stage];
+      st->deps = g_new (guint16, prog->n_ops);
+      for (int k = 0; k < prog->n_ops; k++)
+        st->deps[k] = prog->ops[k].n_deps;
+      st->gpu = sim_gpu_new (r.engine, st->rank, N_STREAMS, &hooks, &r);
+      for (int s = 0; s < N_STREAMS; s++)
+        sim_gpu_set_stream (st->gpu, s, prog->stream_ops[s], prog->stream_n[s]);
+      r.state_of[st->rank] = st;
+    }
+  for (int i = 0; i < r.n_states; i++)
+    for (int s = 0; s < N_STREAMS; s++)
+      sim_gpu_poke (r.states[i].gpu, s);
+  out->events = sim_engine_run (r.engine, -1);
+
+  gboolean ok = r.error == NULL;
+  if (!ok)
+    g_propagate_prefixed_error (error, r.error, "simulating the step: ");
+  RankState *crit = NULL;
+  for (int i = 0; ok && i < r.n_states; i++)
+    {
+      RankState *st = &r.states[i];
+      if (!st->ended)
+        {
+          g_set_error (error, MODEL_ERROR, MODEL_ERROR_INVALID_PLAN,
+                       "simulating the step: rank %d (stage %d) stalled with ops pending; "
+                       "this is a bug in the task graph, please report the scenario", st->rank, st->stage);
+          ok = FALSE;
+          break;
+        }
+      if (crit == NULL || st->end_ns > crit->end_ns)
+        crit = st;
+    }
+  if (ok)
+    {
+      out->step_ns = crit->end_ns;
+      out->critical_rank = crit->rank;
+      out->critical_stage = crit->stage;
+      for (int b = 0; b < SIM_BD_COUNT; b++)
+        out->breakdown_s[b] = crit->bd[b] / 1e9;
+      static const int stream_cat[N_STREAMS] = { -1, SIM_BD_TP, SIM_BD_CP, SIM_BD_PP, SIM_BD_PP,
+                                                 SIM_BD_DP, SIM_BD_EP };
+      for (int s = 1; s < N_STREAMS; s++)
+        out->comm_busy_s[stream_cat[s]] += sim_gpu_busy_ns (crit->gpu, s) / 1e9;
+      out->ranks_simulated = r.n_states;
+      out->ops_executed = r.ops_executed;
+      gint64 fwd = 0;
+      double hw = 0;
+      for (int s = 0; s < plan->pp; s++)
+        {
+          fwd = MAX (fwd, r.progs[s].forward_ns);
+          hw += r.progs[s].flops * r.per_stage;
+        }
+      out->stage_forward_s = fwd / 1e9;
+      double step_s = out->step_ns / 1e9;
+      out->tokens_per_step = (double) plan->global_batch * shape->seq_len;
+      out->tokens_per_s = out->tokens_per_step / step_s;
+      out->model_flops_per_step = model_flops_per_token (shape, c.vocab_pad) * out->tokens_per_step;
+      out->hardware_flops_per_step = hw;
+      out->model_tflops_per_gpu = out->model_flops_per_step / step_s / plan->gpus / 1e12;
+      double peak = gpu->peak_flops[plan->matmul_dtype] > 0 ? gpu->peak_flops[plan->matmul_dtype]
+                                                           : gpu->peak_flops[MODEL_DTYPE_BF16];
+      out->mfu = out->model_flops_per_step / step_s / plan->gpus / peak;
+      out->hfu = hw / step_s / plan->gpus / peak;
+    }
+
+  for (int i = 0; i < r.n_states; i++)
+    {
+      sim_gpu_free (r.states[i].gpu);
+      g_free (r.states[i].deps);
+    }
+  g_free (r.states);
+  g_free (r.state_of);
+  g_hash_table_destroy (r.pending);
+  g_ptr_array_free (r.allocated, TRUE);
+  sim_collective_free (r.coll);
+  sim_flow_net_free (net);
+  sim_engine_free (r.engine);
+  for (int k = 0; k < G_COUNT; k++)
+    group_table_clear (&r.groups[k]);
+  g_free (r.stage_ranks);
+  for (int s = 0; s < plan->pp; s++)
+    program_clear (&r.progs[s]);
+  g_free (r.progs);
+  return ok;
+}

@@ -1,0 +1,73 @@
+/* The training-step simulation: a plan's per-rank task graphs executed on the simulated cluster.
+ *
+ * Each pipeline stage gets one program (the same for every rank of that stage): per schedule slot
+ * (model/schedule.h) the layer ops of its model chunk, with TP/CP/EP communication inside layers,
+ * PP sends between virtual stages, DP gradient reduce-scatter buckets launched as the last
+ * backward of a chunk produces them, the parameter all-gather of the distributed optimizer, and the
+ * optimizer step. Ranks run their program on their GPU's streams (sim/gpu.h); collectives run as
+ * flows on the fabric (sim/collective.h). The bubble and the exposed communication are measured on
+ * the execution, never computed from a formula.
+ *
+ * Symmetry: by default one rank per pipeline stage is simulated (the stage's equivalence class when
+ * every group of a dimension has the same shape on the topology); when it launches a collective,
+ * the same collective of every sibling group of its stage is launched with it, so the fabric
+ * carries every flow, and it completes when all of them have. `full` simulates every rank, with
+ * collectives starting when all members arrive. A placement whose groups differ in shape falls
+ * back to full simulation (result.symmetric says which ran). */
+#pragma once
+#include <glib.h>
+#include "model/shape.h"
+#include "model/plan.h"
+#include "sim/gpu.h"
+#include "sim/topology.h"
+#include "sim/collective.h"
+
+typedef enum {
+  SIM_BD_COMPUTE,      /* compute kernels of forward/backward (base durations) */
+  SIM_BD_TP,           /* exposed communication per dimension: compute stream idle on it */
+  SIM_BD_CP,
+  SIM_BD_PP,
+  SIM_BD_DP,
+  SIM_BD_EP,
+  SIM_BD_BUBBLE,       /* compute stream idle waiting on other stages (pipeline fill/drain) */
+  SIM_BD_OPTIMIZER,
+  SIM_BD_SLOWDOWN,     /* compute stretched while communication shares the SMs */
+  SIM_BD_COUNT
+} SimBreakdown;
+
+const char *sim_breakdown_name (SimBreakdown b);
+
+typedef struct {
+  gboolean full;              /* simulate every rank */
+  gboolean force_symmetric;   /* representatives even if the placement check fails (benchmarks) */
+} SimRunnerOptions;
+
+typedef struct {
+  gint64 step_ns;             /* the slowest rank's optimizer step end */
+  double breakdown_s[SIM_BD_COUNT]; /* of the critical rank; sums to the step time */
+  double comm_busy_s[SIM_BD_COUNT]; /* time a communication stream of the critical rank was busy,
+                                     * per dimension (overlapped or not) */
+  int critical_rank;          /* global rank that finished last */
+  int critical_stage;
+  gboolean symmetric;         /* representatives were used */
+  int ranks_simulated;
+  guint64 events;
+  guint64 ops_executed;
+  /* Per micro-batch forward compute time of one stage (all its chunks): for eval estimates. */
+  double stage_forward_s;
+  /* Throughput figures. */
+  double tokens_per_step;
+  double tokens_per_s;
+  double model_flops_per_step;  /* 6·N_active·tokens + 12·L·h·s·tokens (PaLM appendix B) */
+  double hardware_flops_per_step; /* all executed GEMM/attention FLOPs incl. recompute */
+  double model_tflops_per_gpu;
+  double mfu;                 /* model FLOP/s per GPU / peak at the matmul dtype */
+  double hfu;
+} SimRunnerResult;
+
+/* Simulates one training step. Errors: invalid plan/schedule, or a collective the topology cannot
+ * carry. */
+gboolean sim_runner_run (const ModelShape *shape, const ModelPlan *plan, const SimGpuSpec *gpu,
+                         const SimClusterSpec *cluster, const SimFabricSpec *fabric,
+                         const SimCollectiveProfile *coll, const SimRunnerOptions *options,
+                         SimRunnerResult *out, GError **error);
