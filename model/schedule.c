@@ -138,6 +138,3 @@ model_schedule_name (ModelSchedule kind)
     default: return "?";
     }
 }
-
-/* TEMPORARY: model/plan.c (model branch) owns this; removed when that branch is merged. */
-G_DEFINE_QUARK (model-error-quark, model_error)
