@@ -27,7 +27,22 @@ typedef struct {
   gboolean dp_overlap;       /* DP grad reduce-scatter / param all-gather overlapped */
   int dp_bucket_mb;          /* DP bucket size in MiB (Megatron default 40) */
   ModelDim order[MODEL_DIM_COUNT]; /* innermost first */
+  /* Added by the model module (zero keeps the documented default): */
+  int etp;                   /* expert tensor parallel size (0: = tp, Megatron-Core's default) */
+  gboolean pp_embed_loss_layers; /* count embedding and loss as one pipeline layer each, so the
+                                  * first and last virtual stage hold one transformer layer fewer
+                                  * (MLPerf Llama 3.1 405B: 126 + 2 = 128 over pp8 vpp8) */
+  ModelDtype grad_dtype;     /* gradient accumulation buffer (0 = fp32: Megatron's main grads) */
+  gboolean unfused_attention; /* materialise the s x s scores (Megatron core attention, as in
+                                  * Korthikanti et al. 2022) instead of a fused flash kernel */
+  gboolean dropout;          /* attention/hidden dropout on (stores masks; GPT-3 era) */
 } ModelPlan;
+
+/* A valid 1-GPU plan: every degree 1, 1F1B, no recompute, bf16, zero 0, micro/global batch 1,
+ * bucket 40 MiB, default order. The scenario loader starts from it. */
+void model_plan_init (ModelPlan *plan);
+
+const char *model_dim_name (ModelDim d);
 
 /* Micro-batches per pipeline per step: global_batch / (dp * micro_batch). */
 int model_plan_microbatches (const ModelPlan *plan);
@@ -39,3 +54,43 @@ gboolean model_plan_validate (const ModelPlan *plan, const ModelShape *shape, GE
 #define MODEL_ERROR (model_error_quark ())
 GQuark model_error_quark (void);
 typedef enum { MODEL_ERROR_INVALID_SHAPE, MODEL_ERROR_INVALID_PLAN, MODEL_ERROR_OUT_OF_MEMORY } ModelError;
+
+/* ---- Rank mapping (Megatron-Core RankGenerator semantics) ----
+ * Global rank r decomposes in mixed radix over `order`, innermost first. Two views exist:
+ *  - dense view: sizes tp, cp, ep := 1, dp, pp (attention, dense MLP, embedding);
+ *  - expert view: sizes etp, cp := 1, ep, edp = tp*cp*dp / (etp*ep), pp (MoE experts).
+ * So EP is carved out of the tp*cp*dp ranks of a pipeline stage, as in Megatron-Core. */
+
+/* Degree of a dimension in the dense view (EP: ep). */
+int model_plan_dim_size (const ModelPlan *plan, ModelDim dim);
+/* Expert tensor-parallel degree (etp, or tp when 0) and expert data-parallel degree. */
+int model_plan_expert_tp (const ModelPlan *plan);
+int model_plan_expert_dp (const ModelPlan *plan);
+/* Coordinates of `rank`: TP, CP, DP, PP from the dense view, EP from the expert view. */
+void model_plan_rank_coords (const ModelPlan *plan, int rank, int coords[MODEL_DIM_COUNT]);
+/* Inverse of the dense view: the rank with coordinates TP, CP, DP, PP (coords[EP] ignored). */
+int model_plan_rank_of (const ModelPlan *plan, const int coords[MODEL_DIM_COUNT]);
+/* The ranks that share every coordinate of `rank` except the dims in `dim_mask` (bits
+ * 1 << ModelDim), ordered by those coordinates innermost first; `expert` selects the expert view.
+ * Writes at most the product of the masked sizes into `ranks` and returns that count.
+ * E.g. DP peers of r: mask 1 << MODEL_DIM_DP; dense gradients reduce over DP and CP together
+ * (Megatron's data-parallel group with context parallelism): mask (1 << DP) | (1 << CP). */
+int model_plan_group_ranks (const ModelPlan *plan, int rank, guint dim_mask, gboolean expert,
+                            int *ranks);
+/* Shorthand: the group of `rank` along one dim (EP in the expert view, others dense). */
+int model_plan_group (const ModelPlan *plan, int rank, ModelDim dim, int *ranks);
+
+/* ---- Pipeline split ----
+ * Model chunk c (0..vpp-1) of pipeline rank p is virtual stage v = c*pp + p (Megatron's interleaved
+ * assignment). Even split: layers / (pp*vpp) per virtual stage. With pp_embed_loss_layers the
+ * (layers + 2) pipeline layers split evenly and virtual stage 0 (embedding) and the last one
+ * (loss) each hold one transformer layer fewer. */
+/* Transformer layers of chunk `chunk` on pipeline rank `pp_rank`; *first_layer gets the index of
+ * its first layer (may be NULL). */
+int model_plan_chunk_layers (const ModelPlan *plan, const ModelShape *shape, int pp_rank,
+                             int chunk, int *first_layer);
+/* Transformer layers over all chunks of a pipeline rank. */
+int model_plan_rank_layers (const ModelPlan *plan, const ModelShape *shape, int pp_rank);
+/* Whether the embedding (first virtual stage) / LM head and loss (last) live on this chunk. */
+gboolean model_plan_chunk_has_embedding (const ModelPlan *plan, int pp_rank, int chunk);
+gboolean model_plan_chunk_has_loss (const ModelPlan *plan, int pp_rank, int chunk);

@@ -35,5 +35,46 @@ typedef struct {
   int moe_layer_freq;       /* every n-th layer is MoE (1: all); 0 treated as 1 */
 } ModelShape;
 
-/* Derives head_dim etc., validates ranges; errors name the [model] key at fault. */
+/* Derives the dependent fields and validates every field; the error (MODEL_ERROR_INVALID_SHAPE)
+ * names the [model] key at fault. Defaults applied to zero inputs: kv_heads = heads,
+ * head_dim = hidden / heads, vocab_multiple = 128, max_positions = seq_len,
+ * moe_ffn_hidden = ffn_hidden (MoE only), moe_layer_freq = 1. */
 gboolean model_shape_finish (ModelShape *shape, GError **error);
+
+/* Vocabulary as Megatron allocates it: vocab rounded up to a multiple of vocab_multiple * tp
+ * (megatron/training/tokenizer: _vocab_size_with_padding). */
+gint64 model_shape_padded_vocab (const ModelShape *shape, int tp);
+
+/* Layer i (0-based) is an MoE layer: moe_experts > 0 and i % moe_layer_freq == 0 (Megatron-Core's
+ * integer --moe-layer-freq pattern: layer 0 is MoE). */
+gboolean model_shape_layer_is_moe (const ModelShape *shape, int layer);
+/* Number of MoE layers. */
+int model_shape_moe_layers (const ModelShape *shape);
+
+/* Exact parameter counts (elements). Per-layer entries count one layer. */
+typedef struct {
+  gint64 embedding;        /* word embedding table, vocab * hidden */
+  gint64 positions;        /* learned position table, max_positions * hidden (0 for RoPE) */
+  gint64 lm_head;          /* output projection, vocab * hidden; 0 when tied to the embedding */
+  gint64 final_norm;       /* norm after the last layer */
+  gint64 attention;        /* per layer: QKV + output projection (+ biases) */
+  gint64 norms;            /* per layer: the two pre-norms */
+  gint64 dense_mlp;        /* per dense layer: FC1 (gate+up for SwiGLU) + FC2 (+ biases) */
+  gint64 moe_router;       /* per MoE layer: hidden * experts, no bias */
+  gint64 moe_expert;       /* one routed expert MLP of width moe_ffn_hidden */
+  gint64 moe_shared;       /* per MoE layer: all shared experts */
+  gint64 dense_layer;      /* attention + norms + dense_mlp */
+  gint64 moe_layer;        /* attention + norms + router + experts * moe_expert + moe_shared */
+  gint64 moe_layer_active; /* the same with top_k routed experts instead of all */
+  gint64 total;            /* every parameter */
+  gint64 active;           /* parameters one token uses (== total for dense models) */
+  gint64 non_embedding;    /* total - embedding - positions - lm_head */
+} ModelParams;
+
+/* Counts the parameters of a finished shape with the given vocabulary (shape->vocab for the
+ * published count, model_shape_padded_vocab() for what Megatron allocates). */
+void model_shape_params (const ModelShape *shape, gint64 vocab, ModelParams *out);
+
+/* Matmul weights one token multiplies with, per layer: the active linear weights without biases
+ * and norms (router included). 2x this is the forward GEMM FLOPs per token of that layer. */
+gint64 model_shape_layer_matmul_params (const ModelShape *shape, int layer);

@@ -1,1 +1,39 @@
 # scenarios/: ready INI files, embedded in the binary as a GResource.
+# Every .ini below must be listed here and in scenarios/scenarios.gresource.xml (a test checks both).
+scenario_files = \
+	scenarios/hardware/a100-sxm-80g.ini \
+	scenarios/hardware/h100-sxm.ini \
+	scenarios/hardware/h200-sxm.ini \
+	scenarios/hardware/b200.ini \
+	scenarios/hardware/gb200.ini \
+	scenarios/fabrics/ndr400-rail-optimized.ini \
+	scenarios/fabrics/hdr200-rail-optimized.ini \
+	scenarios/fabrics/gb200-nvl72-eth800.ini \
+	scenarios/models/gpt3-175b.ini \
+	scenarios/models/llama3.1-8b.ini \
+	scenarios/models/llama3.1-70b.ini \
+	scenarios/models/llama3.1-405b.ini \
+	scenarios/models/mixtral-8x7b.ini \
+	scenarios/models/megatron-gpt-1.7b.ini \
+	scenarios/models/megatron-gpt-3.6b.ini \
+	scenarios/models/megatron-gpt-7.5b.ini \
+	scenarios/models/megatron-gpt-18.4b.ini \
+	scenarios/models/megatron-gpt-39.1b.ini \
+	scenarios/models/megatron-gpt-76.1b.ini \
+	scenarios/models/megatron-gpt-145.6b.ini \
+	scenarios/models/megatron-gpt-310.1b.ini \
+	scenarios/models/megatron-gpt-529.6b.ini \
+	scenarios/models/megatron-gpt-1008b.ini \
+	scenarios/runs/gpt3-175b-mlperf-v3.1.ini \
+	scenarios/runs/gpt3-175b-mlperf-v3.1-azure.ini \
+	scenarios/runs/llama31-405b-gb200-mlperf-v6.0.ini
+
+dist_noinst_DATA += $(scenario_files) scenarios/scenarios.gresource.xml scenarios/README.md
+nodist_libtrainsim_a_SOURCES = scenarios/resources.c
+BUILT_SOURCES += scenarios/resources.c
+CLEANFILES += scenarios/resources.c
+
+scenarios/resources.c: $(srcdir)/scenarios/scenarios.gresource.xml $(scenario_files)
+	$(AM_V_GEN)$(MKDIR_P) scenarios && \
+	$(GLIB_COMPILE_RESOURCES) --target=$@ --sourcedir=$(srcdir)/scenarios --generate-source \
+	  --manual-register --c-name trainsim_scenarios $(srcdir)/scenarios/scenarios.gresource.xml

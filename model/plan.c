@@ -1,0 +1,498 @@
+/* Parallelism plan: validity rules, micro-batch count, rank mapping and the pipeline split.
+ *
+ * Rules follow Megatron-LM/Megatron-Core's argument checks (megatron/training/arguments.py,
+ * core/parallel_state.py, core/transformer/transformer_config.py) unless stated:
+ *   gpus = tp*cp*dp*pp;  heads % tp = 0 and kv_heads % tp = 0 (Megatron-Core divides the query
+ *   groups over TP and never replicates KV heads in training);  layers % (pp*vpp) = 0, or
+ *   (layers + 2) % (pp*vpp) = 0 with embedding and loss counted as pipeline layers (MLPerf's
+ *   ASYM_PP_EMBED/LOSS);  global_batch % (dp*micro_batch) = 0;  interleaving needs pp > 1, vpp > 1
+ *   and microbatches % pp = 0;  sp needs tp > 1;  MoE: experts % ep = 0, (tp*cp*dp) % (etp*ep) = 0,
+ *   sp when tp > 1 and ep > 1;  cp > 1: seq_len % (2*cp) = 0 (load-balanced causal ring attention
+ *   splits each sequence into 2*cp chunks);  sp: (seq_len/cp) % tp = 0;  zero in 0..3;  fsdp needs
+ *   zero >= 2;  FP8 GEMM dims multiples of 16 and FP4 of 32 (Transformer Engine's alignment
+ *   checks for FP8 / NVFP4 GEMMs).
+ * Rank mapping reproduces Megatron-Core's RankGenerator (order innermost first). */
+#include <string.h>
+#include "model/plan.h"
+
+G_DEFINE_QUARK (model-error-quark, model_error)
+
+static const char *const dim_names[MODEL_DIM_COUNT] = { "tp", "cp", "ep", "dp", "pp" };
+static const ModelDim default_order[MODEL_DIM_COUNT] = { MODEL_DIM_TP, MODEL_DIM_CP, MODEL_DIM_EP,
+                                                         MODEL_DIM_DP, MODEL_DIM_PP };
+
+const char *
+model_dim_name (ModelDim d)
+{
+  g_return_val_if_fail ((unsigned) d < MODEL_DIM_COUNT, "invalid");
+  return dim_names[d];
+}
+
+void
+model_plan_init (ModelPlan *plan)
+{
+  g_return_if_fail (plan != NULL);
+  memset (plan, 0, sizeof *plan);
+  plan->gpus = plan->tp = plan->pp = plan->vpp = plan->cp = plan->dp = plan->ep = 1;
+  plan->micro_batch = plan->global_batch = 1;
+  plan->schedule = MODEL_SCHED_1F1B;
+  plan->recompute = MODEL_RECOMPUTE_NONE;
+  plan->matmul_dtype = MODEL_DTYPE_BF16;
+  plan->param_dtype = MODEL_DTYPE_BF16;
+  plan->grad_dtype = MODEL_DTYPE_FP32;
+  plan->dp_bucket_mb = 40; /* Megatron DDP default bucket size */
+  memcpy (plan->order, default_order, sizeof default_order);
+}
+
+int
+model_plan_microbatches (const ModelPlan *plan)
+{
+  g_return_val_if_fail (plan != NULL, 0);
+  int per = plan->dp * plan->micro_batch;
+  return per > 0 ? plan->global_batch / per : 0;
+}
+
+gboolean
+model_plan_parse_order (const char *s, ModelDim order[MODEL_DIM_COUNT], GError **error)
+{
+  g_return_val_if_fail (order != NULL, FALSE);
+  gboolean seen[MODEL_DIM_COUNT] = { FALSE };
+  ModelDim out[MODEL_DIM_COUNT];
+  int n = 0;
+  g_auto (GStrv) parts = g_strsplit (s ? s : "", ",", -1);
+  for (int i = 0; parts[i]; i++)
+    {
+      char *name = g_strstrip (parts[i]);
+      if (*name == '\0' && parts[1] == NULL)
+        break; /* empty string: all defaults */
+      int d = -1;
+      for (int j = 0; j < MODEL_DIM_COUNT; j++)
+        if (g_ascii_strcasecmp (name, dim_names[j]) == 0)
+          d = j;
+      if (d < 0)
+        {
+          g_set_error (error, MODEL_ERROR, MODEL_ERROR_INVALID_PLAN,
+                       "[parallel] order: unknown dimension '%s' in '%s'; use a comma-separated "
+                       "list of tp, cp, ep, dp, pp (innermost first)",
+                       name, s);
+          return FALSE;
+        }
+      if (seen[d])
+        {
+          g_set_error (error, MODEL_ERROR, MODEL_ERROR_INVALID_PLAN,
+                       "[parallel] order: dimension '%s' appears twice in '%s'; name each once",
+                       name, s);
+          return FALSE;
+        }
+      seen[d] = TRUE;
+      out[n++] = (ModelDim) d;
+    }
+  for (int j = 0; j < MODEL_DIM_COUNT; j++)
+    if (!seen[default_order[j]])
+      out[n++] = default_order[j];
+  memcpy (order, out, sizeof out);
+  return TRUE;
+}
+
+int
+model_plan_expert_tp (const ModelPlan *plan)
+{
+  return plan->etp > 0 ? plan->etp : plan->tp;
+}
+
+int
+model_plan_expert_dp (const ModelPlan *plan)
+{
+  int denom = model_plan_expert_tp (plan) * plan->ep;
+  return denom > 0 ? plan->tp * plan->cp * plan->dp / denom : 0;
+}
+
+int
+model_plan_dim_size (const ModelPlan *plan, ModelDim dim)
+{
+  g_return_val_if_fail (plan != NULL && (unsigned) dim < MODEL_DIM_COUNT, 0);
+  switch (dim)
+    {
+    case MODEL_DIM_TP: return plan->tp;
+    case MODEL_DIM_CP: return plan->cp;
+    case MODEL_DIM_EP: return plan->ep;
+    case MODEL_DIM_DP: return plan->dp;
+    case MODEL_DIM_PP: return plan->pp;
+    case MODEL_DIM_COUNT: break;
+    }
+  return 0;
+}
+
+static void
+view_sizes (const ModelPlan *plan, gboolean expert, int sizes[MODEL_DIM_COUNT])
+{
+  sizes[MODEL_DIM_PP] = plan->pp;
+  if (expert)
+    {
+      sizes[MODEL_DIM_TP] = model_plan_expert_tp (plan);
+      sizes[MODEL_DIM_CP] = 1;
+      sizes[MODEL_DIM_EP] = plan->ep;
+      sizes[MODEL_DIM_DP] = model_plan_expert_dp (plan);
+    }
+  else
+    {
+      sizes[MODEL_DIM_TP] = plan->tp;
+      sizes[MODEL_DIM_CP] = plan->cp;
+      sizes[MODEL_DIM_EP] = 1;
+      sizes[MODEL_DIM_DP] = plan->dp;
+    }
+}
+
+static void
+decompose (const ModelPlan *plan, const int sizes[MODEL_DIM_COUNT], int rank,
+           int coords[MODEL_DIM_COUNT])
+{
+  for (int i = 0; i < MODEL_DIM_COUNT; i++)
+    {
+      ModelDim d = plan->order[i];
+      coords[d] = rank % sizes[d];
+      rank /= sizes[d];
+    }
+}
+
+static int
+compose (const ModelPlan *plan, const int sizes[MODEL_DIM_COUNT], const int coords[MODEL_DIM_COUNT])
+{
+  int rank = 0;
+  for (int i = MODEL_DIM_COUNT - 1; i >= 0; i--)
+    {
+      ModelDim d = plan->order[i];
+      rank = rank * sizes[d] + coords[d];
+    }
+  return rank;
+}
+
+void
+model_plan_rank_coords (const ModelPlan *plan, int rank, int coords[MODEL_DIM_COUNT])
+{
+  g_return_if_fail (plan != NULL && coords != NULL && rank >= 0 && rank < plan->gpus);
+  int sizes[MODEL_DIM_COUNT], ec[MODEL_DIM_COUNT];
+  view_sizes (plan, FALSE, sizes);
+  decompose (plan, sizes, rank, coords);
+  view_sizes (plan, TRUE, sizes);
+  decompose (plan, sizes, rank, ec);
+  coords[MODEL_DIM_EP] = ec[MODEL_DIM_EP];
+}
+
+int
+model_plan_rank_of (const ModelPlan *plan, const int coords[MODEL_DIM_COUNT])
+{
+  g_return_val_if_fail (plan != NULL && coords != NULL, -1);
+  int sizes[MODEL_DIM_COUNT], c[MODEL_DIM_COUNT];
+  view_sizes (plan, FALSE, sizes);
+  memcpy (c, coords, sizeof c);
+  c[MODEL_DIM_EP] = 0;
+  return compose (plan, sizes, c);
+}
+
+int
+model_plan_group_ranks (const ModelPlan *plan, int rank, guint dim_mask, gboolean expert, int *ranks)
+{
+  g_return_val_if_fail (plan != NULL && ranks != NULL && rank >= 0 && rank < plan->gpus, 0);
+  int sizes[MODEL_DIM_COUNT], base[MODEL_DIM_COUNT];
+  view_sizes (plan, expert, sizes);
+  decompose (plan, sizes, rank, base);
+  /* Odometer over the masked dims, innermost (in `order`) fastest. */
+  int n = 1;
+  for (int d = 0; d < MODEL_DIM_COUNT; d++)
+    if (dim_mask & (1u << d))
+      n *= sizes[d];
+  int c[MODEL_DIM_COUNT];
+  memcpy (c, base, sizeof c);
+  for (int d = 0; d < MODEL_DIM_COUNT; d++)
+    if (dim_mask & (1u << d))
+      c[d] = 0;
+  for (int k = 0; k < n; k++)
+    {
+      ranks[k] = compose (plan, sizes, c);
+      for (int i = 0; i < MODEL_DIM_COUNT; i++)
+        {
+          ModelDim d = plan->order[i];
+          if (!(dim_mask & (1u << d)))
+            continue;
+          if (++c[d] < sizes[d])
+            break;
+          c[d] = 0;
+        }
+    }
+  return n;
+}
+
+int
+model_plan_group (const ModelPlan *plan, int rank, ModelDim dim, int *ranks)
+{
+  return model_plan_group_ranks (plan, rank, 1u << dim, dim == MODEL_DIM_EP, ranks);
+}
+
+/* ---- pipeline split ---- */
+
+/* Transformer layers in virtual stage v (0 .. stages-1). */
+static int
+vstage_layers (const ModelPlan *plan, const ModelShape *shape, int v)
+{
+  int stages = plan->pp * plan->vpp;
+  if (!plan->pp_embed_loss_layers)
+    return shape->layers / stages;
+  int per = (shape->layers + 2) / stages;
+  return per - (v == 0) - (v == stages - 1);
+}
+
+int
+model_plan_chunk_layers (const ModelPlan *plan, const ModelShape *shape, int pp_rank, int chunk,
+                         int *first_layer)
+{
+  g_return_val_if_fail (plan != NULL && shape != NULL, 0);
+  g_return_val_if_fail (pp_rank >= 0 && pp_rank < plan->pp && chunk >= 0 && chunk < plan->vpp, 0);
+  int v = chunk * plan->pp + pp_rank;
+  if (first_layer)
+    {
+      int first = 0;
+      for (int i = 0; i < v; i++)
+        first += vstage_layers (plan, shape, i);
+      *first_layer = first;
+    }
+  return vstage_layers (plan, shape, v);
+}
+
+int
+model_plan_rank_layers (const ModelPlan *plan, const ModelShape *shape, int pp_rank)
+{
+  int n = 0;
+  for (int c = 0; c < plan->vpp; c++)
+    n += model_plan_chunk_layers (plan, shape, pp_rank, c, NULL);
+  return n;
+}
+
+gboolean
+model_plan_chunk_has_embedding (const ModelPlan *plan, int pp_rank, int chunk)
+{
+  return pp_rank == 0 && chunk == 0;
+}
+
+gboolean
+model_plan_chunk_has_loss (const ModelPlan *plan, int pp_rank, int chunk)
+{
+  return pp_rank == plan->pp - 1 && chunk == plan->vpp - 1;
+}
+
+/* ---- validation ---- */
+
+static gboolean
+invalid (GError **error, const char *fmt, ...) G_GNUC_PRINTF (2, 3);
+
+static gboolean
+invalid (GError **error, const char *fmt, ...)
+{
+  va_list ap;
+  va_start (ap, fmt);
+  g_autofree char *msg = g_strdup_vprintf (fmt, ap);
+  va_end (ap);
+  g_set_error_literal (error, MODEL_ERROR, MODEL_ERROR_INVALID_PLAN, msg);
+  return FALSE;
+}
+
+/* FP8/FP4 GEMM operands need every dimension a multiple of `align`. */
+static gboolean
+check_align (GError **error, const char *dtype, int align, const char *what, gint64 value)
+{
+  if (value % align == 0)
+    return TRUE;
+  return invalid (error,
+                  "%s GEMMs need dimensions that are multiples of %d, but %s is %" G_GINT64_FORMAT
+                  "; use bf16 matmuls or a parallel split that keeps %s a multiple of %d",
+                  dtype, align, what, value, what, align);
+}
+
+gboolean
+model_plan_validate (const ModelPlan *plan, const ModelShape *shape, GError **error)
+{
+  g_return_val_if_fail (plan != NULL && shape != NULL, FALSE);
+  const struct { const char *key; int v; } pos[] = {
+    { "gpus", plan->gpus }, { "tp", plan->tp }, { "pp", plan->pp }, { "vpp", plan->vpp },
+    { "cp", plan->cp }, { "dp", plan->dp }, { "ep", plan->ep },
+    { "micro_batch", plan->micro_batch }, { "global_batch", plan->global_batch },
+    { "dp_bucket_mb", plan->dp_bucket_mb },
+  };
+  for (unsigned i = 0; i < G_N_ELEMENTS (pos); i++)
+    if (pos[i].v <= 0)
+      return invalid (error, "%s must be a positive integer (got %d)", pos[i].key, pos[i].v);
+  if (plan->etp < 0)
+    return invalid (error, "etp must be positive, or 0 for tp (got %d)", plan->etp);
+  gboolean seen[MODEL_DIM_COUNT] = { FALSE };
+  for (int i = 0; i < MODEL_DIM_COUNT; i++)
+    {
+      if ((unsigned) plan->order[i] >= MODEL_DIM_COUNT || seen[plan->order[i]])
+        return invalid (error, "order must name each of tp, cp, ep, dp, pp exactly once");
+      seen[plan->order[i]] = TRUE;
+    }
+
+  gint64 prod = (gint64) plan->tp * plan->cp * plan->dp * plan->pp;
+  if (prod != plan->gpus)
+    return invalid (error,
+                    "tp*cp*dp*pp = %d*%d*%d*%d = %" G_GINT64_FORMAT " but gpus = %d; every GPU must "
+                    "belong to exactly one model shard, so set dp = %d / (tp*cp*pp) or change gpus",
+                    plan->tp, plan->cp, plan->dp, plan->pp, prod, plan->gpus, plan->gpus);
+
+  if (shape->heads % plan->tp != 0)
+    return invalid (error,
+                    "heads %d is not divisible by tp %d; Megatron splits attention heads evenly over "
+                    "the tensor-parallel ranks, so pick tp dividing %d",
+                    shape->heads, plan->tp, shape->heads);
+  if (shape->kv_heads % plan->tp != 0)
+    return invalid (error,
+                    "kv_heads %d is not divisible by tp %d; Megatron-Core splits the key/value head "
+                    "groups over tensor-parallel ranks and does not replicate them, so use "
+                    "tp <= kv_heads with tp dividing %d",
+                    shape->kv_heads, plan->tp, shape->kv_heads);
+
+  /* Pipeline. */
+  if (plan->vpp > 1 && plan->pp == 1)
+    return invalid (error, "vpp %d needs pp > 1: virtual pipeline stages interleave model chunks "
+                    "over pipeline ranks; set vpp = 1 or pp > 1", plan->vpp);
+  if ((unsigned) plan->schedule > MODEL_SCHED_INTERLEAVED)
+    return invalid (error, "unknown pipeline schedule %d", plan->schedule);
+  if (plan->vpp > 1 && plan->schedule != MODEL_SCHED_INTERLEAVED)
+    return invalid (error, "vpp %d needs the interleaved schedule; set schedule = interleaved or "
+                    "vpp = 1", plan->vpp);
+  if (plan->schedule == MODEL_SCHED_INTERLEAVED && plan->vpp < 2)
+    return invalid (error, "the interleaved schedule needs vpp >= 2 model chunks per pipeline rank "
+                    "(got %d); set vpp or use schedule = 1f1b", plan->vpp);
+  int stages = plan->pp * plan->vpp;
+  if (plan->pp_embed_loss_layers)
+    {
+      if (stages < 2)
+        return invalid (error, "pp_embed_loss_layers needs pp*vpp >= 2 pipeline stages "
+                        "(got %d)", stages);
+      if ((shape->layers + 2) % stages != 0 || (shape->layers + 2) / stages < 2)
+        return invalid (error,
+                        "layers + 2 = %d (embedding and loss counted as pipeline layers) is not a "
+                        "multiple of pp*vpp = %d with at least 2 per stage; change pp or vpp",
+                        shape->layers + 2, stages);
+    }
+  else if (shape->layers % stages != 0)
+    {
+      gboolean asym = (shape->layers + 2) % stages == 0;
+      return invalid (error,
+                      "layers %d is not divisible by pp*vpp = %d*%d = %d; pick pp and vpp whose "
+                      "product divides %d%s",
+                      shape->layers, plan->pp, plan->vpp, stages, shape->layers,
+                      asym ? ", or set pp_embed_loss_layers so embedding and loss count as "
+                             "pipeline layers (first and last stage get one layer fewer)" : "");
+    }
+
+  /* Batch. */
+  if (plan->global_batch % (plan->dp * plan->micro_batch) != 0)
+    return invalid (error,
+                    "global_batch %d is not divisible by dp*micro_batch = %d*%d = %d; every "
+                    "data-parallel replica must run a whole number of micro-batches, so make "
+                    "global_batch a multiple of %d",
+                    plan->global_batch, plan->dp, plan->micro_batch,
+                    plan->dp * plan->micro_batch, plan->dp * plan->micro_batch);
+  int m = model_plan_microbatches (plan);
+  if (plan->schedule == MODEL_SCHED_INTERLEAVED && m % plan->pp != 0)
+    return invalid (error,
+                    "%d micro-batches per step is not divisible by pp %d; Megatron's interleaved "
+                    "schedule runs micro-batches in groups of pp, so make "
+                    "global_batch / (dp*micro_batch) a multiple of %d",
+                    m, plan->pp, plan->pp);
+
+  /* Sequence and context parallelism. */
+  if (plan->sp && plan->tp == 1)
+    return invalid (error, "sequence parallelism splits activations over the tensor-parallel group "
+                    "and needs tp > 1; set sp = false or tp > 1");
+  if (plan->cp > 1 && shape->seq_len % (2 * plan->cp) != 0)
+    return invalid (error,
+                    "seq_len %d is not divisible by 2*cp = %d; load-balanced causal ring attention "
+                    "cuts each sequence into 2*cp chunks, so pick cp with %d %% (2*cp) == 0",
+                    shape->seq_len, 2 * plan->cp, shape->seq_len);
+  if (plan->sp && (shape->seq_len / plan->cp) % plan->tp != 0)
+    return invalid (error,
+                    "sequence parallelism splits the %d tokens per context-parallel rank over tp %d, "
+                    "which does not divide them; pick tp dividing seq_len/cp",
+                    shape->seq_len / plan->cp, plan->tp);
+
+  /* Experts. */
+  if (shape->moe_experts == 0)
+    {
+      if (plan->ep != 1)
+        return invalid (error, "ep %d given for a dense model; expert parallelism needs "
+                        "moe_experts > 0, set ep = 1", plan->ep);
+    }
+  else
+    {
+      int etp = model_plan_expert_tp (plan);
+      if (shape->moe_experts % plan->ep != 0)
+        return invalid (error,
+                        "moe_experts %d is not divisible by ep %d; each expert-parallel rank holds "
+                        "the same number of experts, so pick ep dividing %d",
+                        shape->moe_experts, plan->ep, shape->moe_experts);
+      if ((plan->tp * plan->cp * plan->dp) % (etp * plan->ep) != 0)
+        return invalid (error,
+                        "etp*ep = %d*%d does not divide tp*cp*dp = %d; Megatron-Core carves the "
+                        "expert-parallel group out of the tp*cp*dp ranks of a pipeline stage, so "
+                        "pick ep (and etp) dividing %d",
+                        etp, plan->ep, plan->tp * plan->cp * plan->dp,
+                        plan->tp * plan->cp * plan->dp);
+      if (shape->moe_ffn_hidden % etp != 0)
+        return invalid (error, "moe_ffn_hidden %d is not divisible by the expert tensor-parallel "
+                        "size %d; pick etp dividing it", shape->moe_ffn_hidden, etp);
+      if (plan->tp > 1 && plan->ep > 1 && !plan->sp)
+        return invalid (error, "MoE with tp %d and ep %d needs sequence parallelism "
+                        "(Megatron-Core requires it); set sp = true", plan->tp, plan->ep);
+    }
+  if (plan->etp > 0 && shape->moe_experts == 0 && plan->etp != plan->tp)
+    return invalid (error, "etp %d given for a dense model; leave etp at 0", plan->etp);
+
+  /* Widths split by TP. */
+  if (shape->ffn_hidden % plan->tp != 0)
+    return invalid (error, "ffn_hidden %d is not divisible by tp %d; the MLP is split column-wise "
+                    "over tensor-parallel ranks, so pick tp dividing it",
+                    shape->ffn_hidden, plan->tp);
+
+  /* Optimizer sharding. */
+  if (plan->zero < 0 || plan->zero > 3)
+    return invalid (error, "zero must be 0 (DDP), 1 (optimizer), 2 (+gradients) or 3 "
+                    "(+parameters); got %d", plan->zero);
+  if (plan->fsdp && plan->zero < 2)
+    return invalid (error, "fsdp shards gradients and parameters, so it needs zero >= 2 "
+                    "(got %d); set zero = 2 or 3, or fsdp = false", plan->zero);
+
+  /* Precisions. */
+  if ((unsigned) plan->recompute > MODEL_RECOMPUTE_FULL)
+    return invalid (error, "unknown recompute mode %d", plan->recompute);
+  if ((unsigned) plan->matmul_dtype >= MODEL_DTYPE_COUNT
+      || (unsigned) plan->param_dtype >= MODEL_DTYPE_COUNT
+      || (unsigned) plan->grad_dtype >= MODEL_DTYPE_COUNT)
+    return invalid (error, "unknown dtype in matmul_dtype, param_dtype or grad_dtype");
+  if (model_dtype_bytes (plan->param_dtype) < 2)
+    return invalid (error, "param_dtype %s cannot hold trained weights; use bf16, fp16 or fp32 "
+                    "(fp8/fp4 are matmul formats: set matmul_dtype)",
+                    model_dtype_name (plan->param_dtype));
+  if (model_dtype_bytes (plan->grad_dtype) < 2)
+    return invalid (error, "grad_dtype %s is too narrow to accumulate gradients; use fp32 or bf16",
+                    model_dtype_name (plan->grad_dtype));
+  if (plan->matmul_dtype == MODEL_DTYPE_FP8 || plan->matmul_dtype == MODEL_DTYPE_FP4)
+    {
+      const char *name = model_dtype_name (plan->matmul_dtype);
+      int align = plan->matmul_dtype == MODEL_DTYPE_FP8 ? 16 : 32;
+      if (!check_align (error, name, align, "hidden", shape->hidden)
+          || !check_align (error, name, align, "heads*head_dim/tp",
+                           (gint64) shape->heads * shape->head_dim / plan->tp)
+          || !check_align (error, name, align, "kv_heads*head_dim/tp",
+                           (gint64) shape->kv_heads * shape->head_dim / plan->tp)
+          || !check_align (error, name, align, "ffn_hidden/tp", shape->ffn_hidden / plan->tp)
+          || (shape->moe_experts > 0
+              && !check_align (error, name, align, "moe_ffn_hidden/etp",
+                               shape->moe_ffn_hidden / model_plan_expert_tp (plan))))
+        return FALSE;
+      if (plan->param_dtype == MODEL_DTYPE_FP32)
+        return invalid (error, "%s matmuls with fp32 parameters are not a mixed-precision recipe "
+                        "any framework runs; use param_dtype = bf16", name);
+    }
+  return TRUE;
+}

@@ -1,0 +1,226 @@
+/* Transformer shape: derived fields, validation and exact parameter counts.
+ *
+ * With q = heads*head_dim, kv = kv_heads*head_dim, h = hidden, f = ffn width, b = 1 with biases:
+ *   attention  = h*(q + 2kv) + q*h + b*(q + 2kv + h)            (fused QKV, output projection)
+ *   norm       = h (+ h with LayerNorm biases)                    (two per layer, one final)
+ *   MLP (GeLU) = 2*h*f + b*(f + h);  MLP (SwiGLU) = 3*h*f + b*(2f + h)
+ *   MoE layer  = attention + norms + h*E (router, no bias, as Megatron-Core's TopKRouter)
+ *                + E routed experts + shared experts, each an MLP of width moe_ffn_hidden
+ *   total      = layers + vocab*h (embedding) + positions*h (learned) + vocab*h (untied head) + norm
+ * These are the layouts of Megatron-LM's GPT model (ParallelAttention/ParallelMLP, TopKRouter);
+ * they reproduce the published counts in tests/test-model-shape.c. */
+#include "model/shape.h"
+#include "model/plan.h" /* MODEL_ERROR */
+
+static gboolean
+fail (GError **error, const char *key, const char *fmt, ...) G_GNUC_PRINTF (3, 4);
+
+static gboolean
+fail (GError **error, const char *key, const char *fmt, ...)
+{
+  va_list ap;
+  va_start (ap, fmt);
+  g_autofree char *msg = g_strdup_vprintf (fmt, ap);
+  va_end (ap);
+  g_set_error (error, MODEL_ERROR, MODEL_ERROR_INVALID_SHAPE, "[model] %s: %s", key, msg);
+  return FALSE;
+}
+
+#define POSITIVE(field)                                                                          \
+  do {                                                                                           \
+    if (shape->field <= 0)                                                                       \
+      return fail (error, #field, "must be a positive integer (got %d)", shape->field);          \
+  } while (0)
+
+gboolean
+model_shape_finish (ModelShape *shape, GError **error)
+{
+  g_return_val_if_fail (shape != NULL, FALSE);
+  POSITIVE (layers);
+  POSITIVE (hidden);
+  POSITIVE (heads);
+  if (shape->kv_heads < 0)
+    return fail (error, "kv_heads", "must be positive, or 0 for heads (got %d)", shape->kv_heads);
+  if (shape->kv_heads == 0)
+    shape->kv_heads = shape->heads;
+  if (shape->kv_heads > shape->heads || shape->heads % shape->kv_heads != 0)
+    return fail (error, "kv_heads",
+                 "%d query heads cannot be grouped over %d key/value heads; kv_heads must divide "
+                 "heads (GQA) or equal it (MHA)",
+                 shape->heads, shape->kv_heads);
+  if (shape->head_dim < 0)
+    return fail (error, "head_dim", "must be positive, or 0 for hidden / heads (got %d)",
+                 shape->head_dim);
+  if (shape->head_dim == 0)
+    {
+      if (shape->hidden % shape->heads != 0)
+        return fail (error, "head_dim",
+                     "not given and hidden %d is not divisible by heads %d; set head_dim or fix "
+                     "hidden/heads",
+                     shape->hidden, shape->heads);
+      shape->head_dim = shape->hidden / shape->heads;
+    }
+  if (shape->moe_experts < 0)
+    return fail (error, "moe_experts", "must be 0 (dense) or positive (got %d)", shape->moe_experts);
+  if (shape->moe_layer_freq < 0)
+    return fail (error, "moe_layer_freq", "must be positive, or 0 for 1 (got %d)",
+                 shape->moe_layer_freq);
+  if (shape->moe_layer_freq == 0)
+    shape->moe_layer_freq = 1;
+  /* A dense MLP width is needed unless every layer is MoE. */
+  gboolean all_moe = shape->moe_experts > 0 && shape->moe_layer_freq == 1;
+  if (shape->ffn_hidden < 0 || (shape->ffn_hidden == 0 && !all_moe))
+    return fail (error, "ffn_hidden", "must be a positive integer (got %d)", shape->ffn_hidden);
+  POSITIVE (vocab);
+  if (shape->vocab_multiple < 0)
+    return fail (error, "vocab_multiple", "must be positive, or 0 for 128 (got %d)",
+                 shape->vocab_multiple);
+  if (shape->vocab_multiple == 0)
+    shape->vocab_multiple = 128;
+  POSITIVE (seq_len);
+  if (shape->max_positions < 0)
+    return fail (error, "max_positions", "must be positive, or 0 for seq_len (got %d)",
+                 shape->max_positions);
+  if (shape->max_positions == 0)
+    shape->max_positions = shape->seq_len;
+  if (shape->position == MODEL_POS_LEARNED && shape->max_positions < shape->seq_len)
+    return fail (error, "max_positions",
+                 "learned position table of %d entries is shorter than seq_len %d; raise "
+                 "max_positions or lower seq_len",
+                 shape->max_positions, shape->seq_len);
+  if ((unsigned) shape->activation > MODEL_ACT_SWIGLU)
+    return fail (error, "activation", "unknown activation %d (gelu or swiglu)", shape->activation);
+  if ((unsigned) shape->norm > MODEL_NORM_RMSNORM)
+    return fail (error, "norm", "unknown norm %d (layernorm or rmsnorm)", shape->norm);
+  if ((unsigned) shape->position > MODEL_POS_ROPE)
+    return fail (error, "position", "unknown position encoding %d (learned or rope)",
+                 shape->position);
+
+  if (shape->moe_experts == 0)
+    {
+      if (shape->moe_top_k != 0 || shape->moe_shared_experts != 0)
+        return fail (error, shape->moe_top_k != 0 ? "moe_top_k" : "moe_shared_experts",
+                     "set for a dense model (moe_experts = 0); set moe_experts or remove it");
+      return TRUE;
+    }
+  if (shape->moe_top_k <= 0 || shape->moe_top_k > shape->moe_experts)
+    return fail (error, "moe_top_k", "must be between 1 and moe_experts %d (got %d)",
+                 shape->moe_experts, shape->moe_top_k);
+  if (shape->moe_ffn_hidden < 0)
+    return fail (error, "moe_ffn_hidden", "must be positive, or 0 for ffn_hidden (got %d)",
+                 shape->moe_ffn_hidden);
+  if (shape->moe_ffn_hidden == 0)
+    shape->moe_ffn_hidden = shape->ffn_hidden;
+  if (shape->moe_ffn_hidden <= 0)
+    return fail (error, "moe_ffn_hidden", "needed when ffn_hidden is 0");
+  if (shape->moe_shared_experts < 0)
+    return fail (error, "moe_shared_experts", "must be 0 or positive (got %d)",
+                 shape->moe_shared_experts);
+  if (!(shape->moe_capacity_factor >= 0.0) || shape->moe_capacity_factor > 1e6)
+    return fail (error, "moe_capacity_factor", "must be 0 (dropless) or positive (got %g)",
+                 shape->moe_capacity_factor);
+  if (shape->moe_capacity_factor > 0.0 && shape->moe_capacity_factor < 1.0)
+    return fail (error, "moe_capacity_factor",
+                 "%g drops tokens even under perfectly even routing; use >= 1 or 0 (dropless)",
+                 shape->moe_capacity_factor);
+  return TRUE;
+}
+
+gint64
+model_shape_padded_vocab (const ModelShape *shape, int tp)
+{
+  g_return_val_if_fail (shape != NULL && tp > 0, 0);
+  gint64 mult = (gint64) (shape->vocab_multiple > 0 ? shape->vocab_multiple : 128) * tp;
+  return (shape->vocab + mult - 1) / mult * mult;
+}
+
+gboolean
+model_shape_layer_is_moe (const ModelShape *shape, int layer)
+{
+  g_return_val_if_fail (shape != NULL, FALSE);
+  int freq = shape->moe_layer_freq > 0 ? shape->moe_layer_freq : 1;
+  return shape->moe_experts > 0 && layer % freq == 0;
+}
+
+int
+model_shape_moe_layers (const ModelShape *shape)
+{
+  int n = 0;
+  for (int i = 0; i < shape->layers; i++)
+    n += model_shape_layer_is_moe (shape, i);
+  return n;
+}
+
+/* One MLP of width f: weights, and biases when the shape has them. */
+static gint64
+mlp_params (const ModelShape *shape, gint64 f, gboolean with_bias)
+{
+  gint64 h = shape->hidden;
+  gboolean glu = shape->activation == MODEL_ACT_SWIGLU;
+  gint64 w = (glu ? 3 : 2) * h * f;
+  gint64 b = with_bias && shape->bias ? (glu ? 2 * f : f) + h : 0;
+  return w + b;
+}
+
+static gint64
+attention_params (const ModelShape *shape, gboolean with_bias)
+{
+  gint64 h = shape->hidden;
+  gint64 q = (gint64) shape->heads * shape->head_dim;
+  gint64 kv = (gint64) shape->kv_heads * shape->head_dim;
+  gint64 w = h * (q + 2 * kv) + q * h;
+  return w + (with_bias && shape->bias ? q + 2 * kv + h : 0);
+}
+
+static gint64
+norm_params (const ModelShape *shape)
+{
+  gint64 h = shape->hidden;
+  return h + (shape->norm == MODEL_NORM_LAYERNORM && shape->bias ? h : 0);
+}
+
+void
+model_shape_params (const ModelShape *shape, gint64 vocab, ModelParams *out)
+{
+  g_return_if_fail (shape != NULL && out != NULL && shape->head_dim > 0);
+  gint64 h = shape->hidden;
+  ModelParams p = { 0 };
+  p.embedding = vocab * h;
+  p.positions = shape->position == MODEL_POS_LEARNED ? (gint64) shape->max_positions * h : 0;
+  p.lm_head = shape->tied_embeddings ? 0 : vocab * h;
+  p.final_norm = norm_params (shape);
+  p.attention = attention_params (shape, TRUE);
+  p.norms = 2 * norm_params (shape);
+  p.dense_mlp = shape->ffn_hidden > 0 ? mlp_params (shape, shape->ffn_hidden, TRUE) : 0;
+  p.dense_layer = p.attention + p.norms + p.dense_mlp;
+  if (shape->moe_experts > 0)
+    {
+      p.moe_router = h * shape->moe_experts;
+      p.moe_expert = mlp_params (shape, shape->moe_ffn_hidden, TRUE);
+      p.moe_shared = shape->moe_shared_experts * mlp_params (shape, shape->moe_ffn_hidden, TRUE);
+      gint64 base = p.attention + p.norms + p.moe_router + p.moe_shared;
+      p.moe_layer = base + shape->moe_experts * p.moe_expert;
+      p.moe_layer_active = base + shape->moe_top_k * p.moe_expert;
+    }
+  gint64 n_moe = model_shape_moe_layers (shape);
+  gint64 n_dense = shape->layers - n_moe;
+  gint64 outer = p.embedding + p.positions + p.lm_head + p.final_norm;
+  p.total = n_dense * p.dense_layer + n_moe * p.moe_layer + outer;
+  p.active = n_dense * p.dense_layer + n_moe * p.moe_layer_active + outer;
+  p.non_embedding = p.total - p.embedding - p.positions - p.lm_head;
+  *out = p;
+}
+
+gint64
+model_shape_layer_matmul_params (const ModelShape *shape, int layer)
+{
+  g_return_val_if_fail (shape != NULL && shape->head_dim > 0, 0);
+  gint64 n = attention_params (shape, FALSE);
+  if (model_shape_layer_is_moe (shape, layer))
+    n += (gint64) shape->hidden * shape->moe_experts
+         + (gint64) (shape->moe_top_k + shape->moe_shared_experts)
+               * mlp_params (shape, shape->moe_ffn_hidden, FALSE);
+  else
+    n += mlp_params (shape, shape->ffn_hidden, FALSE);
+  return n;
+}

@@ -1,0 +1,423 @@
+/* Plan validation (one case per rule, checking the message names the problem), micro-batches,
+ * order parsing, rank mapping and the pipeline layer split. */
+#include "model/plan.h"
+#include "tests/model-presets.h"
+
+/* MLPerf Training v3.1 GPT-3 175B on NVIDIA Eos (DESIGN.md §2 and reference/mlperf.md):
+ * TP4 PP8 VPP12 DP336 = 10,752 GPUs, mbs 1, GBS 2,688, FP8, sequence parallelism. */
+static void
+gpt3_case (ModelShape *s, ModelPlan *p)
+{
+  *s = preset_gpt3_175b ();
+  g_assert_true (model_shape_finish (s, NULL));
+  model_plan_init (p);
+  p->tp = 4, p->pp = 8, p->vpp = 12, p->dp = 336, p->gpus = 10752;
+  p->sp = TRUE;
+  p->schedule = MODEL_SCHED_INTERLEAVED;
+  p->global_batch = 2688;
+  p->zero = 1;
+  p->matmul_dtype = MODEL_DTYPE_FP8;
+}
+
+/* MLPerf Training v6.0 Llama 3.1 405B (Azure, 8,192 GB200): TP4 PP8 VPP8 CP2 DP128, GBS 1,024,
+ * seq 8,192, Mixtral tokenizer (vocab 32000), NVFP4, embedding and loss as pipeline layers. */
+static void
+llama_case (ModelShape *s, ModelPlan *p)
+{
+  *s = preset_llama_405b ();
+  s->vocab = 32000;
+  g_assert_true (model_shape_finish (s, NULL));
+  model_plan_init (p);
+  p->tp = 4, p->pp = 8, p->vpp = 8, p->cp = 2, p->dp = 128, p->gpus = 8192;
+  p->sp = TRUE;
+  p->schedule = MODEL_SCHED_INTERLEAVED;
+  p->global_batch = 1024;
+  p->zero = 1;
+  p->matmul_dtype = MODEL_DTYPE_FP4;
+  p->pp_embed_loss_layers = TRUE;
+}
+
+/* Mixtral 8x7B on 64 GPUs: TP2 EP8 DP32 with SP. */
+static void
+mixtral_case (ModelShape *s, ModelPlan *p)
+{
+  *s = preset_mixtral_8x7b ();
+  g_assert_true (model_shape_finish (s, NULL));
+  model_plan_init (p);
+  p->tp = 2, p->dp = 32, p->ep = 8, p->gpus = 64;
+  p->sp = TRUE;
+  p->global_batch = 256;
+  p->zero = 1;
+}
+
+static void
+expect_valid (const ModelPlan *p, const ModelShape *s)
+{
+  g_autoptr (GError) error = NULL;
+  gboolean ok = model_plan_validate (p, s, &error);
+  g_assert_no_error (error);
+  g_assert_true (ok);
+}
+
+/* The error must be INVALID_PLAN and contain every fragment (the problem and the remedy). */
+static void
+expect_invalid (const ModelPlan *p, const ModelShape *s, const char *frag1, const char *frag2)
+{
+  g_autoptr (GError) error = NULL;
+  g_assert_false (model_plan_validate (p, s, &error));
+  g_assert_error (error, MODEL_ERROR, MODEL_ERROR_INVALID_PLAN);
+  if (!strstr (error->message, frag1) || (frag2 && !strstr (error->message, frag2)))
+    g_error ("error lacks '%s'/'%s': %s", frag1, frag2 ? frag2 : "", error->message);
+  g_test_message ("%s", error->message);
+}
+
+static void
+test_reference_cases_valid (void)
+{
+  ModelShape s;
+  ModelPlan p;
+  gpt3_case (&s, &p);
+  expect_valid (&p, &s);
+  g_assert_cmpint (model_plan_microbatches (&p), ==, 8); /* 2688 / (336 * 1) */
+  llama_case (&s, &p);
+  expect_valid (&p, &s);
+  g_assert_cmpint (model_plan_microbatches (&p), ==, 8); /* 1024 / 128 */
+  mixtral_case (&s, &p);
+  expect_valid (&p, &s);
+  model_plan_init (&p); /* the 1-GPU default is valid */
+  expect_valid (&p, &s);
+}
+
+static void
+test_rule_positive (void)
+{
+  ModelShape s;
+  ModelPlan p;
+  gpt3_case (&s, &p);
+  p.micro_batch = 0;
+  expect_invalid (&p, &s, "micro_batch must be a positive", NULL);
+}
+
+static void
+test_rule_gpus (void)
+{
+  ModelShape s;
+  ModelPlan p;
+  gpt3_case (&s, &p);
+  p.gpus = 10000;
+  expect_invalid (&p, &s, "tp*cp*dp*pp = 4*1*336*8 = 10752 but gpus = 10000", "set dp");
+}
+
+static void
+test_rule_heads (void)
+{
+  ModelShape s;
+  ModelPlan p;
+  gpt3_case (&s, &p);
+  p.tp = 5, p.dp = 336, p.gpus = 5 * 336 * 8;
+  expect_invalid (&p, &s, "heads 96 is not divisible by tp 5", "pick tp");
+}
+
+static void
+test_rule_kv_heads (void)
+{
+  ModelShape s;
+  ModelPlan p;
+  llama_case (&s, &p);
+  p.tp = 16, p.dp = 32;
+  expect_invalid (&p, &s, "kv_heads 8 is not divisible by tp 16", "does not replicate");
+}
+
+static void
+test_rule_layers (void)
+{
+  ModelShape s;
+  ModelPlan p;
+  gpt3_case (&s, &p);
+  p.vpp = 5;
+  p.global_batch = 2688;
+  expect_invalid (&p, &s, "layers 96 is not divisible by pp*vpp = 8*5 = 40", NULL);
+  /* 126 layers over pp8 vpp8 without the embedding/loss option: the error offers it. */
+  llama_case (&s, &p);
+  p.pp_embed_loss_layers = FALSE;
+  expect_invalid (&p, &s, "layers 126 is not divisible by pp*vpp = 8*8 = 64", "pp_embed_loss_layers");
+  /* With the option, 128 pipeline layers must still divide. */
+  p.pp_embed_loss_layers = TRUE;
+  p.vpp = 3;
+  expect_invalid (&p, &s, "layers + 2 = 128", "change pp or vpp");
+}
+
+static void
+test_rule_vpp_needs_pp (void)
+{
+  ModelShape s;
+  ModelPlan p;
+  gpt3_case (&s, &p);
+  p.pp = 1, p.dp = 2688, p.gpus = 4 * 2688;
+  expect_invalid (&p, &s, "vpp 12 needs pp > 1", NULL);
+}
+
+static void
+test_rule_schedule (void)
+{
+  ModelShape s;
+  ModelPlan p;
+  gpt3_case (&s, &p);
+  p.schedule = MODEL_SCHED_1F1B;
+  expect_invalid (&p, &s, "vpp 12 needs the interleaved schedule", NULL);
+  gpt3_case (&s, &p);
+  p.vpp = 1;
+  expect_invalid (&p, &s, "interleaved schedule needs vpp >= 2", NULL);
+}
+
+static void
+test_rule_global_batch (void)
+{
+  ModelShape s;
+  ModelPlan p;
+  gpt3_case (&s, &p);
+  p.global_batch = 2700;
+  expect_invalid (&p, &s, "global_batch 2700 is not divisible by dp*micro_batch = 336*1 = 336",
+                  "multiple of 336");
+}
+
+static void
+test_rule_interleaved_microbatches (void)
+{
+  ModelShape s;
+  ModelPlan p;
+  gpt3_case (&s, &p);
+  p.global_batch = 336 * 4; /* 4 micro-batches over pp 8 */
+  expect_invalid (&p, &s, "4 micro-batches per step is not divisible by pp 8", NULL);
+  p.schedule = MODEL_SCHED_1F1B, p.vpp = 1; /* 1F1B takes any count */
+  expect_valid (&p, &s);
+}
+
+static void
+test_rule_sp_needs_tp (void)
+{
+  ModelShape s;
+  ModelPlan p;
+  gpt3_case (&s, &p);
+  p.tp = 1, p.dp = 1344;
+  p.global_batch = 1344 * 8;
+  expect_invalid (&p, &s, "sequence parallelism", "needs tp > 1");
+}
+
+static void
+test_rule_cp_seq (void)
+{
+  ModelShape s;
+  ModelPlan p;
+  llama_case (&s, &p);
+  s.seq_len = 8190;
+  expect_invalid (&p, &s, "seq_len 8190 is not divisible by 2*cp = 4", "ring attention");
+}
+
+static void
+test_rule_sp_seq (void)
+{
+  ModelShape s;
+  ModelPlan p;
+  gpt3_case (&s, &p);
+  s.seq_len = 2046;
+  s.max_positions = 2048;
+  expect_invalid (&p, &s, "2046 tokens per context-parallel rank over tp 4", NULL);
+}
+
+static void
+test_rule_ep (void)
+{
+  ModelShape s;
+  ModelPlan p;
+  mixtral_case (&s, &p);
+  p.ep = 3;
+  expect_invalid (&p, &s, "moe_experts 8 is not divisible by ep 3", NULL);
+  mixtral_case (&s, &p);
+  p.dp = 2, p.gpus = 4, p.global_batch = 2; /* tp*cp*dp = 4 < etp*ep = 16 */
+  expect_invalid (&p, &s, "etp*ep = 2*8 does not divide tp*cp*dp = 4", NULL);
+  p.etp = 1, p.ep = 4; /* expert TP 1: EP spans the TP ranks (ep 4 divides 4) */
+  expect_valid (&p, &s);
+  mixtral_case (&s, &p);
+  p.sp = FALSE;
+  expect_invalid (&p, &s, "needs sequence parallelism", NULL);
+  gpt3_case (&s, &p);
+  p.ep = 2;
+  expect_invalid (&p, &s, "ep 2 given for a dense model", NULL);
+}
+
+static void
+test_rule_zero (void)
+{
+  ModelShape s;
+  ModelPlan p;
+  gpt3_case (&s, &p);
+  p.zero = 4;
+  expect_invalid (&p, &s, "zero must be 0", "got 4");
+  p.zero = 1, p.fsdp = TRUE;
+  expect_invalid (&p, &s, "fsdp", "needs zero >= 2");
+  p.zero = 3;
+  expect_valid (&p, &s);
+}
+
+static void
+test_rule_low_precision (void)
+{
+  ModelShape s;
+  ModelPlan p;
+  gpt3_case (&s, &p);
+  s.ffn_hidden = 4 * 12288 + 40; /* /tp 4 = 12298, not a multiple of 16 */
+  expect_invalid (&p, &s, "fp8 GEMMs need dimensions that are multiples of 16", "ffn_hidden/tp");
+  p.matmul_dtype = MODEL_DTYPE_BF16;
+  expect_valid (&p, &s);
+  gpt3_case (&s, &p);
+  p.param_dtype = MODEL_DTYPE_FP8;
+  expect_invalid (&p, &s, "param_dtype fp8 cannot hold trained weights", NULL);
+  llama_case (&s, &p); /* fp4: 32-alignment of the TP shards */
+  s.ffn_hidden = 53248 + 64; /* /4 = 13328 = 32*416.5 */
+  expect_invalid (&p, &s, "fp4 GEMMs need dimensions that are multiples of 32", NULL);
+}
+
+static void
+test_parse_order (void)
+{
+  ModelDim o[MODEL_DIM_COUNT];
+  g_autoptr (GError) error = NULL;
+  g_assert_true (model_plan_parse_order ("tp,cp,ep,dp,pp", o, &error));
+  g_assert_cmpint (o[0], ==, MODEL_DIM_TP);
+  g_assert_cmpint (o[4], ==, MODEL_DIM_PP);
+  g_assert_true (model_plan_parse_order (" pp , dp", o, &error));
+  g_assert_no_error (error);
+  ModelDim want[] = { MODEL_DIM_PP, MODEL_DIM_DP, MODEL_DIM_TP, MODEL_DIM_CP, MODEL_DIM_EP };
+  for (int i = 0; i < MODEL_DIM_COUNT; i++)
+    g_assert_cmpint (o[i], ==, want[i]);
+  g_assert_false (model_plan_parse_order ("tp,xx", o, &error));
+  g_assert_error (error, MODEL_ERROR, MODEL_ERROR_INVALID_PLAN);
+  g_assert_nonnull (strstr (error->message, "unknown dimension 'xx'"));
+  g_clear_error (&error);
+  g_assert_false (model_plan_parse_order ("tp,dp,tp", o, &error));
+  g_assert_nonnull (strstr (error->message, "'tp' appears twice"));
+}
+
+static void
+assert_group (const ModelPlan *p, int rank, guint mask, gboolean expert, const int *want, int n)
+{
+  int got[64];
+  g_assert_cmpint (model_plan_group_ranks (p, rank, mask, expert, got), ==, n);
+  for (int i = 0; i < n; i++)
+    g_assert_cmpint (got[i], ==, want[i]);
+}
+
+/* tp2 cp2 dp2 pp2, order tp,cp,ep,dp,pp: rank = tp + 2*cp + 4*dp + 8*pp. */
+static void
+test_rank_mapping (void)
+{
+  ModelPlan p;
+  model_plan_init (&p);
+  p.tp = p.cp = p.dp = p.pp = 2;
+  p.gpus = 16;
+  int c[MODEL_DIM_COUNT];
+  model_plan_rank_coords (&p, 5, c);
+  g_assert_cmpint (c[MODEL_DIM_TP], ==, 1);
+  g_assert_cmpint (c[MODEL_DIM_CP], ==, 0);
+  g_assert_cmpint (c[MODEL_DIM_DP], ==, 1);
+  g_assert_cmpint (c[MODEL_DIM_PP], ==, 0);
+  for (int r = 0; r < 16; r++)
+    {
+      model_plan_rank_coords (&p, r, c);
+      g_assert_cmpint (model_plan_rank_of (&p, c), ==, r);
+    }
+  int ranks[16];
+  g_assert_cmpint (model_plan_group (&p, 5, MODEL_DIM_TP, ranks), ==, 2);
+  assert_group (&p, 5, 1u << MODEL_DIM_TP, FALSE, (int[]){ 4, 5 }, 2);
+  assert_group (&p, 5, 1u << MODEL_DIM_CP, FALSE, (int[]){ 5, 7 }, 2);
+  assert_group (&p, 5, 1u << MODEL_DIM_DP, FALSE, (int[]){ 1, 5 }, 2);
+  assert_group (&p, 5, 1u << MODEL_DIM_PP, FALSE, (int[]){ 5, 13 }, 2);
+  assert_group (&p, 5, (1u << MODEL_DIM_DP) | (1u << MODEL_DIM_CP), FALSE, (int[]){ 1, 3, 5, 7 }, 4);
+  /* Order dp,tp,...: rank = dp + 2*tp + 4*cp + 8*pp, so DP peers are neighbours. */
+  g_assert_true (model_plan_parse_order ("dp,tp", p.order, NULL));
+  assert_group (&p, 5, 1u << MODEL_DIM_DP, FALSE, (int[]){ 4, 5 }, 2);
+  assert_group (&p, 5, 1u << MODEL_DIM_TP, FALSE, (int[]){ 5, 7 }, 2);
+}
+
+/* Expert view (Megatron-Core): tp2 dp4 ep4 on 8 GPUs. With etp = tp = 2 the expert view is
+ * etp2 x ep4 (edp 1), so EP peers of rank 3 are 1,3,5,7 (the same as its DP peers). With etp = 1
+ * the view is ep4 x edp2: EP groups are 0-3 and 4-7, expert-DP pairs {r, r+4}. */
+static void
+test_expert_mapping (void)
+{
+  ModelPlan p;
+  model_plan_init (&p);
+  p.tp = 2, p.dp = 4, p.ep = 4, p.gpus = 8;
+  g_assert_cmpint (model_plan_expert_dp (&p), ==, 1);
+  assert_group (&p, 3, 1u << MODEL_DIM_EP, TRUE, (int[]){ 1, 3, 5, 7 }, 4);
+  int c[MODEL_DIM_COUNT];
+  model_plan_rank_coords (&p, 3, c);
+  g_assert_cmpint (c[MODEL_DIM_EP], ==, 1);
+  p.etp = 1;
+  g_assert_cmpint (model_plan_expert_dp (&p), ==, 2);
+  assert_group (&p, 5, 1u << MODEL_DIM_EP, TRUE, (int[]){ 4, 5, 6, 7 }, 4);
+  assert_group (&p, 5, 1u << MODEL_DIM_DP, TRUE, (int[]){ 1, 5 }, 2);
+}
+
+/* Llama 3.1 405B, pp8 vpp8 with embedding and loss as pipeline layers: 128 pipeline layers, 2 per
+ * virtual stage; stage 0 and 63 hold 1 transformer layer, the others 2 (1 + 62*2 + 1 = 126). */
+static void
+test_pipeline_split (void)
+{
+  ModelShape s;
+  ModelPlan p;
+  llama_case (&s, &p);
+  int first = -1;
+  g_assert_cmpint (model_plan_chunk_layers (&p, &s, 0, 0, &first), ==, 1);
+  g_assert_cmpint (first, ==, 0);
+  g_assert_cmpint (model_plan_chunk_layers (&p, &s, 1, 0, &first), ==, 2);
+  g_assert_cmpint (first, ==, 1);
+  g_assert_cmpint (model_plan_chunk_layers (&p, &s, 0, 1, &first), ==, 2); /* virtual stage 8 */
+  g_assert_cmpint (first, ==, 15);
+  g_assert_cmpint (model_plan_chunk_layers (&p, &s, 7, 7, &first), ==, 1);
+  g_assert_cmpint (first, ==, 125);
+  g_assert_cmpint (model_plan_rank_layers (&p, &s, 0), ==, 15);
+  g_assert_cmpint (model_plan_rank_layers (&p, &s, 3), ==, 16);
+  g_assert_cmpint (model_plan_rank_layers (&p, &s, 7), ==, 15);
+  int total = 0;
+  for (int r = 0; r < 8; r++)
+    total += model_plan_rank_layers (&p, &s, r);
+  g_assert_cmpint (total, ==, 126);
+  g_assert_true (model_plan_chunk_has_embedding (&p, 0, 0));
+  g_assert_false (model_plan_chunk_has_embedding (&p, 0, 1));
+  g_assert_true (model_plan_chunk_has_loss (&p, 7, 7));
+  g_assert_false (model_plan_chunk_has_loss (&p, 7, 6));
+  /* Even split: GPT-3 pp8 vpp12 → 1 layer per chunk, 12 per rank. */
+  gpt3_case (&s, &p);
+  g_assert_cmpint (model_plan_chunk_layers (&p, &s, 2, 3, &first), ==, 1);
+  g_assert_cmpint (first, ==, 3 * 8 + 2);
+  g_assert_cmpint (model_plan_rank_layers (&p, &s, 5), ==, 12);
+}
+
+int
+main (int argc, char **argv)
+{
+  g_test_init (&argc, &argv, NULL);
+  g_test_add_func ("/model/plan/reference-cases-valid", test_reference_cases_valid);
+  g_test_add_func ("/model/plan/rule/positive", test_rule_positive);
+  g_test_add_func ("/model/plan/rule/gpus", test_rule_gpus);
+  g_test_add_func ("/model/plan/rule/heads", test_rule_heads);
+  g_test_add_func ("/model/plan/rule/kv-heads", test_rule_kv_heads);
+  g_test_add_func ("/model/plan/rule/layers", test_rule_layers);
+  g_test_add_func ("/model/plan/rule/vpp-needs-pp", test_rule_vpp_needs_pp);
+  g_test_add_func ("/model/plan/rule/schedule", test_rule_schedule);
+  g_test_add_func ("/model/plan/rule/global-batch", test_rule_global_batch);
+  g_test_add_func ("/model/plan/rule/interleaved-microbatches", test_rule_interleaved_microbatches);
+  g_test_add_func ("/model/plan/rule/sp-needs-tp", test_rule_sp_needs_tp);
+  g_test_add_func ("/model/plan/rule/cp-seq", test_rule_cp_seq);
+  g_test_add_func ("/model/plan/rule/sp-seq", test_rule_sp_seq);
+  g_test_add_func ("/model/plan/rule/ep", test_rule_ep);
+  g_test_add_func ("/model/plan/rule/zero", test_rule_zero);
+  g_test_add_func ("/model/plan/rule/low-precision", test_rule_low_precision);
+  g_test_add_func ("/model/plan/parse-order", test_parse_order);
+  g_test_add_func ("/model/plan/rank-mapping", test_rank_mapping);
+  g_test_add_func ("/model/plan/expert-mapping", test_expert_mapping);
+  g_test_add_func ("/model/plan/pipeline-split", test_pipeline_split);
+  return g_test_run ();
+}
