@@ -1,1 +1,2 @@
-# (filled by the module's owner)
+# sim/ network core: links and the cluster topology (NVLink domains + scale-out fat trees).
+libtrainsim_a_SOURCES += sim/link.c sim/topology.c

@@ -37,9 +37,30 @@ typedef struct {
   int nvswitch_domains;
   int links;                   /* directed links */
   double bisection_bytes_per_s;/* scale-out bisection bandwidth, one direction */
+  /* Added by the topology module: how the fabric was built. */
+  int tiers;                   /* 0 when there is no scale-out fabric (one domain, no NICs) */
+  int rails;                   /* rail-optimized: gpus_per_node x nics_per_gpu; fat tree: 1 */
+  int pods;                    /* leaf-spine groups below the core (1 in a 2-tier fabric) */
+  int ports_down[3], ports_up[3];  /* ports per switch of each tier (cabled down, up) */
+  int links_by_kind[SIM_LINK_KIND_COUNT];
 } SimTopologySummary;
 
+/* The two ends of a directed link, for tests and diagnostics. A NIC belongs to GPU index / nics_per_gpu;
+ * an NVSwitch node stands for the whole non-blocking switch fabric of one NVLink domain. */
+typedef enum {
+  SIM_NODE_GPU, SIM_NODE_NVSWITCH, SIM_NODE_NIC, SIM_NODE_LEAF, SIM_NODE_SPINE, SIM_NODE_CORE
+} SimNodeKind;
+typedef struct {
+  SimNodeKind kind;
+  int index;
+} SimNodeRef;
+
 typedef struct SimTopology SimTopology;
+
+/* Added by the topology module: invalid cluster or fabric specs. */
+#define SIM_TOPOLOGY_ERROR (sim_topology_error_quark ())
+typedef enum { SIM_TOPOLOGY_ERROR_INVALID } SimTopologyError;
+GQuark sim_topology_error_quark (void);
 
 #define SIM_TOPOLOGY_MAX_HOPS 16
 
@@ -57,3 +78,25 @@ int sim_topology_node_of (const SimTopology *topo, int gpu);
 int sim_topology_route (const SimTopology *topo, int src_gpu, int dst_gpu, guint32 flow_hash,
                         guint32 links[SIM_TOPOLOGY_MAX_HOPS]);
 void sim_topology_summarize (const SimTopology *topo, SimTopologySummary *out);
+
+/* Added by the topology module: NCCL's PXN path. Across NVLink domains, first hop over NVLink to the
+ * GPU of the source's node with the destination's local index (so on the destination's rail), then
+ * that GPU's route; otherwise the same as sim_topology_route. At most 8 links. */
+int sim_topology_route_pxn (const SimTopology *topo, int src_gpu, int dst_gpu, guint32 flow_hash,
+                            guint32 links[SIM_TOPOLOGY_MAX_HOPS]);
+
+/* Added by the topology module. */
+const SimClusterSpec *sim_topology_cluster (const SimTopology *topo);  /* copy of the spec (nvls, …) */
+const SimFabricSpec *sim_topology_fabric (const SimTopology *topo);
+int sim_topology_n_gpus (const SimTopology *topo);
+/* Rail of a GPU's first NIC (local index within its node; 0 in a plain fat tree). */
+int sim_topology_rail_of (const SimTopology *topo, int gpu);
+/* Writes every link's capacity (bytes/s) into capacities[0 .. n_links-1], for sim_flow_net_new. */
+void sim_topology_fill_capacities (const SimTopology *topo, double *capacities);
+/* Sum of the links' latencies: NVLink latency, or NIC latency + switch hops x hop latency. */
+gint64 sim_topology_path_latency_ns (const SimTopology *topo, const guint32 *links, int n_links);
+void sim_topology_link_ends (const SimTopology *topo, int link_id, SimNodeRef *from, SimNodeRef *to);
+/* Heap bytes owned by the topology (routes are computed from indices; nothing grows with pairs). */
+gsize sim_topology_memory_bytes (const SimTopology *topo);
+/* Human-readable summary (counts per tier, links, bisection in TB/s); free with g_free. */
+char *sim_topology_describe (const SimTopology *topo);
