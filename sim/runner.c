@@ -32,9 +32,9 @@
  * Model FLOPs (MFU) follow PaLM (Chowdhery et al. 2022, app. B): 6·N_active + 12·L·h·s per token.
  *
  * Breakdown: on each rank, every interval in which the compute stream is idle is attributed to the
- * dependency that ended it: a communication op (exposed time = min(idle, its duration), the rest
- * is waiting on other ranks, i.e. bubble) or a PP receive (the transfer is exposed PP, the rest
- * bubble). */
+ * dependency that ended it: a TP/CP/DP/EP collective (all of it is exposed communication of that
+ * dimension, including waiting for the group's slowest member) or a PP receive (the transfer time
+ * is exposed PP communication, the rest is the other stage's work: the bubble). */
 #include "config.h"
 #include <math.h>
 #include <string.h>
@@ -871,11 +871,13 @@ hook_start (gpointer user, int gpu, guint32 op_index, gboolean overlapped)
         if (gap > 0)
           {
             gint64 exposed = 0;
-            if (st->cause_cat != SIM_BD_COMPUTE)
-              {
-                exposed = MIN (gap, st->cause_dur);
-                st->bd[st->cause_cat] += exposed;
-              }
+            /* Waiting on a local collective is exposed communication; waiting on a PP receive is
+             * the transfer time, the rest is the other stage's work (bubble). */
+            if (st->cause_cat == SIM_BD_PP)
+              exposed = MIN (gap, st->cause_dur);
+            else if (st->cause_cat != SIM_BD_COMPUTE)
+              exposed = gap;
+            st->bd[st->cause_cat] += exposed;
             st->bd[SIM_BD_BUBBLE] += gap - exposed;
           }
         st->cause_cat = SIM_BD_COMPUTE;
