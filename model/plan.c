@@ -7,7 +7,7 @@
  *   (layers + 2) % (pp*vpp) = 0 with embedding and loss counted as pipeline layers (MLPerf's
  *   ASYM_PP_EMBED/LOSS);  global_batch % (dp*micro_batch) = 0;  interleaving needs pp > 1, vpp > 1
  *   and microbatches % pp = 0;  sp needs tp > 1;  MoE: experts % ep = 0, (tp*cp*dp) % (etp*ep) = 0,
- *   sp when tp > 1 and ep > 1;  cp > 1: seq_len % (2*cp) = 0 (load-balanced causal ring attention
+ *   sp when tp > 1;  cp > 1: seq_len % (2*cp) = 0 (load-balanced causal ring attention
  *   splits each sequence into 2*cp chunks);  sp: (seq_len/cp) % tp = 0;  zero in 0..3;  fsdp needs
  *   zero >= 2;  FP8 GEMM dims multiples of 16 and FP4 of 32 (Transformer Engine's alignment
  *   checks for FP8 / NVFP4 GEMMs).
@@ -441,9 +441,10 @@ model_plan_validate (const ModelPlan *plan, const ModelShape *shape, GError **er
       if (shape->moe_ffn_hidden % etp != 0)
         return invalid (error, "moe_ffn_hidden %d is not divisible by the expert tensor-parallel "
                         "size %d; pick etp dividing it", shape->moe_ffn_hidden, etp);
-      if (plan->tp > 1 && plan->ep > 1 && !plan->sp)
-        return invalid (error, "MoE with tp %d and ep %d needs sequence parallelism "
-                        "(Megatron-Core requires it); set sp = true", plan->tp, plan->ep);
+      if (plan->tp > 1 && !plan->sp)
+        return invalid (error, "MoE with tp %d needs sequence parallelism (Megatron-Core requires "
+                        "it with expert parallelism, and the MoE op model routes the SP-local "
+                        "tokens); set sp = true", plan->tp);
     }
   if (plan->etp > 0 && shape->moe_experts == 0 && plan->etp != plan->tp)
     return invalid (error, "etp %d given for a dense model; leave etp at 0", plan->etp);

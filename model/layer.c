@@ -1,0 +1,506 @@
+/* Op lists of one micro-batch on one rank (see model/layer.h for where collectives sit).
+ *
+ * Sizes with b = micro_batch, s = seq_len, h = hidden, a/g = query/KV heads, d = head_dim,
+ * f = ffn_hidden, t = tp, c = cp, V = padded vocab:
+ *   tokens per rank T = b*s/c; between TP regions Ts = T/t with SP, else T.
+ *   QKV   [T, (a+2g)d/t] = [T, h] x [h, (a+2g)d/t]      output projection [T, h] = [T, ad/t] x [ad/t, h]
+ *   FC1   [T, f/t] (SwiGLU: 2f/t, gate and up fused)     FC2 [T, h] = [T, f/t] x [f/t, h]
+ *   attention: b sequences x a/t heads, s/c queries vs s keys, causal pairs s(s+1)/(2c)
+ *   MoE: Tm = Ts routed tokens, top_k copies (x capacity factor when set) dispatched; experts E/ep
+ *        per rank, etp-way split, each with m = etp*Tm*k*ep/E tokens (uniform routing)
+ *   LM head [T, V/t] = [T, h] x [h, V/t]
+ *   backward of GEMM [m,n,k]: dgrad [m,k] = [m,n] x [n,k], wgrad [k,n] = [k,m] x [m,n]
+ * Memory-bound ops: bytes of their inputs and outputs; elementwise FLOPs are rough (norm 5/element
+ * LayerNorm, 3 RMSNorm; GeLU 8, SwiGLU 6; residual 1) and never enter model FLOPs. Backward of a
+ * memory-bound op reads twice its forward inputs (inputs and output gradient) and writes the input
+ * gradient. Embedding, LM head and loss run in the param dtype (FP8/FP4 recipes keep them in BF16). */
+#include <math.h>
+#include <string.h>
+#include "model/layer.h"
+
+typedef struct {
+  const ModelShape *s;
+  const ModelPlan *p;
+  GArray *ops;
+  int layer;
+  ModelPhase phase;
+  gint64 T, Ts;
+  double act;   /* bytes per activation element */
+  ModelDtype adt, mdt;
+} Ctx;
+
+static const char *
+suffixed (const char *name, const char *suffix)
+{
+  char buf[96];
+  g_snprintf (buf, sizeof buf, "%s%s", name, suffix);
+  return g_intern_string (buf);
+}
+
+static ModelOp *
+add (Ctx *c, ModelOp op)
+{
+  op.layer = c->layer;
+  op.phase = c->phase;
+  g_array_append_val (c->ops, op);
+  return &g_array_index (c->ops, ModelOp, c->ops->len - 1);
+}
+
+static void
+ctx_init (Ctx *c, const ModelShape *s, const ModelPlan *p, int layer, GArray *ops)
+{
+  memset (c, 0, sizeof *c);
+  c->s = s, c->p = p, c->ops = ops, c->layer = layer;
+  c->phase = MODEL_PHASE_FWD;
+  c->T = (gint64) p->micro_batch * s->seq_len / p->cp;
+  c->Ts = p->sp ? c->T / p->tp : c->T;
+  c->adt = p->param_dtype;
+  c->mdt = p->matmul_dtype;
+  c->act = model_dtype_bytes (p->param_dtype);
+}
+
+static void
+gemm (Ctx *c, const char *name, gint64 m, gint64 n, gint64 k, gint64 batch, ModelDtype dt,
+      gboolean column)
+{
+  ModelOp *op = add (c, model_op_gemm (name, c->phase, MODEL_GRAD_NONE, m, n, k, batch, dt, c->adt));
+  if (column && c->p->tp > 1)
+    op->flags |= MODEL_OP_COLUMN_PARALLEL;
+}
+
+static void
+membound (Ctx *c, const char *name, double elems_in, double elems_out, double flops_per_out)
+{
+  add (c, model_op_membound (name, c->phase, elems_in * c->act, elems_out * c->act,
+                             flops_per_out * elems_out, c->adt));
+}
+
+static void
+norm (Ctx *c, const char *name, gint64 tokens)
+{
+  double e = (double) tokens * c->s->hidden;
+  membound (c, name, e, e, c->s->norm == MODEL_NORM_LAYERNORM ? 5.0 : 3.0);
+}
+
+static ModelOp *
+comm (Ctx *c, const char *name, ModelCollective coll, ModelDim dim, int group, double bytes)
+{
+  return add (c, model_op_comm (name, c->phase, coll, dim, group, bytes));
+}
+
+/* TP collective entering a column-parallel GEMM (SP all-gather) or leaving a row-parallel one. */
+static void
+tp_enter (Ctx *c, const char *name)
+{
+  if (c->p->tp > 1 && c->p->sp)
+    comm (c, name, MODEL_COLL_ALL_GATHER, MODEL_DIM_TP, c->p->tp, (double) c->T * c->s->hidden * c->act);
+}
+
+static void
+tp_leave (Ctx *c, const char *rs_name, const char *ar_name)
+{
+  if (c->p->tp == 1)
+    return;
+  double bytes = (double) c->T * c->s->hidden * c->act;
+  if (c->p->sp)
+    comm (c, rs_name, MODEL_COLL_REDUCE_SCATTER, MODEL_DIM_TP, c->p->tp, bytes);
+  else
+    comm (c, ar_name, MODEL_COLL_ALL_REDUCE, MODEL_DIM_TP, c->p->tp, bytes);
+}
+
+static void
+attention_block (Ctx *c)
+{
+  const ModelShape *s = c->s;
+  const ModelPlan *p = c->p;
+  gint64 qd = (gint64) s->heads * s->head_dim / p->tp;
+  gint64 kvd = (gint64) s->kv_heads * s->head_dim / p->tp;
+  norm (c, "attn_norm", c->Ts);
+  tp_enter (c, "qkv_ag");
+  gemm (c, "qkv", c->T, qd + 2 * kvd, s->hidden, 1, c->mdt, TRUE);
+  if (s->position == MODEL_POS_ROPE)
+    membound (c, "rope", (double) c->T * (qd + kvd), (double) c->T * (qd + kvd), 3.0);
+  if (p->cp > 1)
+    {
+      ModelOp *op = comm (c, "cp_kv", MODEL_COLL_CP_KV_EXCHANGE, MODEL_DIM_CP, p->cp,
+                          (double) (p->cp - 1) * c->T * 2 * kvd * c->act);
+      op->overlap_next = TRUE;
+    }
+  add (c, model_op_attention ("attn", c->phase, p->micro_batch, s->heads / p->tp,
+                              s->kv_heads / p->tp, s->seq_len / p->cp, s->seq_len, s->head_dim,
+                              model_op_causal_pairs (s->seq_len, p->cp), c->adt));
+  gemm (c, "proj", c->T, s->hidden, qd, 1, c->mdt, FALSE);
+  tp_leave (c, "proj_rs", "proj_ar");
+  membound (c, "attn_residual", 2.0 * c->Ts * s->hidden, (double) c->Ts * s->hidden, 1.0);
+}
+
+/* Dense MLP of width f (per TP rank f/tp), used for dense layers and shared experts. */
+static void
+dense_mlp (Ctx *c, gint64 f, const char *ag, const char *fc1, const char *actn, const char *fc2,
+           const char *rs, const char *ar)
+{
+  const ModelShape *s = c->s;
+  gboolean glu = s->activation == MODEL_ACT_SWIGLU;
+  gint64 fl = f / c->p->tp;
+  tp_enter (c, ag);
+  gemm (c, fc1, c->T, (glu ? 2 : 1) * fl, s->hidden, 1, c->mdt, TRUE);
+  membound (c, actn, (double) c->T * fl * (glu ? 2 : 1), (double) c->T * fl, glu ? 6.0 : 8.0);
+  gemm (c, fc2, c->T, s->hidden, fl, 1, c->mdt, FALSE);
+  tp_leave (c, rs, ar);
+}
+
+static void
+moe_mlp (Ctx *c)
+{
+  const ModelShape *s = c->s;
+  const ModelPlan *p = c->p;
+  gboolean glu = s->activation == MODEL_ACT_SWIGLU;
+  int E = s->moe_experts, k = s->moe_top_k, ep = p->ep, etp = model_plan_expert_tp (p);
+  gint64 h = s->hidden;
+  gint64 Tm = c->Ts;
+  double disp = (double) Tm * k * (s->moe_capacity_factor > 0 ? s->moe_capacity_factor : 1.0);
+  gint64 m_e = (gint64) ceil ((double) etp * disp * ep / E);
+  gint64 fe = s->moe_ffn_hidden / etp;
+  double tok_bytes = h * c->act;
+
+  gemm (c, "router", Tm, E, h, 1, c->adt, FALSE);
+  add (c, model_op_membound ("router_topk", c->phase, (double) Tm * E * 4, (double) Tm * k * 8,
+                             (double) Tm * E * 4, MODEL_DTYPE_FP32));
+  membound (c, "permute", (double) Tm * h, disp * h, 0.0);
+  if (ep > 1)
+    {
+      ModelOp *op = comm (c, "moe_dispatch", MODEL_COLL_ALL_TO_ALL, MODEL_DIM_EP, ep,
+                          disp * tok_bytes * (ep - 1) / ep);
+      op->expert_group = TRUE;
+    }
+  if (etp > 1)
+    {
+      ModelOp *op = comm (c, "moe_etp_ag", MODEL_COLL_ALL_GATHER, MODEL_DIM_TP, etp, etp * disp * tok_bytes);
+      op->expert_group = TRUE;
+    }
+  gemm (c, "expert_fc1", m_e, (glu ? 2 : 1) * fe, h, E / ep, c->mdt, FALSE);
+  membound (c, "expert_act", (double) m_e * (E / ep) * fe * (glu ? 2 : 1), (double) m_e * (E / ep) * fe,
+            glu ? 6.0 : 8.0);
+  gemm (c, "expert_fc2", m_e, h, fe, E / ep, c->mdt, FALSE);
+  if (etp > 1)
+    {
+      ModelOp *op = comm (c, "moe_etp_rs", MODEL_COLL_REDUCE_SCATTER, MODEL_DIM_TP, etp, etp * disp * tok_bytes);
+      op->expert_group = TRUE;
+    }
+  if (ep > 1)
+    {
+      ModelOp *op = comm (c, "moe_combine", MODEL_COLL_ALL_TO_ALL, MODEL_DIM_EP, ep,
+                          disp * tok_bytes * (ep - 1) / ep);
+      op->expert_group = TRUE;
+    }
+  membound (c, "unpermute", disp * h, (double) Tm * h, (double) k);
+  if (s->moe_shared_experts > 0)
+    dense_mlp (c, (gint64) s->moe_shared_experts * s->moe_ffn_hidden, "shared_ag", "shared_fc1",
+               "shared_act", "shared_fc2", "shared_rs", "shared_ar");
+}
+
+static void
+layer_forward (Ctx *c)
+{
+  attention_block (c);
+  norm (c, "mlp_norm", c->Ts);
+  if (model_shape_layer_is_moe (c->s, c->layer))
+    moe_mlp (c);
+  else
+    dense_mlp (c, c->s->ffn_hidden, "fc1_ag", "fc1", "act", "fc2", "fc2_rs", "fc2_ar");
+  membound (c, "mlp_residual", 2.0 * c->Ts * c->s->hidden, (double) c->Ts * c->s->hidden, 1.0);
+}
+
+/* Appends the backward of forward list fwd[0..n) (in reverse), per the rules in model/layer.h. */
+static void
+backward_of (Ctx *c, const ModelOp *fwd, int n)
+{
+  const ModelPlan *p = c->p;
+  for (int i = n - 1; i >= 0; i--)
+    {
+      const ModelOp *f = &fwd[i];
+      ModelOp op;
+      switch (f->kind)
+        {
+        case MODEL_OP_GEMM:
+          {
+            gboolean column = (f->flags & MODEL_OP_COLUMN_PARALLEL) != 0;
+            gboolean gathered = column && p->sp && i > 0 && fwd[i - 1].kind == MODEL_OP_COMM
+                                && fwd[i - 1].coll == MODEL_COLL_ALL_GATHER
+                                && fwd[i - 1].dim == MODEL_DIM_TP && !fwd[i - 1].expert_group;
+            ModelOp dgrad = model_op_gemm (suffixed (f->name, "_dgrad"), c->phase, MODEL_GRAD_INPUT,
+                                           f->m, f->k, f->n, f->batch, f->dtype, c->adt);
+            ModelOp wgrad = model_op_gemm (suffixed (f->name, "_wgrad"), c->phase, MODEL_GRAD_WEIGHT,
+                                           f->k, f->n, f->m, f->batch, f->dtype, c->adt);
+            if (gathered)
+              {
+                /* Re-gather the SP-sharded input for wgrad while dgrad runs, then reduce-scatter
+                 * dgrad while wgrad runs (Megatron's LinearWithGradAccumulation...). */
+                const ModelOp *ag = &fwd[i - 1];
+                ModelOp *o = comm (c, suffixed (f->name, "_input_ag"), MODEL_COLL_ALL_GATHER,
+                                   MODEL_DIM_TP, p->tp, ag->comm_bytes);
+                o->overlap_next = TRUE;
+                add (c, dgrad);
+                o = comm (c, suffixed (f->name, "_dgrad_rs"), MODEL_COLL_REDUCE_SCATTER, MODEL_DIM_TP,
+                          p->tp, ag->comm_bytes);
+                o->overlap_next = TRUE;
+                add (c, wgrad);
+                i--; /* the forward all-gather is accounted for */
+              }
+            else if (column && !p->sp)
+              {
+                add (c, dgrad);
+                ModelOp *o = comm (c, suffixed (f->name, "_dgrad_ar"), MODEL_COLL_ALL_REDUCE,
+                                   MODEL_DIM_TP, p->tp, (double) f->m * f->k * c->act);
+                o->overlap_next = TRUE;
+                add (c, wgrad);
+              }
+            else
+              {
+                add (c, dgrad);
+                add (c, wgrad);
+              }
+            break;
+          }
+        case MODEL_OP_ATTENTION:
+          {
+            gboolean ring = i > 0 && fwd[i - 1].kind == MODEL_OP_COMM
+                            && fwd[i - 1].coll == MODEL_COLL_CP_KV_EXCHANGE;
+            if (p->recompute == MODEL_RECOMPUTE_SELECTIVE)
+              {
+                ModelPhase saved = c->phase;
+                c->phase = MODEL_PHASE_RECOMPUTE;
+                if (ring)
+                  add (c, fwd[i - 1]);
+                add (c, *f);
+                c->phase = saved;
+              }
+            if (ring)
+              {
+                /* Backward ring passes K,V and accumulates dK,dV: twice the forward bytes. */
+                op = fwd[i - 1];
+                op.name = suffixed (op.name, "_bwd");
+                op.comm_bytes *= 2.0;
+                op.overlap_next = TRUE;
+                add (c, op);
+                i--;
+              }
+            add (c, model_op_attention (suffixed (f->name, "_bwd"), MODEL_PHASE_BWD, f->seqs,
+                                        f->heads, f->kv_heads, f->seq_q, f->seq_kv, f->head_dim,
+                                        f->pairs, f->dtype));
+            break;
+          }
+        case MODEL_OP_MEMBOUND:
+          add (c, model_op_membound (suffixed (f->name, "_bwd"), c->phase, 2.0 * f->bytes_read,
+                                     f->bytes_read, 2.0 * f->flops, f->dtype));
+          break;
+        case MODEL_OP_COMM:
+          op = *f;
+          op.name = suffixed (f->name, "_bwd");
+          op.overlap_next = FALSE;
+          switch (f->coll)
+            {
+            case MODEL_COLL_ALL_GATHER: op.coll = MODEL_COLL_REDUCE_SCATTER; break;
+            case MODEL_COLL_REDUCE_SCATTER: op.coll = MODEL_COLL_ALL_GATHER; break;
+            case MODEL_COLL_ALL_REDUCE:
+              if (f->dim == MODEL_DIM_TP && !f->expert_group)
+                continue; /* forward "g" all-reduce is the identity in backward */
+              break;
+            default: break;
+            }
+          add (c, op);
+          break;
+        }
+    }
+}
+
+/* Forward ops of a unit (layer, embedding or head) into a scratch array, then the pass. */
+typedef void (*UnitForward) (Ctx *c);
+
+static void
+emit (const ModelShape *shape, const ModelPlan *plan, int layer, ModelPass pass, GArray *ops,
+      UnitForward forward, gboolean recomputable)
+{
+  Ctx c;
+  if (pass == MODEL_PASS_FORWARD)
+    {
+      ctx_init (&c, shape, plan, layer, ops);
+      forward (&c);
+      return;
+    }
+  g_autoptr (GArray) fwd = model_op_array_new ();
+  ctx_init (&c, shape, plan, layer, fwd);
+  forward (&c);
+  c.ops = ops;
+  if (recomputable && plan->recompute == MODEL_RECOMPUTE_FULL)
+    for (guint i = 0; i < fwd->len; i++)
+      {
+        ModelOp op = g_array_index (fwd, ModelOp, i);
+        op.phase = MODEL_PHASE_RECOMPUTE;
+        g_array_append_val (ops, op);
+      }
+  c.phase = MODEL_PHASE_BWD;
+  backward_of (&c, (const ModelOp *) fwd->data, (int) fwd->len);
+}
+
+void
+model_layer_ops (const ModelShape *shape, const ModelPlan *plan, int layer, ModelPass pass,
+                 GArray *ops)
+{
+  g_return_if_fail (shape != NULL && plan != NULL && ops != NULL);
+  g_return_if_fail (layer >= 0 && layer < shape->layers);
+  emit (shape, plan, layer, pass, ops, layer_forward, TRUE);
+}
+
+static void
+embedding_forward (Ctx *c)
+{
+  const ModelShape *s = c->s;
+  gint64 h = s->hidden;
+  /* Vocab-parallel lookup: every rank writes T x h (zeros for tokens outside its vocab shard). */
+  add (c, model_op_membound ("embedding", c->phase, (double) c->T * (h * c->act + 4),
+                             (double) c->T * h * c->act, 0.0, c->adt));
+  if (s->position == MODEL_POS_LEARNED)
+    membound (c, "position_add", 2.0 * c->T * h, (double) c->T * h, 1.0);
+  tp_leave (c, "embedding_rs", "embedding_ar");
+}
+
+static void
+head_forward (Ctx *c)
+{
+  const ModelShape *s = c->s;
+  const ModelPlan *p = c->p;
+  gint64 vl = model_shape_padded_vocab (s, p->tp) / p->tp;
+  norm (c, "final_norm", c->Ts);
+  tp_enter (c, "lm_head_ag");
+  gemm (c, "lm_head", c->T, vl, s->hidden, 1, c->adt, TRUE);
+  /* Vocab-parallel cross entropy in fp32 over the local logits. */
+  add (c, model_op_membound ("loss", c->phase, (double) c->T * vl * c->act, (double) c->T * 4,
+                             5.0 * c->T * vl, MODEL_DTYPE_FP32));
+  if (p->tp > 1)
+    comm (c, "loss_ar", MODEL_COLL_ALL_REDUCE, MODEL_DIM_TP, p->tp, 3.0 * c->T * 4);
+}
+
+void
+model_layer_embedding_ops (const ModelShape *shape, const ModelPlan *plan, ModelPass pass,
+                           GArray *ops)
+{
+  g_return_if_fail (shape != NULL && plan != NULL && ops != NULL);
+  emit (shape, plan, -1, pass, ops, embedding_forward, FALSE);
+}
+
+void
+model_layer_head_ops (const ModelShape *shape, const ModelPlan *plan, ModelPass pass, GArray *ops)
+{
+  g_return_if_fail (shape != NULL && plan != NULL && ops != NULL);
+  emit (shape, plan, -1, pass, ops, head_forward, FALSE);
+}
+
+void
+model_layer_chunk_ops (const ModelShape *shape, const ModelPlan *plan, int pp_rank, int chunk,
+                       ModelPass pass, GArray *ops)
+{
+  g_return_if_fail (shape != NULL && plan != NULL && ops != NULL);
+  int first = 0;
+  int n = model_plan_chunk_layers (plan, shape, pp_rank, chunk, &first);
+  gboolean emb = model_plan_chunk_has_embedding (plan, pp_rank, chunk);
+  gboolean loss = model_plan_chunk_has_loss (plan, pp_rank, chunk);
+  if (pass == MODEL_PASS_FORWARD)
+    {
+      if (emb)
+        model_layer_embedding_ops (shape, plan, pass, ops);
+      for (int l = first; l < first + n; l++)
+        model_layer_ops (shape, plan, l, pass, ops);
+      if (loss)
+        model_layer_head_ops (shape, plan, pass, ops);
+    }
+  else
+    {
+      if (loss)
+        model_layer_head_ops (shape, plan, pass, ops);
+      for (int l = first + n - 1; l >= first; l--)
+        model_layer_ops (shape, plan, l, pass, ops);
+      if (emb)
+        model_layer_embedding_ops (shape, plan, pass, ops);
+    }
+}
+
+/* Parameters of one MLP of width f split `split` ways (column FC1, row FC2: the FC2 bias is
+ * replicated). */
+static gint64
+mlp_rank_params (const ModelShape *s, gint64 f, int split)
+{
+  gboolean glu = s->activation == MODEL_ACT_SWIGLU;
+  gint64 up = (glu ? 2 : 1) * f;
+  gint64 w = (up + f) * s->hidden / split;
+  return w + (s->bias ? up / split + s->hidden : 0);
+}
+
+static gint64
+norm_rank_params (const ModelShape *s)
+{
+  return (gint64) s->hidden * (s->norm == MODEL_NORM_LAYERNORM && s->bias ? 2 : 1);
+}
+
+void
+model_layer_rank_params (const ModelShape *shape, const ModelPlan *plan, int pp_rank,
+                         ModelRankParams *out)
+{
+  g_return_if_fail (shape != NULL && plan != NULL && out != NULL);
+  const ModelShape *s = shape;
+  int tp = plan->tp;
+  gint64 h = s->hidden;
+  gint64 qkv = (gint64) (s->heads + 2 * s->kv_heads) * s->head_dim;
+  gint64 q = (gint64) s->heads * s->head_dim;
+  gint64 attn = (qkv * h + q * h) / tp + (s->bias ? qkv / tp + h : 0);
+  ModelRankParams r = { 0, 0 };
+  for (int chunk = 0; chunk < plan->vpp; chunk++)
+    {
+      int first = 0;
+      int n = model_plan_chunk_layers (plan, shape, pp_rank, chunk, &first);
+      for (int l = first; l < first + n; l++)
+        {
+          r.dense += attn + 2 * norm_rank_params (s);
+          if (model_shape_layer_is_moe (s, l))
+            {
+              int etp = model_plan_expert_tp (plan);
+              r.dense += h * s->moe_experts; /* router, replicated */
+              if (s->moe_shared_experts > 0)
+                r.dense += mlp_rank_params (s, (gint64) s->moe_shared_experts * s->moe_ffn_hidden, tp);
+              r.expert += (gint64) (s->moe_experts / plan->ep) * mlp_rank_params (s, s->moe_ffn_hidden, etp);
+            }
+          else
+            r.dense += mlp_rank_params (s, s->ffn_hidden, tp);
+        }
+    }
+  gint64 vocab_shard = model_shape_padded_vocab (s, tp) / tp * h;
+  if (pp_rank == 0)
+    r.dense += vocab_shard + (s->position == MODEL_POS_LEARNED ? (gint64) s->max_positions * h : 0);
+  if (pp_rank == plan->pp - 1)
+    {
+      r.dense += norm_rank_params (s);
+      /* Untied head, or the copy of the tied embedding Megatron keeps on the last stage. */
+      if (!s->tied_embeddings || plan->pp > 1)
+        r.dense += vocab_shard;
+    }
+  *out = r;
+}
+
+void
+model_layer_optimizer_ops (const ModelShape *shape, const ModelPlan *plan, int pp_rank, GArray *ops)
+{
+  g_return_if_fail (shape != NULL && plan != NULL && ops != NULL);
+  ModelRankParams r;
+  model_layer_rank_params (shape, plan, pp_rank, &r);
+  double n = (double) r.dense + (double) r.expert;
+  if (plan->zero >= 1)
+    n = (double) r.dense / (plan->dp * plan->cp) + (double) r.expert / model_plan_expert_dp (plan);
+  double pb = model_dtype_bytes (plan->param_dtype);
+  double gb = model_dtype_bytes (plan->grad_dtype);
+  gboolean master = plan->param_dtype != MODEL_DTYPE_FP32;
+  double rd = gb + 4.0 + 8.0;                 /* grad, master (or fp32 param), m, v */
+  double wr = 12.0 + (master ? pb : 0.0);     /* master, m, v, low-precision copy */
+  ModelOp op = model_op_membound ("adam", MODEL_PHASE_OPTIMIZER, n * rd, n * wr, 12.0 * n,
+                                  MODEL_DTYPE_FP32);
+  g_array_append_val (ops, op);
+}

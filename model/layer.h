@@ -1,0 +1,58 @@
+/* Op lists of a training step for one micro-batch on one rank: transformer layers (dense or MoE),
+ * embedding, LM head + loss, and the optimizer step, sharded by the plan's TP (with or without
+ * sequence parallelism), CP, EP/ETP. Lists append ModelOps (model/op.h) to a GArray in issue order.
+ *
+ * Where the collectives sit (Megatron-LM / Megatron-Core, Korthikanti et al. 2022 Fig. 5):
+ *   SP: all-gather before the QKV and FC1 GEMMs, reduce-scatter after the output projection and
+ *       FC2; backward: all-gather before those GEMMs' dgrad, and for QKV/FC1 an input re-gather
+ *       (overlapped with dgrad) for the wgrad and a reduce-scatter of the dgrad (overlapped with
+ *       wgrad).
+ *   no SP (tp > 1): all-reduce after the output projection and FC2 in forward, after the QKV and
+ *       FC1 dgrad in backward (overlapped with wgrad).
+ *   CP: K/V exchange around the CP ring overlapped with attention (backward: K/V and dK/dV).
+ *   MoE (Megatron-Core all-to-all dispatcher): router on the SP-local tokens, all-to-all dispatch
+ *       over EP, all-gather over expert TP, grouped expert GEMMs, reduce-scatter over expert TP,
+ *       all-to-all combine; routing assumed uniform (each expert gets tokens*top_k/experts).
+ *   Vocab-parallel embedding (all-reduce, or reduce-scatter with SP), column-parallel LM head,
+ *   vocab-parallel cross entropy (one all-reduce of 3 fp32 values per token: max, sum, target).
+ * Recompute: FULL repeats the whole layer forward (phase RECOMPUTE) before its backward;
+ *   SELECTIVE repeats the attention core (and its CP exchange) right before the attention backward
+ *   (Korthikanti et al. 2022, §4). No dropout ops are generated. */
+#pragma once
+#include <glib.h>
+#include "model/op.h"
+#include "model/plan.h"
+#include "model/shape.h"
+
+typedef enum { MODEL_PASS_FORWARD, MODEL_PASS_BACKWARD } ModelPass;
+
+/* Transformer layer `layer` (0-based; dense or MoE per the shape). BACKWARD includes the
+ * recompute ops the plan asks for. */
+void model_layer_ops (const ModelShape *shape, const ModelPlan *plan, int layer, ModelPass pass,
+                      GArray *ops);
+/* Word (+ learned position) embedding on the first pipeline stage. */
+void model_layer_embedding_ops (const ModelShape *shape, const ModelPlan *plan, ModelPass pass,
+                                GArray *ops);
+/* Final norm, LM head and cross-entropy loss on the last pipeline stage. */
+void model_layer_head_ops (const ModelShape *shape, const ModelPlan *plan, ModelPass pass,
+                           GArray *ops);
+/* Everything model chunk `chunk` of pipeline rank `pp_rank` runs for one micro-batch: embedding if
+ * it holds virtual stage 0, its layers, head and loss if it holds the last virtual stage
+ * (backward: reverse order). */
+void model_layer_chunk_ops (const ModelShape *shape, const ModelPlan *plan, int pp_rank, int chunk,
+                            ModelPass pass, GArray *ops);
+
+/* Parameters held by one rank of pipeline stage pp_rank before any ZeRO sharding (padded vocab):
+ * dense parameters (sharded by ZeRO over dp*cp) and expert parameters (over the expert DP group). */
+typedef struct {
+  gint64 dense;
+  gint64 expert;
+} ModelRankParams;
+void model_layer_rank_params (const ModelShape *shape, const ModelPlan *plan, int pp_rank,
+                              ModelRankParams *out);
+
+/* Adam step of one rank of pipeline stage pp_rank over the parameters it owns: all of them, or its
+ * 1/(dp*cp) (dense) and 1/edp (expert) shard when zero >= 1. Fused multi-tensor Adam traffic per
+ * element: reads grad, fp32 master, m, v; writes master, m, v and the low-precision param copy. */
+void model_layer_optimizer_ops (const ModelShape *shape, const ModelPlan *plan, int pp_rank,
+                                GArray *ops);

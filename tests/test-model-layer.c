@@ -1,0 +1,322 @@
+/* Op lists of one layer: order and placement of TP/CP/EP collectives, GEMM shapes, backward
+ * dgrad/wgrad split, recompute, rank parameters and the optimizer op. */
+#include <string.h>
+#include "model/layer.h"
+#include "tests/model-presets.h"
+
+static ModelShape
+finished (ModelShape s)
+{
+  g_assert_true (model_shape_finish (&s, NULL));
+  return s;
+}
+
+static GArray *
+ops_of (const ModelShape *s, const ModelPlan *p, int layer, ModelPass pass)
+{
+  GArray *ops = model_op_array_new ();
+  model_layer_ops (s, p, layer, pass, ops);
+  return ops;
+}
+
+static const ModelOp *
+find (const GArray *ops, const char *name)
+{
+  for (guint i = 0; i < ops->len; i++)
+    if (strcmp (g_array_index (ops, ModelOp, i).name, name) == 0)
+      return &g_array_index (ops, ModelOp, i);
+  return NULL;
+}
+
+/* Names of the ops, space-separated, for order checks. */
+static char *
+names (const GArray *ops)
+{
+  GString *str = g_string_new (NULL);
+  for (guint i = 0; i < ops->len; i++)
+    g_string_append_printf (str, "%s%s", i ? " " : "", g_array_index (ops, ModelOp, i).name);
+  return g_string_free (str, FALSE);
+}
+
+static int
+count_coll (const GArray *ops, ModelCollective coll, ModelPhase phase)
+{
+  int n = 0;
+  for (guint i = 0; i < ops->len; i++)
+    {
+      const ModelOp *op = &g_array_index (ops, ModelOp, i);
+      n += op->kind == MODEL_OP_COMM && op->coll == coll && op->phase == phase;
+    }
+  return n;
+}
+
+static void
+gpt3_tp4 (ModelShape *s, ModelPlan *p, gboolean sp)
+{
+  *s = finished (preset_gpt3_175b ());
+  model_plan_init (p);
+  p->tp = 4, p->gpus = 4, p->sp = sp;
+}
+
+/* Megatron SP (Korthikanti et al. 2022, Fig. 5): g = all-gather before QKV and FC1, g-bar =
+ * reduce-scatter after the output projection and FC2; norms and residuals on s/t tokens. */
+static void
+test_sp_forward (void)
+{
+  ModelShape s;
+  ModelPlan p;
+  gpt3_tp4 (&s, &p, TRUE);
+  g_autoptr (GArray) ops = ops_of (&s, &p, 0, MODEL_PASS_FORWARD);
+  g_autofree char *n = names (ops);
+  g_assert_cmpstr (n, ==, "attn_norm qkv_ag qkv attn proj proj_rs attn_residual mlp_norm fc1_ag fc1 "
+                          "act fc2 fc2_rs mlp_residual");
+  const ModelOp *qkv = find (ops, "qkv");
+  g_assert_cmpint (qkv->m, ==, 2048);         /* b*s tokens (gathered) */
+  g_assert_cmpint (qkv->n, ==, 3 * 12288 / 4); /* q, k, v heads of this rank */
+  g_assert_cmpint (qkv->k, ==, 12288);
+  g_assert_true (qkv->flags & MODEL_OP_COLUMN_PARALLEL);
+  const ModelOp *fc2 = find (ops, "fc2");
+  g_assert_cmpint (fc2->k, ==, 4 * 12288 / 4);
+  g_assert_cmpint (fc2->n, ==, 12288);
+  /* All-gather of the full [s, b, h] bf16 activation: 2048*12288*2 bytes. */
+  g_assert_cmpfloat (find (ops, "qkv_ag")->comm_bytes, ==, 2048.0 * 12288 * 2);
+  g_assert_cmpint (find (ops, "proj_rs")->group_size, ==, 4);
+  /* Norm on the SP shard: reads 512 tokens x h. */
+  g_assert_cmpfloat (find (ops, "attn_norm")->bytes_read, ==, 512.0 * 12288 * 2);
+  const ModelOp *attn = find (ops, "attn");
+  g_assert_cmpint (attn->heads, ==, 24);
+  g_assert_cmpint (attn->pairs, ==, (gint64) 2048 * 2049 / 2);
+  g_assert_cmpfloat (attn->flops, ==, 4.0 * 24 * 128 * 2048 * 2049 / 2);
+}
+
+/* Backward with SP: all-gather before the row-parallel dgrads (proj, fc2); for QKV and FC1 an input
+ * re-gather overlapped with dgrad and a reduce-scatter of dgrad overlapped with wgrad. */
+static void
+test_sp_backward (void)
+{
+  ModelShape s;
+  ModelPlan p;
+  gpt3_tp4 (&s, &p, TRUE);
+  g_autoptr (GArray) ops = ops_of (&s, &p, 0, MODEL_PASS_BACKWARD);
+  g_autofree char *n = names (ops);
+  g_assert_cmpstr (n, ==, "mlp_residual_bwd fc2_rs_bwd fc2_dgrad fc2_wgrad act_bwd fc1_input_ag "
+                          "fc1_dgrad fc1_dgrad_rs fc1_wgrad mlp_norm_bwd attn_residual_bwd "
+                          "proj_rs_bwd proj_dgrad proj_wgrad attn_bwd qkv_input_ag qkv_dgrad "
+                          "qkv_dgrad_rs qkv_wgrad attn_norm_bwd");
+  g_assert_cmpint (count_coll (ops, MODEL_COLL_ALL_GATHER, MODEL_PHASE_BWD), ==, 4);
+  g_assert_cmpint (count_coll (ops, MODEL_COLL_REDUCE_SCATTER, MODEL_PHASE_BWD), ==, 2);
+  g_assert_true (find (ops, "qkv_input_ag")->overlap_next);
+  g_assert_true (find (ops, "qkv_dgrad_rs")->overlap_next);
+  /* dgrad [T, h] = [T, 3h/t] x [3h/t, h]; wgrad [h, 3h/t] = [h, T] x [T, 3h/t]. */
+  const ModelOp *d = find (ops, "qkv_dgrad"), *w = find (ops, "qkv_wgrad");
+  g_assert_cmpint (d->m, ==, 2048); g_assert_cmpint (d->n, ==, 12288); g_assert_cmpint (d->k, ==, 9216);
+  g_assert_cmpint (w->m, ==, 12288); g_assert_cmpint (w->n, ==, 9216); g_assert_cmpint (w->k, ==, 2048);
+  g_assert_cmpint (d->grad, ==, MODEL_GRAD_INPUT);
+  g_assert_cmpint (w->grad, ==, MODEL_GRAD_WEIGHT);
+  g_autoptr (GArray) fwd = ops_of (&s, &p, 0, MODEL_PASS_FORWARD);
+  g_assert_cmpfloat (d->flops, ==, find (fwd, "qkv")->flops);
+  g_assert_cmpfloat (find (ops, "attn_bwd")->flops, ==, 2 * find (fwd, "attn")->flops);
+}
+
+/* Without SP: all-reduce after proj and FC2 forward, after QKV and FC1 dgrad backward. */
+static void
+test_no_sp (void)
+{
+  ModelShape s;
+  ModelPlan p;
+  gpt3_tp4 (&s, &p, FALSE);
+  g_autoptr (GArray) fwd = ops_of (&s, &p, 0, MODEL_PASS_FORWARD);
+  g_autoptr (GArray) bwd = ops_of (&s, &p, 0, MODEL_PASS_BACKWARD);
+  g_autofree char *nf = names (fwd);
+  g_assert_cmpstr (nf, ==, "attn_norm qkv attn proj proj_ar attn_residual mlp_norm fc1 act fc2 "
+                           "fc2_ar mlp_residual");
+  g_assert_cmpint (count_coll (bwd, MODEL_COLL_ALL_REDUCE, MODEL_PHASE_BWD), ==, 2);
+  g_assert_nonnull (find (bwd, "qkv_dgrad_ar"));
+  g_assert_nonnull (find (bwd, "fc1_dgrad_ar"));
+  g_assert_null (find (bwd, "proj_ar_bwd"));
+  /* Norms run on all 2048 tokens (replicated over TP). */
+  g_assert_cmpfloat (find (fwd, "attn_norm")->bytes_read, ==, 2048.0 * 12288 * 2);
+  /* TP 1: no collectives at all. */
+  p.tp = 1;
+  g_autoptr (GArray) one = ops_of (&s, &p, 0, MODEL_PASS_BACKWARD);
+  for (guint i = 0; i < one->len; i++)
+    g_assert_cmpint (g_array_index (one, ModelOp, i).kind, !=, MODEL_OP_COMM);
+}
+
+/* Llama 3.1 405B, TP4 CP2 SP: KV exchange over the CP ring, attention on s/cp queries. */
+static void
+test_cp_rope_gqa (void)
+{
+  ModelShape s = finished (preset_llama_405b ());
+  ModelPlan p;
+  model_plan_init (&p);
+  p.tp = 4, p.cp = 2, p.gpus = 8, p.sp = TRUE;
+  g_autoptr (GArray) fwd = ops_of (&s, &p, 0, MODEL_PASS_FORWARD);
+  g_autofree char *n = names (fwd);
+  g_assert_nonnull (strstr (n, "qkv rope cp_kv attn proj"));
+  const ModelOp *qkv = find (fwd, "qkv");
+  g_assert_cmpint (qkv->m, ==, 4096);                  /* 8192 / cp */
+  g_assert_cmpint (qkv->n, ==, (128 + 2 * 8) * 128 / 4); /* GQA: 32 q heads + 2 kv heads */
+  const ModelOp *kv = find (fwd, "cp_kv");
+  /* (cp-1) blocks of K and V: 4096 tokens x 2 kv heads x 128 x 2 (K,V) x 2 bytes. */
+  g_assert_cmpfloat (kv->comm_bytes, ==, 1.0 * 4096 * 2 * 128 * 2 * 2);
+  g_assert_true (kv->overlap_next);
+  const ModelOp *attn = find (fwd, "attn");
+  g_assert_cmpint (attn->seq_q, ==, 4096);
+  g_assert_cmpint (attn->seq_kv, ==, 8192);
+  g_assert_cmpint (attn->pairs, ==, (gint64) 8192 * 8193 / 4);
+  g_assert_cmpint (find (fwd, "fc1")->n, ==, 2 * 53248 / 4); /* gate + up */
+  g_autoptr (GArray) bwd = ops_of (&s, &p, 0, MODEL_PASS_BACKWARD);
+  g_assert_cmpfloat (find (bwd, "cp_kv_bwd")->comm_bytes, ==, 2 * kv->comm_bytes);
+}
+
+static int
+count_phase (const GArray *ops, ModelPhase phase)
+{
+  int n = 0;
+  for (guint i = 0; i < ops->len; i++)
+    n += g_array_index (ops, ModelOp, i).phase == phase;
+  return n;
+}
+
+static void
+test_recompute (void)
+{
+  ModelShape s;
+  ModelPlan p;
+  gpt3_tp4 (&s, &p, TRUE);
+  g_autoptr (GArray) fwd = ops_of (&s, &p, 0, MODEL_PASS_FORWARD);
+  g_autoptr (GArray) none = ops_of (&s, &p, 0, MODEL_PASS_BACKWARD);
+  g_assert_cmpint (count_phase (none, MODEL_PHASE_RECOMPUTE), ==, 0);
+  p.recompute = MODEL_RECOMPUTE_FULL;
+  g_autoptr (GArray) full = ops_of (&s, &p, 0, MODEL_PASS_BACKWARD);
+  g_assert_cmpint (count_phase (full, MODEL_PHASE_RECOMPUTE), ==, fwd->len);
+  g_assert_cmpint (g_array_index (full, ModelOp, 0).phase, ==, MODEL_PHASE_RECOMPUTE);
+  g_assert_cmpint (full->len, ==, none->len + fwd->len);
+  p.recompute = MODEL_RECOMPUTE_SELECTIVE;
+  g_autoptr (GArray) sel = ops_of (&s, &p, 0, MODEL_PASS_BACKWARD);
+  g_assert_cmpint (count_phase (sel, MODEL_PHASE_RECOMPUTE), ==, 1);
+  g_autofree char *n = names (sel);
+  g_assert_nonnull (strstr (n, "proj_wgrad attn attn_bwd"));
+}
+
+/* Mixtral 8x7B, TP2 EP8 SP (etp = tp = 2): router on the 2048 SP-local tokens, all-to-all of the
+ * 2 routed copies (7/8 leave the rank), expert-TP all-gather, 1 local expert with 2*2*2048 tokens. */
+static void
+test_moe (void)
+{
+  ModelShape s = finished (preset_mixtral_8x7b ());
+  ModelPlan p;
+  model_plan_init (&p);
+  p.tp = 2, p.dp = 8, p.ep = 8, p.gpus = 16, p.sp = TRUE;
+  g_autoptr (GArray) fwd = ops_of (&s, &p, 0, MODEL_PASS_FORWARD);
+  g_autofree char *n = names (fwd);
+  g_assert_cmpstr (n, ==, "attn_norm qkv_ag qkv rope attn proj proj_rs attn_residual mlp_norm router "
+                          "router_topk permute moe_dispatch moe_etp_ag expert_fc1 expert_act "
+                          "expert_fc2 moe_etp_rs moe_combine unpermute mlp_residual");
+  const ModelOp *r = find (fwd, "router");
+  g_assert_cmpint (r->m, ==, 2048); g_assert_cmpint (r->n, ==, 8);
+  const ModelOp *a2a = find (fwd, "moe_dispatch");
+  g_assert_true (a2a->expert_group);
+  g_assert_cmpint (a2a->dim, ==, MODEL_DIM_EP);
+  g_assert_cmpfloat (a2a->comm_bytes, ==, 2048.0 * 2 * 4096 * 2 * 7 / 8);
+  const ModelOp *e = find (fwd, "expert_fc1");
+  g_assert_cmpint (e->batch, ==, 1);
+  g_assert_cmpint (e->m, ==, 2 * 2048 * 2);
+  g_assert_cmpint (e->n, ==, 2 * 14336 / 2);
+  g_autoptr (GArray) bwd = ops_of (&s, &p, 0, MODEL_PASS_BACKWARD);
+  g_assert_cmpint (count_coll (bwd, MODEL_COLL_ALL_TO_ALL, MODEL_PHASE_BWD), ==, 2);
+  g_assert_cmpint (find (bwd, "moe_etp_ag_bwd")->coll, ==, MODEL_COLL_REDUCE_SCATTER);
+  /* Shared experts add a TP-sharded dense MLP after the routed experts. */
+  s.moe_shared_experts = 2;
+  g_autoptr (GArray) sh = ops_of (&s, &p, 0, MODEL_PASS_FORWARD);
+  g_assert_cmpint (find (sh, "shared_fc1")->n, ==, 2 * 2 * 14336 / 2);
+}
+
+/* Embedding and head: vocab-parallel with the padded vocab. */
+static void
+test_embedding_head (void)
+{
+  ModelShape s;
+  ModelPlan p;
+  gpt3_tp4 (&s, &p, TRUE);
+  g_autoptr (GArray) ops = model_op_array_new ();
+  model_layer_embedding_ops (&s, &p, MODEL_PASS_FORWARD, ops);
+  model_layer_head_ops (&s, &p, MODEL_PASS_FORWARD, ops);
+  g_autofree char *n = names (ops);
+  g_assert_cmpstr (n, ==, "embedding position_add embedding_rs final_norm lm_head_ag lm_head loss loss_ar");
+  const ModelOp *h = find (ops, "lm_head");
+  g_assert_cmpint (h->n, ==, 50688 / 4);
+  g_assert_cmpint (h->m, ==, 2048);
+  g_autoptr (GArray) bwd = model_op_array_new ();
+  model_layer_head_ops (&s, &p, MODEL_PASS_BACKWARD, bwd);
+  g_autofree char *nb = names (bwd);
+  /* Cross-entropy backward needs no collective (the softmax statistics are kept). */
+  g_assert_cmpstr (nb, ==, "loss_bwd lm_head_input_ag lm_head_dgrad lm_head_dgrad_rs "
+                           "lm_head_wgrad final_norm_bwd");
+}
+
+/* Rank parameters: with tp 1 the stages of Llama 3.1 8B (pp 4) hold exactly its 8,030,261,248
+ * parameters (128256 needs no padding); with tp the matrices split and norms/row biases replicate. */
+static void
+test_rank_params (void)
+{
+  ModelShape s = finished (preset_llama_8b ());
+  ModelPlan p;
+  model_plan_init (&p);
+  p.pp = 4, p.gpus = 4;
+  gint64 sum = 0;
+  ModelRankParams r;
+  for (int i = 0; i < 4; i++)
+    {
+      model_layer_rank_params (&s, &p, i, &r);
+      g_assert_cmpint (r.expert, ==, 0);
+      sum += r.dense;
+    }
+  g_assert_cmpint (sum, ==, G_GINT64_CONSTANT (8030261248));
+  /* tp 2: every weight matrix halves, the 2*32+1 RMSNorm vectors stay whole. */
+  p.pp = 1, p.tp = 2, p.gpus = 2;
+  model_layer_rank_params (&s, &p, 0, &r);
+  g_assert_cmpint (r.dense, ==, (G_GINT64_CONSTANT (8030261248) - 65 * 4096) / 2 + 65 * 4096);
+  /* Mixtral ep 8: one expert per rank, all else dense. */
+  ModelShape m = finished (preset_mixtral_8x7b ());
+  model_plan_init (&p);
+  p.ep = 8, p.dp = 8, p.gpus = 8;
+  model_layer_rank_params (&m, &p, 0, &r);
+  g_assert_cmpint (r.expert, ==, 32 * (gint64) 3 * 4096 * 14336);
+  g_assert_cmpint (r.dense + 8 * r.expert, ==, G_GINT64_CONSTANT (46702792704));
+}
+
+/* Adam on the ZeRO-1 shard: 8B params / dp 8 elements, reading fp32 grad + master + m + v (16 B)
+ * and writing master + m + v + bf16 param (14 B). */
+static void
+test_optimizer (void)
+{
+  ModelShape s = finished (preset_llama_8b ());
+  ModelPlan p;
+  model_plan_init (&p);
+  p.dp = 8, p.gpus = 8, p.global_batch = 8, p.zero = 1;
+  g_autoptr (GArray) ops = model_op_array_new ();
+  model_layer_optimizer_ops (&s, &p, 0, ops);
+  g_assert_cmpint (ops->len, ==, 1);
+  const ModelOp *op = &g_array_index (ops, ModelOp, 0);
+  g_assert_cmpint (op->phase, ==, MODEL_PHASE_OPTIMIZER);
+  g_assert_cmpfloat (op->bytes_read, ==, 8030261248.0 / 8 * 16);
+  g_assert_cmpfloat (op->bytes_written, ==, 8030261248.0 / 8 * 14);
+}
+
+int
+main (int argc, char **argv)
+{
+  g_test_init (&argc, &argv, NULL);
+  g_test_add_func ("/model/layer/sp-forward", test_sp_forward);
+  g_test_add_func ("/model/layer/sp-backward", test_sp_backward);
+  g_test_add_func ("/model/layer/no-sp", test_no_sp);
+  g_test_add_func ("/model/layer/cp-rope-gqa", test_cp_rope_gqa);
+  g_test_add_func ("/model/layer/recompute", test_recompute);
+  g_test_add_func ("/model/layer/moe", test_moe);
+  g_test_add_func ("/model/layer/embedding-head", test_embedding_head);
+  g_test_add_func ("/model/layer/rank-params", test_rank_params);
+  g_test_add_func ("/model/layer/optimizer", test_optimizer);
+  return g_test_run ();
+}
