@@ -22,6 +22,8 @@ G_DEFINE_QUARK (sim-scenario-error-quark, sim_scenario_error)
 void trainsim_scenarios_register_resource (void);
 #define RESOURCE_ROOT "/trainsim/scenarios/"
 #define RESOURCE_URI "resource://"
+/* How embedded files are named in messages; accepted as input too. */
+#define EMBEDDED_PREFIX "embedded:"
 
 typedef enum { T_INT, T_DOUBLE, T_BOOL, T_STRING, T_ENUM, T_LIST } KeyType;
 typedef enum { TGT_NONE, TGT_SHAPE, TGT_PLAN, TGT_GPU, TGT_CLUSTER, TGT_FABRIC, TGT_RUN } Target;
@@ -37,8 +39,8 @@ typedef struct {
   double min, max;       /* sane values, in file units (ints and doubles) */
   const char *enums;     /* "a, b, c": values in the order of the C enum */
   gboolean needs_source; /* a hardware figure: KEY.source required beside it */
-  Target target;
   Store store;
+  Target target;
   size_t offset;
   const char *lands;
   const char *meaning;
@@ -69,6 +71,8 @@ static const Key keys[] = {
     RU (measured_step_time_s), "published measured step time of this exact case, printed beside the prediction" },
   { "scenario", "measured_time_to_train_s", T_DOUBLE, "s", 1, OPT, 1e-3, 1e9, NULL, FALSE, S_DOUBLE,
     RU (measured_time_to_train_s), "published measured time to train (e.g. the MLPerf score)" },
+  { "scenario", "measured_gpus", T_INT, "", 1, OPT, 1, 4194304, NULL, FALSE, S_INT, RU (measured_gpus),
+    "GPU count the measurements belong to; required with them (not shown when cluster.gpus differs)" },
   { "scenario", "measured_source", T_STRING, "", 1, OPT, 0, 0, NULL, FALSE, S_STR, RU (measured_source),
     "where the measurements come from; required with either measured key" },
 
@@ -131,6 +135,16 @@ static const Key keys[] = {
     "DP reduce-scatter/all-gather overlapped with backward/forward" },
   { "parallel", "dp_bucket_MiB", T_INT, "MiB", 1, "40", 1, 1048576, NULL, FALSE, S_INT, PL (dp_bucket_mb),
     "DP gradient bucket size (Megatron default 40)" },
+  { "parallel", "etp", T_INT, "", 1, "0", 0, 4096, NULL, FALSE, S_INT, PL (etp),
+    "expert tensor-parallel degree; 0: tp (Megatron-Core default)" },
+  { "parallel", "pp_embed_loss_layers", T_BOOL, "", 1, "false", 0, 0, NULL, FALSE, S_BOOL, PL (pp_embed_loss_layers),
+    "embedding and loss count as pipeline layers (MLPerf Llama 3.1 405B: 126 + 2 over pp·vpp)" },
+  { "parallel", "grad_dtype", T_ENUM, "", 1, "fp32", 0, 0, NULL, FALSE, S_ENUM, PL (grad_dtype),
+    "gradient accumulation buffer (Megatron main grads: fp32)" },
+  { "parallel", "unfused_attention", T_BOOL, "", 1, "false", 0, 0, NULL, FALSE, S_BOOL, PL (unfused_attention),
+    "materialize the s×s attention scores instead of a fused flash kernel" },
+  { "parallel", "dropout", T_BOOL, "", 1, "false", 0, 0, NULL, FALSE, S_BOOL, PL (dropout),
+    "attention and hidden dropout (stores masks)" },
   { "parallel", "order", T_STRING, "", 1, "tp,cp,ep,dp,pp", 0, 0, NULL, FALSE, S_NONE, PL (order),
     "rank placement, innermost dimension first" },
 
@@ -547,7 +561,7 @@ read_scenario_file (const char *path, char **text, gsize *len, char **id, char *
       *text = g_strndup (data, n);
       *len = n;
       *id = g_strdup (path);
-      *display = g_strdup (path);
+      *display = g_strconcat (EMBEDDED_PREFIX, rpath + strlen (RESOURCE_ROOT), NULL);
       return TRUE;
     }
   if (g_file_test (path, G_FILE_TEST_EXISTS))
@@ -569,6 +583,8 @@ locate_top (const char *path)
     return g_strdup (path);
   ensure_resources ();
   const char *rel = path;
+  if (g_str_has_prefix (rel, EMBEDDED_PREFIX))
+    rel += strlen (EMBEDDED_PREFIX);
   if (g_str_has_prefix (rel, "scenarios/"))
     rel += strlen ("scenarios/");
   g_autofree char *norm = normalize_path (rel);
@@ -685,6 +701,11 @@ include_path (const char *parent, const char *inc)
 {
   if (g_str_has_prefix (inc, RESOURCE_URI) || g_path_is_absolute (inc))
     return g_strdup (inc);
+  if (g_str_has_prefix (inc, EMBEDDED_PREFIX))
+    {
+      g_autofree char *norm = normalize_path (inc + strlen (EMBEDDED_PREFIX));
+      return g_strconcat (RESOURCE_URI RESOURCE_ROOT, norm, NULL);
+    }
   if (g_str_has_prefix (parent, RESOURCE_URI))
     {
       g_autofree char *dir = g_path_get_dirname (parent + strlen (RESOURCE_URI));
@@ -829,7 +850,7 @@ add_file_internal (SimScenario *sc, const char *path, const char *included_from,
           g_strstrip (parts[i]);
           if (!*parts[i])
             continue;
-          g_autofree char *p = include_path (file, parts[i]);
+          g_autofree char *p = include_path (path, parts[i]);
           ok = add_file_internal (sc, p, file, line, error);
         }
     }
@@ -1053,29 +1074,97 @@ fail_at (const SimScenario *sc, GError **error, int code, const char *group, con
   return FALSE;
 }
 
+/* Model errors say "[group] key: what" (shape) or name keys in their text (plan): find the key at
+ * fault and prefix its FILE:LINE, so model rules read like every other scenario error. */
+static const struct { const char *phrase, *group, *key; } model_aliases[] = {
+  { "micro-batches", "parallel", "global_batch" },
+  { "sequence parallelism", "parallel", "sp" },
+  { "dp_bucket_mb", "parallel", "dp_bucket_MiB" },
+  { "interleaved schedule", "parallel", "schedule" },
+  { "gpus", "cluster", "gpus" },
+};
+
 static gboolean
-parse_order (const char *s, ModelDim order[MODEL_DIM_COUNT])
+is_word_char (char c)
 {
-  static const char *const names[MODEL_DIM_COUNT] = { "tp", "cp", "ep", "dp", "pp" };
-  gboolean seen[MODEL_DIM_COUNT] = { FALSE };
-  int n = 0;
-  g_auto (GStrv) parts = g_strsplit (s, ",", -1);
-  for (int i = 0; parts[i]; i++)
+  return g_ascii_isalnum (c) || c == '_';
+}
+
+static gboolean
+model_fail (const SimScenario *sc, GError *model_error, const char *default_group, GError **error)
+{
+  const char *msg = model_error->message;
+  const char *group = NULL, *key = NULL;
+  g_autofree char *pgroup = NULL, *pkey = NULL;
+  /* "[group] key: rest" */
+  if (msg[0] == '[')
     {
-      g_strstrip (parts[i]);
-      int d = -1;
-      for (int j = 0; j < MODEL_DIM_COUNT; j++)
-        if (strcmp (parts[i], names[j]) == 0)
-          d = j;
-      if (d < 0 || seen[d])
-        return FALSE;
-      seen[d] = TRUE;
-      order[n++] = (ModelDim) d;
+      const char *close = strchr (msg, ']');
+      const char *colon = close ? strchr (close, ':') : NULL;
+      if (close && colon)
+        {
+          pgroup = g_strndup (msg + 1, close - msg - 1);
+          pkey = g_strstrip (g_strndup (close + 1, colon - close - 1));
+          msg = colon + 1;
+          while (*msg == ' ')
+            msg++;
+          group = pgroup;
+          key = pkey;
+          if (!find_key (group, key))
+            for (gsize i = 0; i < G_N_ELEMENTS (keys); i++)
+              if (strcmp (keys[i].key, key) == 0)
+                group = keys[i].group;
+        }
     }
-  for (int j = 0; j < MODEL_DIM_COUNT; j++)
-    if (!seen[j])
-      order[n++] = (ModelDim) j;
-  return TRUE;
+  if (!key)
+    {
+      /* A key name (whole word) in the text, preferring the group whose rules failed (the plan's
+       * choice is at fault when "heads 96 is not divisible by tp 5"), then the key set by the
+       * latest layer (the user's last change: vpp in "layers 96 … pp*vpp = 8*5" after
+       * --set parallel.vpp=5), then the earliest mention; aliases map phrases to keys. */
+      const char *best = NULL;
+      int best_layer = -2;
+      for (int pass = 0; pass < 2 && !best; pass++)
+      for (gsize i = 0; i < G_N_ELEMENTS (keys); i++)
+        {
+          if (keys[i].type == T_STRING || (pass == 0 && strcmp (keys[i].group, default_group) != 0))
+            continue;
+          size_t n = strlen (keys[i].key);
+          const Entry *e = get_entry (sc, keys[i].group, keys[i].key);
+          int layer = e ? e->layer : -1;
+          for (const char *p = strstr (msg, keys[i].key); p; p = strstr (p + 1, keys[i].key))
+            if ((p == msg || !is_word_char (p[-1])) && !is_word_char (p[n]))
+              {
+                if (!best || layer > best_layer || (layer == best_layer && p < best))
+                  {
+                    best = p;
+                    best_layer = layer;
+                    group = keys[i].group;
+                    key = keys[i].key;
+                  }
+                break;
+              }
+        }
+      for (gsize i = 0; i < G_N_ELEMENTS (model_aliases); i++)
+        {
+          const char *p = strstr (msg, model_aliases[i].phrase);
+          if (p && (!best || p < best) && p == msg)
+            {
+              best = p;
+              group = model_aliases[i].group;
+              key = model_aliases[i].key;
+            }
+        }
+    }
+  if (!key)
+    {
+      group = default_group;
+      key = strcmp (default_group, "model") == 0 ? "layers" : "tp";
+    }
+  g_autofree char *where = where_of (sc, group, key);
+  g_set_error (error, SIM_SCENARIO_ERROR, SIM_SCENARIO_ERROR_INVALID, "%s: %s", where, msg);
+  g_error_free (model_error);
+  return FALSE;
 }
 
 static void
@@ -1106,6 +1195,8 @@ gboolean
 sim_scenario_resolve (SimScenario *sc, GError **error)
 {
   g_return_val_if_fail (sc != NULL && !sc->resolved, FALSE);
+  /* Start from the model's documented defaults so fields this table does not set stay sane. */
+  model_plan_init (&sc->plan);
   /* Defaults and required keys, then store every value. */
   for (gsize i = 0; i < G_N_ELEMENTS (keys); i++)
     {
@@ -1130,6 +1221,9 @@ sim_scenario_resolve (SimScenario *sc, GError **error)
     return fail_at (sc, error, SIM_SCENARIO_ERROR_MISSING, "scenario",
                     run->measured_step_time_s > 0 ? "measured_step_time_s" : "measured_time_to_train_s",
                     "a measurement without measured_source; say where it was published");
+  if ((run->measured_step_time_s > 0 || run->measured_time_to_train_s > 0) && run->measured_gpus == 0)
+    return fail_at (sc, error, SIM_SCENARIO_ERROR_MISSING, "scenario", "measured_gpus",
+                    "a measurement without measured_gpus; give the GPU count it was taken at");
 
   /* HBM capacity: decimal or binary, whichever the source gives. */
   const char *hbm_key = pick_one_of (sc, "hardware", "hbm_GB", "hbm_GiB", error);
@@ -1215,9 +1309,9 @@ sim_scenario_resolve (SimScenario *sc, GError **error)
     plan->schedule = MODEL_SCHED_INTERLEAVED;
 
   const Entry *oe = get_entry (sc, "parallel", "order");
-  if (!parse_order (oe ? oe->value : "tp,cp,ep,dp,pp", plan->order))
-    return fail_at (sc, error, SIM_SCENARIO_ERROR_VALUE, "parallel", "order",
-                    "'%s' is not a comma-separated list of distinct tp, cp, ep, dp, pp", oe->value);
+  GError *model_error = NULL;
+  if (!model_plan_parse_order (oe ? oe->value : "tp,cp,ep,dp,pp", plan->order, &model_error))
+    return model_fail (sc, model_error, "parallel", error);
 
   /* Training length: steps or tokens. */
   const char *len_key = pick_one_of (sc, "training", "steps", "tokens", error);
@@ -1237,6 +1331,12 @@ sim_scenario_resolve (SimScenario *sc, GError **error)
   if (run->eval_interval_seqs > 0 && run->eval_seqs == 0)
     return fail_at (sc, error, SIM_SCENARIO_ERROR_MISSING, "training", "eval_seqs",
                     "eval_interval_seqs is set but not the evaluation size; add eval_seqs");
+
+  /* The model's own rules, mapped back to the key at fault. */
+  if (!model_shape_finish (&sc->shape, &model_error))
+    return model_fail (sc, model_error, "model", error);
+  if (!model_plan_validate (plan, &sc->shape, &model_error))
+    return model_fail (sc, model_error, "parallel", error);
 
   sc->resolved = TRUE;
   return TRUE;

@@ -39,6 +39,7 @@ typedef struct {
   double measured_step_time_s;      /* a published measurement of this exact case; 0: none */
   double measured_time_to_train_s;  /* published time to train (e.g. MLPerf score); 0: none */
   const char *measured_source;      /* required with either measurement */
+  int measured_gpus;                /* the scale the measurements belong to; required with them */
   /* [training] */
   gint64 steps;                     /* optimizer steps to train; 0: not given */
   double tokens;                    /* tokens to train (alternative to steps); 0: not given */

@@ -1,0 +1,342 @@
+/* Workload report of `trainsim run`.
+ *
+ * FLOPs per step (interim, until model/flops.c is merged; stated in every output):
+ *   forward per sequence = 2·s·(Σ_layers W_l + V_pad·h)  +  Σ_layers 2·s²·heads·head_dim
+ * where W_l are the matmul weights one token multiplies with in layer l (model_shape_layer_matmul_params:
+ * QKV, output projection, MLP or the top-k experts and router), V_pad·h the LM head, and the second term
+ * the causal attention core (QKᵀ and AV, each 2·s²·q FLOPs, halved by the causal mask).
+ * Model FLOPs = 3 × forward × global_batch (backward = 2 × forward). Hardware FLOPs add the recomputed
+ * forward: all of it with full recompute, the attention core with selective recompute.
+ * The ideal step time = hardware FLOPs / (gpus × dense peak at the plan's matmul precision): every GPU
+ * busy on matmuls at the datasheet peak with no communication, bubble or memory-bound work, so a LOWER
+ * BOUND on the step time, never a prediction. */
+#include "config.h"
+#include <string.h>
+#include <json-glib/json-glib.h>
+#include "sim/report.h"
+#include "model/dtype.h"
+
+gboolean
+sim_report_parse_format (const char *s, SimReportFormat *out)
+{
+  if (strcmp (s, "text") == 0)
+    *out = SIM_REPORT_TEXT;
+  else if (strcmp (s, "tsv") == 0)
+    *out = SIM_REPORT_TSV;
+  else if (strcmp (s, "json") == 0)
+    *out = SIM_REPORT_JSON;
+  else
+    return FALSE;
+  return TRUE;
+}
+
+gboolean
+sim_report_workload (const SimScenario *sc, SimReportWorkload *w, GError **error)
+{
+  const ModelShape *shape = sim_scenario_shape (sc);
+  const ModelPlan *plan = sim_scenario_plan (sc);
+  const SimGpuSpec *gpu = sim_scenario_gpu (sc);
+  const SimScenarioRun *run = sim_scenario_run (sc);
+  memset (w, 0, sizeof *w);
+
+  ModelParams p;
+  model_shape_params (shape, shape->vocab, &p);
+  w->params_total = p.total;
+  w->params_active = p.active;
+  gint64 vpad = model_shape_padded_vocab (shape, plan->tp);
+  model_shape_params (shape, vpad, &p);
+  w->params_allocated = p.total;
+  w->tokens_per_step = (gint64) plan->global_batch * shape->seq_len;
+  w->dp = plan->dp;
+  w->microbatches = model_plan_microbatches (plan);
+
+  double s = shape->seq_len, q = (double) shape->heads * shape->head_dim;
+  double gemm_w = (double) vpad * shape->hidden, attn = 0;
+  for (int l = 0; l < shape->layers; l++)
+    {
+      gemm_w += (double) model_shape_layer_matmul_params (shape, l);
+      attn += 2.0 * s * s * q;
+    }
+  double fwd_seq = 2.0 * s * gemm_w + attn;
+  double recompute_seq = plan->recompute == MODEL_RECOMPUTE_FULL ? fwd_seq
+                         : plan->recompute == MODEL_RECOMPUTE_SELECTIVE ? attn : 0;
+  w->model_flops = 3.0 * fwd_seq * plan->global_batch;
+  w->hardware_flops = w->model_flops + recompute_seq * plan->global_batch;
+
+  w->peak_flops_per_gpu = gpu->peak_flops[plan->matmul_dtype];
+  if (w->peak_flops_per_gpu <= 0)
+    {
+      const SimScenarioValue *v = sim_scenario_lookup (sc, "parallel", "matmul_dtype");
+      g_set_error (error, SIM_SCENARIO_ERROR, SIM_SCENARIO_ERROR_INVALID,
+                   "%s:%d: [parallel] matmul_dtype: %s has no peak_%s_TFLOPS in the hardware profile of %s; "
+                   "use a precision the GPU supports or add the figure with its source",
+                   v ? v->file : "default", v ? v->line : 0, model_dtype_name (plan->matmul_dtype),
+                   model_dtype_name (plan->matmul_dtype), gpu->name);
+      return FALSE;
+    }
+  w->ideal_step_s = w->hardware_flops / ((double) plan->gpus * w->peak_flops_per_gpu);
+  /* A measurement describes one scale: none when --set or a later file changed the GPU count. */
+  w->measured_step_s = run->measured_gpus == plan->gpus ? run->measured_step_time_s : 0;
+  if (w->measured_step_s > 0)
+    w->measured_mfu = w->model_flops / ((double) plan->gpus * w->peak_flops_per_gpu * w->measured_step_s);
+  if (run->steps > 0)
+    w->ideal_time_to_train_s = run->init_s + (double) run->steps * w->ideal_step_s;
+  return TRUE;
+}
+
+/* ---------------------------------------------------------------------------------------------- */
+
+static const char *const sched_names[] = { "gpipe", "1f1b", "interleaved" };
+static const char *const recompute_names[] = { "none", "selective", "full" };
+
+static char *
+human (double v, const char *unit)
+{
+  static const char *const prefix[] = { "", "k", "M", "G", "T", "P", "E", "Z" };
+  int i = 0;
+  while (v >= 1000 && i < 7)
+    {
+      v /= 1000;
+      i++;
+    }
+  return g_strdup_printf ("%.4g %s%s", v, prefix[i], unit);
+}
+
+static char *
+location (const SimScenarioValue *v)
+{
+  if (v->is_default)
+    return g_strdup ("default");
+  return g_strdup_printf ("%s:%d", v->file, v->line);
+}
+
+static void
+write_text (FILE *out, const SimScenario *sc, const SimReportWorkload *w)
+{
+  const ModelShape *shape = sim_scenario_shape (sc);
+  const ModelPlan *plan = sim_scenario_plan (sc);
+  const SimGpuSpec *gpu = sim_scenario_gpu (sc);
+  const SimClusterSpec *cl = sim_scenario_cluster (sc);
+  const SimScenarioRun *run = sim_scenario_run (sc);
+
+  fprintf (out, "trainsim %s — scenario %s\n", PACKAGE_VERSION, run->name ? run->name : "(unnamed)");
+  if (run->description)
+    fprintf (out, "%s\n", run->description);
+  fprintf (out, "files:");
+  for (const char *const *f = sim_scenario_files (sc); *f; f++)
+    fprintf (out, " %s", *f);
+  fprintf (out, "\n\n== Scenario as resolved ==\n");
+  const char *group = "";
+  for (guint i = 0; i < sim_scenario_n_values (sc); i++)
+    {
+      const SimScenarioValue *v = sim_scenario_value (sc, i);
+      if (strcmp (v->group, "scenario") == 0 && (strcmp (v->key, "description") == 0 || strcmp (v->key, "include") == 0))
+        continue;
+      if (strcmp (v->group, group) != 0)
+        {
+          group = v->group;
+          fprintf (out, "[%s]\n", group);
+        }
+      g_autofree char *loc = location (v);
+      g_autofree char *val = g_strdup_printf ("%s%s%s", v->value, *v->unit ? " " : "", v->unit);
+      fprintf (out, "  %-24s = %-24s (%s)\n", v->key, val, loc);
+      if (v->source)
+        fprintf (out, "  %-24s   source: %s\n", "", v->source);
+    }
+
+  g_autofree char *pt = human ((double) w->params_total, "");
+  g_autofree char *pa = human ((double) w->params_active, "");
+  g_autofree char *mf = human (w->model_flops, "FLOP");
+  g_autofree char *hf = human (w->hardware_flops, "FLOP");
+  g_autofree char *pk = human (w->peak_flops_per_gpu, "FLOP/s");
+  fprintf (out, "\n== Workload ==\n");
+  fprintf (out, "model                %s: %d layers, hidden %d, %d heads (%d KV), seq %d\n", shape->name,
+           shape->layers, shape->hidden, shape->heads, shape->kv_heads, shape->seq_len);
+  fprintf (out, "parameters           %" G_GINT64_FORMAT " total (%s), %" G_GINT64_FORMAT " active (%s); "
+           "%" G_GINT64_FORMAT " with the padded vocab\n", w->params_total, pt, w->params_active, pa,
+           w->params_allocated);
+  fprintf (out, "plan                 %d GPUs = tp %d × cp %d × pp %d × dp %d (vpp %d, ep %d), %s schedule, "
+           "recompute %s, %s matmuls: VALID\n", plan->gpus, plan->tp, plan->cp, plan->pp, plan->dp, plan->vpp,
+           plan->ep, sched_names[plan->schedule], recompute_names[plan->recompute],
+           model_dtype_name (plan->matmul_dtype));
+  fprintf (out, "batch                %d sequences per step = dp %d × %d per replica; micro-batch %d, "
+           "%d micro-batches per pipeline\n", plan->global_batch, plan->dp, run->global_batch_per_dp,
+           plan->micro_batch, w->microbatches);
+  fprintf (out, "cluster              %d nodes of %d GPUs, %d NVLink domains of %d, %d NIC(s) of %.0f Gb/s per GPU\n",
+           run->nodes, cl->gpus_per_node, run->domains, cl->nvlink_domain, cl->nics_per_gpu,
+           cl->nic_bw_bytes_per_s * 8 / 1e9);
+  fprintf (out, "tokens per step      %" G_GINT64_FORMAT "\n", w->tokens_per_step);
+  fprintf (out, "model FLOPs/step     %.6g (%s; 3 × forward, causal attention)\n", w->model_flops, mf);
+  fprintf (out, "hardware FLOPs/step  %.6g (%s; with recompute)\n", w->hardware_flops, hf);
+  fprintf (out, "peak per GPU         %s dense %s (%s)\n", pk, model_dtype_name (plan->matmul_dtype), gpu->name);
+  fprintf (out, "memory per GPU       not computed yet (model/memory.c not merged)\n");
+  fprintf (out, "\n== Step time ==\n");
+  fprintf (out, "LOWER BOUND (not a prediction): %.4f s per step — every GPU doing only matmuls at the datasheet\n"
+                "  peak, with no communication, pipeline bubble or memory-bound work\n", w->ideal_step_s);
+  if (w->measured_step_s > 0)
+    fprintf (out, "measured:                       %.4f s per step (%s)\n"
+                  "  measured/lower bound = %.2f; MFU at the measured step time = %.1f%%\n",
+             w->measured_step_s, run->measured_source, w->measured_step_s / w->ideal_step_s, 100 * w->measured_mfu);
+  if (run->measured_gpus > 0 && run->measured_gpus != plan->gpus)
+    fprintf (out, "measured:                       none at %d GPUs (the scenario's measurements are at %d)\n",
+             plan->gpus, run->measured_gpus);
+  if (run->steps > 0)
+    {
+      fprintf (out, "training length      %" G_GINT64_FORMAT " steps (%.4g tokens)\n", run->steps,
+               (double) run->steps * (double) w->tokens_per_step);
+      fprintf (out, "time to train, LOWER BOUND: %.1f s (init %.0f s + steps × lower bound; evaluations excluded)\n",
+               w->ideal_time_to_train_s, run->init_s);
+    }
+  if (run->measured_time_to_train_s > 0 && run->measured_gpus == plan->gpus)
+    fprintf (out, "time to train, measured:    %.1f s\n", run->measured_time_to_train_s);
+}
+
+/* One TSV row per scenario: `#` provenance lines, then a header with units in the names. */
+static void
+write_tsv (FILE *out, const SimScenario *sc, const SimReportWorkload *w, const char *argv_text)
+{
+  const ModelPlan *plan = sim_scenario_plan (sc);
+  const SimScenarioRun *run = sim_scenario_run (sc);
+  const SimGpuSpec *gpu = sim_scenario_gpu (sc);
+  fprintf (out, "# tool: trainsim run\n# version: %s (git %s)\n", PACKAGE_VERSION, TRAINSIM_GIT_REV);
+  if (argv_text)
+    fprintf (out, "# command: %s\n", argv_text);
+  fprintf (out, "# scenario: %s\n# files:", run->name ? run->name : "");
+  for (const char *const *f = sim_scenario_files (sc); *f; f++)
+    fprintf (out, " %s", *f);
+  fprintf (out, "\n# ideal_step_s is a LOWER BOUND (hardware FLOPs at dense peak, nothing else), not a prediction\n");
+  fprintf (out, "scenario\tgpu\tgpus\ttp\tcp\tpp\tvpp\tdp\tep\tmicro_batch\tglobal_batch_seqs\tmatmul_dtype\t"
+                "params_total\tparams_active\ttokens_per_step\tmodel_flops_per_step\thardware_flops_per_step\t"
+                "peak_flops_per_gpu\tideal_step_s\tmeasured_step_s\tmeasured_mfu\n");
+  fprintf (out, "%s\t%s\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%s\t%" G_GINT64_FORMAT "\t%" G_GINT64_FORMAT "\t%"
+           G_GINT64_FORMAT "\t%.6e\t%.6e\t%.6e\t%.6f\t%.6f\t%.4f\n",
+           run->name ? run->name : "", gpu->name, plan->gpus, plan->tp, plan->cp, plan->pp, plan->vpp, plan->dp,
+           plan->ep, plan->micro_batch, plan->global_batch, model_dtype_name (plan->matmul_dtype), w->params_total,
+           w->params_active, w->tokens_per_step, w->model_flops, w->hardware_flops, w->peak_flops_per_gpu,
+           w->ideal_step_s, w->measured_step_s, w->measured_mfu);
+}
+
+static void
+write_json (FILE *out, const SimScenario *sc, const SimReportWorkload *w, const char *argv_text)
+{
+  const SimScenarioRun *run = sim_scenario_run (sc);
+  const ModelPlan *plan = sim_scenario_plan (sc);
+  g_autoptr (JsonBuilder) b = json_builder_new ();
+  json_builder_begin_object (b);
+  json_builder_set_member_name (b, "tool");
+  json_builder_add_string_value (b, "trainsim run");
+  json_builder_set_member_name (b, "version");
+  json_builder_add_string_value (b, PACKAGE_VERSION " (git " TRAINSIM_GIT_REV ")");
+  if (argv_text)
+    {
+      json_builder_set_member_name (b, "command");
+      json_builder_add_string_value (b, argv_text);
+    }
+  json_builder_set_member_name (b, "scenario");
+  json_builder_begin_object (b);
+  json_builder_set_member_name (b, "name");
+  json_builder_add_string_value (b, run->name ? run->name : "");
+  json_builder_set_member_name (b, "files");
+  json_builder_begin_array (b);
+  for (const char *const *f = sim_scenario_files (sc); *f; f++)
+    json_builder_add_string_value (b, *f);
+  json_builder_end_array (b);
+  json_builder_set_member_name (b, "values");
+  json_builder_begin_array (b);
+  for (guint i = 0; i < sim_scenario_n_values (sc); i++)
+    {
+      const SimScenarioValue *v = sim_scenario_value (sc, i);
+      json_builder_begin_object (b);
+      json_builder_set_member_name (b, "group");
+      json_builder_add_string_value (b, v->group);
+      json_builder_set_member_name (b, "key");
+      json_builder_add_string_value (b, v->key);
+      json_builder_set_member_name (b, "value");
+      json_builder_add_string_value (b, v->value);
+      json_builder_set_member_name (b, "file");
+      json_builder_add_string_value (b, v->file);
+      json_builder_set_member_name (b, "line");
+      json_builder_add_int_value (b, v->line);
+      if (v->source)
+        {
+          json_builder_set_member_name (b, "source");
+          json_builder_add_string_value (b, v->source);
+        }
+      json_builder_end_object (b);
+    }
+  json_builder_end_array (b);
+  json_builder_end_object (b);
+
+  json_builder_set_member_name (b, "workload");
+  json_builder_begin_object (b);
+#define INT_MEMBER(name, v)                                                                        \
+  do {                                                                                             \
+    json_builder_set_member_name (b, name);                                                        \
+    json_builder_add_int_value (b, v);                                                             \
+  } while (0)
+#define DBL_MEMBER(name, v)                                                                        \
+  do {                                                                                             \
+    json_builder_set_member_name (b, name);                                                        \
+    json_builder_add_double_value (b, v);                                                          \
+  } while (0)
+  INT_MEMBER ("gpus", plan->gpus);
+  INT_MEMBER ("tp", plan->tp);
+  INT_MEMBER ("cp", plan->cp);
+  INT_MEMBER ("pp", plan->pp);
+  INT_MEMBER ("vpp", plan->vpp);
+  INT_MEMBER ("dp", plan->dp);
+  INT_MEMBER ("ep", plan->ep);
+  INT_MEMBER ("micro_batch", plan->micro_batch);
+  INT_MEMBER ("global_batch_seqs", plan->global_batch);
+  INT_MEMBER ("microbatches", w->microbatches);
+  INT_MEMBER ("params_total", w->params_total);
+  INT_MEMBER ("params_active", w->params_active);
+  INT_MEMBER ("params_allocated", w->params_allocated);
+  INT_MEMBER ("tokens_per_step", w->tokens_per_step);
+  DBL_MEMBER ("model_flops_per_step", w->model_flops);
+  DBL_MEMBER ("hardware_flops_per_step", w->hardware_flops);
+  DBL_MEMBER ("peak_flops_per_gpu", w->peak_flops_per_gpu);
+  DBL_MEMBER ("ideal_step_s_lower_bound", w->ideal_step_s);
+  if (w->measured_step_s > 0)
+    {
+      DBL_MEMBER ("measured_step_s", w->measured_step_s);
+      DBL_MEMBER ("measured_mfu", w->measured_mfu);
+    }
+  if (run->steps > 0)
+    {
+      INT_MEMBER ("steps", run->steps);
+      DBL_MEMBER ("ideal_time_to_train_s_lower_bound", w->ideal_time_to_train_s);
+    }
+#undef INT_MEMBER
+#undef DBL_MEMBER
+  json_builder_end_object (b);
+  json_builder_end_object (b);
+
+  g_autoptr (JsonGenerator) gen = json_generator_new ();
+  g_autoptr (JsonNode) root = json_builder_get_root (b);
+  json_generator_set_root (gen, root);
+  json_generator_set_pretty (gen, TRUE);
+  g_autofree char *text = json_generator_to_data (gen, NULL);
+  fprintf (out, "%s\n", text);
+}
+
+gboolean
+sim_report_write (FILE *out, const SimScenario *sc, SimReportFormat format, const char *argv_text, GError **error)
+{
+  SimReportWorkload w;
+  if (!sim_report_workload (sc, &w, error))
+    return FALSE;
+  switch (format)
+    {
+    case SIM_REPORT_TEXT:
+      write_text (out, sc, &w);
+      break;
+    case SIM_REPORT_TSV:
+      write_tsv (out, sc, &w, argv_text);
+      break;
+    case SIM_REPORT_JSON:
+      write_json (out, sc, &w, argv_text);
+      break;
+    }
+  return TRUE;
+}

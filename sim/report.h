@@ -1,0 +1,38 @@
+/* The workload report of `trainsim run`: the scenario as resolved (with the provenance of every
+ * hardware figure), the model's size and work per step, memory per GPU, plan validity, and the
+ * ideal compute-only step time at peak FLOP/s, a LOWER BOUND and not a prediction, beside the
+ * published measurement when the scenario has one. Text for people, TSV and JSON for scripts. */
+#pragma once
+#include <stdio.h>
+#include <glib.h>
+#include "sim/scenario.h"
+
+typedef enum { SIM_REPORT_TEXT, SIM_REPORT_TSV, SIM_REPORT_JSON } SimReportFormat;
+
+/* Parses "text", "tsv", "json". */
+gboolean sim_report_parse_format (const char *s, SimReportFormat *out);
+
+/* Numbers derived from a resolved scenario. FLOPs count one optimizer step over all GPUs. */
+typedef struct {
+  gint64 params_total;          /* published count (unpadded vocab) */
+  gint64 params_active;         /* per token (MoE: top-k experts) */
+  gint64 params_allocated;      /* with Megatron's padded vocab */
+  gint64 tokens_per_step;       /* global_batch × seq_len */
+  int dp;
+  int microbatches;             /* per pipeline per step */
+  double model_flops;           /* forward + backward, no recompute (the MFU numerator) */
+  double hardware_flops;        /* what the GPUs execute, recompute included */
+  double peak_flops_per_gpu;    /* at the plan's matmul dtype */
+  double ideal_step_s;          /* hardware_flops / (gpus × peak): LOWER BOUND */
+  double measured_step_s;       /* from the scenario, 0 if none */
+  double measured_mfu;          /* model_flops / (gpus × peak × measured), 0 if none */
+  double ideal_time_to_train_s; /* init + steps × ideal_step_s (no evals), 0 without steps */
+} SimReportWorkload;
+
+/* Fills `out` from a resolved scenario. FALSE (with the reason) if the plan's matmul precision has
+ * no peak in the hardware profile. */
+gboolean sim_report_workload (const SimScenario *sc, SimReportWorkload *out, GError **error);
+
+/* Writes the report. `argv_text` (may be NULL) is the command line, for provenance. */
+gboolean sim_report_write (FILE *out, const SimScenario *sc, SimReportFormat format, const char *argv_text,
+                           GError **error);

@@ -1,0 +1,404 @@
+/* Scenario loader through its API: README/key-table agreement, the embedded files, merge order and
+ * --set precedence, includes, weak-scaling rescale, and the seed scenarios' resolved values.
+ * Expected values come from the scenario files' published sources (see each comment). */
+#include <math.h>
+#include <string.h>
+#include <glib.h>
+#include <glib/gstdio.h>
+#include <gio/gio.h>
+#include "sim/scenario.h"
+#include "sim/report.h"
+
+static const char *
+srcdir (void)
+{
+  const char *s = g_getenv ("TRAINSIM_SRCDIR");
+  return s ? s : TRAINSIM_SRCDIR;
+}
+
+static char *
+src_path (const char *rel)
+{
+  return g_build_filename (srcdir (), rel, NULL);
+}
+
+static SimScenario *
+load_ok (const char *const *files, const char *const *sets)
+{
+  GError *error = NULL;
+  SimScenario *sc = sim_scenario_load (files, sets, &error);
+  g_assert_no_error (error);
+  g_assert_nonnull (sc);
+  return sc;
+}
+
+static char *
+cell (const char *s)
+{
+  char *c = g_strstrip (g_strdup (s));
+  /* `key` -> key */
+  if (c[0] == '`' && strlen (c) >= 2 && c[strlen (c) - 1] == '`')
+    {
+      char *t = g_strndup (c + 1, strlen (c) - 2);
+      g_free (c);
+      return t;
+    }
+  return c;
+}
+
+/* Parses the README's key tables (between the keys markers) into "group|key|type|unit|default|range|meaning"
+ * rows, and the code's table into the same form; they must be identical, in the same order. */
+static void
+test_readme_agrees (void)
+{
+  g_autofree char *path = src_path ("scenarios/README.md");
+  g_autofree char *text = NULL;
+  g_assert_true (g_file_get_contents (path, &text, NULL, NULL));
+  const char *begin = strstr (text, "<!-- keys:begin -->");
+  const char *end = strstr (text, "<!-- keys:end -->");
+  g_assert_nonnull (begin);
+  g_assert_nonnull (end);
+  g_autofree char *section = g_strndup (begin, end - begin);
+  g_auto (GStrv) lines = g_strsplit (section, "\n", -1);
+  GPtrArray *readme = g_ptr_array_new_with_free_func (g_free);
+  g_autofree char *group = NULL;
+  for (int i = 0; lines[i]; i++)
+    {
+      const char *l = lines[i];
+      if (g_str_has_prefix (l, "### ["))
+        {
+          g_free (group);
+          group = g_strndup (l + 5, strcspn (l + 5, "]"));
+          continue;
+        }
+      if (l[0] != '|' || g_str_has_prefix (l, "| key ") || g_str_has_prefix (l, "|---"))
+        continue;
+      g_assert_nonnull (group);
+      g_auto (GStrv) cells = g_strsplit (l, "|", -1);
+      /* "| a | b | … |" splits into "", a, b, …, "" */
+      g_assert_cmpint (g_strv_length (cells), ==, 8);
+      GString *row = g_string_new (group);
+      for (int c = 1; c <= 6; c++)
+        {
+          g_autofree char *v = cell (cells[c]);
+          g_string_append_printf (row, "|%s", v);
+        }
+      g_ptr_array_add (readme, g_string_free (row, FALSE));
+    }
+  g_assert_cmpuint (readme->len, ==, sim_scenario_n_keys ());
+  for (guint i = 0; i < sim_scenario_n_keys (); i++)
+    {
+      const SimScenarioKeyInfo *k = sim_scenario_key (i);
+      g_autofree char *row = g_strdup_printf ("%s|%s|%s|%s|%s|%s|%s", k->group, k->key, k->type, k->unit,
+                                              k->default_text, k->range, k->meaning);
+      g_assert_cmpstr (g_ptr_array_index (readme, i), ==, row);
+    }
+  g_ptr_array_unref (readme);
+}
+
+/* Every .ini under scenarios/ is listed in the GResource XML and in scenarios/local.mk, is embedded,
+ * and its embedded copy is byte-identical to the file on disk. */
+static void
+collect_inis (const char *dir, const char *rel, GPtrArray *out)
+{
+  GDir *d = g_dir_open (dir, 0, NULL);
+  g_assert_nonnull (d);
+  const char *name;
+  while ((name = g_dir_read_name (d)))
+    {
+      g_autofree char *full = g_build_filename (dir, name, NULL);
+      g_autofree char *r = *rel ? g_strconcat (rel, "/", name, NULL) : g_strdup (name);
+      if (g_file_test (full, G_FILE_TEST_IS_DIR))
+        collect_inis (full, r, out);
+      else if (g_str_has_suffix (name, ".ini"))
+        g_ptr_array_add (out, g_steal_pointer (&r));
+    }
+  g_dir_close (d);
+}
+
+static void
+test_resources_complete (void)
+{
+  g_autofree char *dir = src_path ("scenarios");
+  g_autoptr (GPtrArray) inis = g_ptr_array_new_with_free_func (g_free);
+  collect_inis (dir, "", inis);
+  g_assert_cmpuint (inis->len, >=, 20);
+  g_autofree char *xml_path = src_path ("scenarios/scenarios.gresource.xml");
+  g_autofree char *mk_path = src_path ("scenarios/local.mk");
+  g_autofree char *xml = NULL, *mk = NULL;
+  g_assert_true (g_file_get_contents (xml_path, &xml, NULL, NULL));
+  g_assert_true (g_file_get_contents (mk_path, &mk, NULL, NULL));
+  /* Loading anything registers the resources. */
+  g_autoptr (SimScenario) sc = load_ok (NULL, NULL);
+  for (guint i = 0; i < inis->len; i++)
+    {
+      const char *rel = g_ptr_array_index (inis, i);
+      g_autofree char *entry = g_strdup_printf ("<file>%s</file>", rel);
+      g_autofree char *mk_entry = g_strdup_printf ("\tscenarios/%s", rel);
+      if (!strstr (xml, entry))
+        g_error ("scenarios/%s is not listed in scenarios.gresource.xml", rel);
+      const char *m = strstr (mk, mk_entry);
+      if (m && !g_ascii_isspace (m[strlen (mk_entry)]))
+        m = NULL;
+      if (!m)
+        g_error ("scenarios/%s is not listed in scenarios/local.mk", rel);
+      g_autofree char *rpath = g_strconcat ("/trainsim/scenarios/", rel, NULL);
+      g_autoptr (GBytes) bytes = g_resources_lookup_data (rpath, 0, NULL);
+      g_assert_nonnull (bytes);
+      g_autofree char *disk_path = g_build_filename (dir, rel, NULL);
+      g_autofree char *disk = NULL;
+      gsize len = 0;
+      g_assert_true (g_file_get_contents (disk_path, &disk, &len, NULL));
+      gsize rlen = 0;
+      const char *rdata = g_bytes_get_data (bytes, &rlen);
+      g_assert_cmpuint (rlen, ==, len);
+      g_assert_true (memcmp (rdata, disk, len) == 0);
+    }
+  /* And nothing listed is missing on disk: count <file> entries. */
+  guint n = 0;
+  for (const char *p = strstr (xml, "<file>"); p; p = strstr (p + 1, "<file>"))
+    n++;
+  g_assert_cmpuint (n, ==, inis->len);
+}
+
+/* No file: the embedded MLPerf v3.1 GPT-3 case, read from resources (not from disk). */
+static void
+test_embedded_default (void)
+{
+  g_autoptr (SimScenario) sc = load_ok (NULL, NULL);
+  const char *const *files = sim_scenario_files (sc);
+  g_assert_cmpstr (files[0], ==, "embedded:hardware/h100-sxm.ini");
+  g_assert_cmpstr (files[3], ==, "embedded:runs/gpt3-175b-mlperf-v3.1.ini");
+  g_assert_null (files[4]);
+  /* 1,344 nodes × 8 H100, TP4 PP8 → DP 10752/32 = 336; GBS 2,688 = 336 × 8 (reference/mlperf.md). */
+  const ModelPlan *plan = sim_scenario_plan (sc);
+  g_assert_cmpint (plan->gpus, ==, 10752);
+  g_assert_cmpint (plan->dp, ==, 336);
+  g_assert_cmpint (plan->global_batch, ==, 2688);
+  g_assert_cmpint (model_plan_microbatches (plan), ==, 8);
+  g_assert_cmpint (plan->schedule, ==, MODEL_SCHED_INTERLEAVED); /* auto with vpp 12 */
+  g_assert_cmpint (plan->matmul_dtype, ==, MODEL_DTYPE_FP8);
+  g_assert_true (plan->tp_comm_overlap);
+  g_assert_cmpint (plan->zero, ==, 1);
+  const SimScenarioRun *run = sim_scenario_run (sc);
+  g_assert_cmpfloat (run->measured_step_time_s, ==, 0.9296);
+  g_assert_cmpint (run->steps, ==, 220);
+  g_assert_cmpint (run->nodes, ==, 1344);
+  /* Unit conversion: 989 TFLOP/s, 3.35 TB/s, 450 GB/s, 400 Gb/s = 50e9 B/s, 80 GB. */
+  const SimGpuSpec *gpu = sim_scenario_gpu (sc);
+  g_assert_cmpfloat (gpu->peak_flops[MODEL_DTYPE_BF16], ==, 989e12);
+  g_assert_cmpfloat (gpu->peak_flops[MODEL_DTYPE_FP8], ==, 1979e12);
+  g_assert_cmpfloat (fabs (gpu->hbm_bw_bytes_per_s - 3.35e12), <, 1);
+  g_assert_cmpfloat (gpu->hbm_bytes, ==, 80e9);
+  g_assert_cmpfloat (sim_scenario_cluster (sc)->nic_bw_bytes_per_s, ==, 50e9);
+  g_assert_cmpfloat (sim_scenario_cluster (sc)->nvlink_bw_bytes_per_s, ==, 450e9);
+  /* Every hardware figure carries its source; the provenance points into the embedded file. */
+  const SimScenarioValue *v = sim_scenario_lookup (sc, "hardware", "peak_bf16_TFLOPS");
+  g_assert_nonnull (v);
+  g_assert_cmpstr (v->file, ==, "embedded:hardware/h100-sxm.ini");
+  g_assert_cmpint (v->line, ==, 5);
+  g_assert_nonnull (strstr (v->source, "torchtitan"));
+  for (guint i = 0; i < sim_scenario_n_values (sc); i++)
+    {
+      const SimScenarioValue *x = sim_scenario_value (sc, i);
+      if (strcmp (x->group, "hardware") == 0 && strcmp (x->key, "name") != 0 && !x->is_default)
+        g_assert_nonnull (x->source);
+    }
+}
+
+/* The disk copy is used when it exists, and gives the same resolved plan. */
+static void
+test_disk_precedence (void)
+{
+  g_autofree char *path = src_path ("scenarios/runs/gpt3-175b-mlperf-v3.1.ini");
+  const char *files[] = { path, NULL };
+  g_autoptr (SimScenario) sc = load_ok (files, NULL);
+  const char *const *f = sim_scenario_files (sc);
+  g_assert_cmpstr (f[3], ==, path);
+  g_assert_false (g_str_has_prefix (f[0], "embedded:"));
+  g_assert_cmpint (sim_scenario_plan (sc)->dp, ==, 336);
+}
+
+static char *
+write_tmp (const char *dir, const char *name, const char *text)
+{
+  char *p = g_build_filename (dir, name, NULL);
+  g_assert_true (g_file_set_contents (p, text, -1, NULL));
+  return p;
+}
+
+/* Later files override earlier ones, --set overrides files, the last --set wins, and provenance
+ * follows the value that won. */
+static void
+test_merge_order (void)
+{
+  g_autofree char *dir = g_dir_make_tmp ("trainsim-merge-XXXXXX", NULL);
+  g_autofree char *a = write_tmp (dir, "a.ini", "[parallel]\nvpp = 6\ndp_bucket_MiB = 80\n");
+  g_autofree char *b = write_tmp (dir, "b.ini", "[parallel]\nvpp = 4\n");
+  const char *files[] = { "runs/gpt3-175b-mlperf-v3.1.ini", a, b, NULL };
+  {
+    g_autoptr (SimScenario) sc = load_ok (files, NULL);
+    g_assert_cmpint (sim_scenario_plan (sc)->vpp, ==, 4);          /* b after a */
+    g_assert_cmpint (sim_scenario_plan (sc)->dp_bucket_mb, ==, 80); /* only a sets it */
+    const SimScenarioValue *v = sim_scenario_lookup (sc, "parallel", "vpp");
+    g_assert_cmpstr (v->file, ==, b);
+    g_assert_cmpint (v->line, ==, 2);
+  }
+  {
+    const char *sets[] = { "parallel.vpp=3", "parallel.vpp=2", NULL };
+    g_autoptr (SimScenario) sc = load_ok (files, sets);
+    g_assert_cmpint (sim_scenario_plan (sc)->vpp, ==, 2); /* the last --set wins */
+    const SimScenarioValue *v = sim_scenario_lookup (sc, "parallel", "vpp");
+    g_assert_cmpstr (v->file, ==, "--set");
+    g_assert_cmpint (v->line, ==, 2);
+  }
+  {
+    /* A hardware figure from --set is marked as such in its provenance. */
+    const char *sets[] = { "hardware.peak_fp8_TFLOPS=1000", NULL };
+    g_autoptr (SimScenario) sc = load_ok (files, sets);
+    g_assert_cmpfloat (sim_scenario_gpu (sc)->peak_flops[MODEL_DTYPE_FP8], ==, 1000e12);
+    g_assert_nonnull (strstr (sim_scenario_lookup (sc, "hardware", "peak_fp8_TFLOPS")->source, "--set"));
+  }
+  g_unlink (a);
+  g_unlink (b);
+  g_rmdir (dir);
+}
+
+/* Includes: relative to the including file, nested, loaded before it (so it overrides them); a
+ * later alternative key (global_batch_per_dp) overrides an included one (global_batch). */
+static void
+test_includes (void)
+{
+  g_autofree char *dir = g_dir_make_tmp ("trainsim-inc-XXXXXX", NULL);
+  g_autofree char *sub = g_build_filename (dir, "sub", NULL);
+  g_assert_cmpint (g_mkdir (sub, 0700), ==, 0);
+  g_autofree char *hw = src_path ("scenarios/hardware/a100-sxm-80g.ini");
+  g_autofree char *inner_text = g_strdup_printf ("[scenario]\ninclude = %s;embedded:fabrics/hdr200-rail-optimized.ini\n"
+                                                 "[parallel]\ntp = 2\nglobal_batch = 512\n", hw);
+  g_autofree char *inner = write_tmp (sub, "inner.ini", inner_text);
+  g_autofree char *outer = write_tmp (dir, "outer.ini",
+                                      "[scenario]\ninclude = sub/inner.ini;embedded:models/megatron-gpt-1.7b.ini\n"
+                                      "[parallel]\ntp = 1\nglobal_batch_per_dp = 16\nmicro_batch = 16\n"
+                                      "[cluster]\ngpus = 32\n[training]\nseq_len = 2048\n");
+  const char *files[] = { outer, NULL };
+  g_autoptr (SimScenario) sc = load_ok (files, NULL);
+  const char *const *f = sim_scenario_files (sc);
+  g_assert_cmpstr (f[0], ==, hw);
+  g_assert_cmpstr (f[1], ==, "embedded:fabrics/hdr200-rail-optimized.ini");
+  g_assert_cmpstr (f[2], ==, inner);
+  g_assert_cmpstr (f[3], ==, "embedded:models/megatron-gpt-1.7b.ini");
+  g_assert_cmpstr (f[4], ==, outer);
+  /* Narayanan et al. Table 1, first row: 1.7B on 32 A100, TP1, DP32, GBS 512 (deck row narayanan21_t1_1.7b). */
+  const ModelPlan *plan = sim_scenario_plan (sc);
+  g_assert_cmpint (plan->tp, ==, 1);
+  g_assert_cmpint (plan->dp, ==, 32);
+  g_assert_cmpint (plan->global_batch, ==, 512);
+  g_assert_cmpstr (sim_scenario_gpu (sc)->name, ==, "A100 SXM4 80GB");
+  g_assert_cmpfloat (sim_scenario_cluster (sc)->nic_bw_bytes_per_s, ==, 25e9); /* 200 Gb/s */
+  g_unlink (inner);
+  g_unlink (outer);
+  g_rmdir (sub);
+  g_rmdir (dir);
+}
+
+/* MLPerf v6.0 Llama 3.1 405B: 8,192 GB200 with TP4 CP2 PP8 → DP128, GBS 1,024 (8 per replica); at
+ * 7,168 GPUs the same plan gives DP112 and GBS 896, as in Azure's 112-rack run (reference/mlperf.md). */
+static void
+test_llama_rescale (void)
+{
+  g_autofree char *path = src_path ("scenarios/runs/llama31-405b-gb200-mlperf-v6.0.ini");
+  const char *files[] = { path, NULL };
+  {
+    g_autoptr (SimScenario) sc = load_ok (files, NULL);
+    const ModelPlan *plan = sim_scenario_plan (sc);
+    g_assert_cmpint (plan->dp, ==, 128);
+    g_assert_cmpint (plan->global_batch, ==, 1024);
+    g_assert_cmpint (plan->matmul_dtype, ==, MODEL_DTYPE_FP4);
+    g_assert_true (plan->pp_embed_loss_layers);
+    g_assert_cmpint (sim_scenario_shape (sc)->vocab, ==, 32000); /* the run overrides the model file */
+    const SimScenarioRun *run = sim_scenario_run (sc);
+    g_assert_cmpint (run->domains, ==, 128); /* 8,192 / 64 used per rack */
+    g_assert_cmpint (run->nodes, ==, 2048);
+    g_assert_cmpint (run->steps, ==, 324);   /* 331,776 sequences / 1,024 */
+    SimReportWorkload w;
+    g_assert_true (sim_report_workload (sc, &w, NULL));
+    g_assert_cmpfloat (w.measured_step_s, ==, 1.2712);
+    g_assert_cmpint (w.tokens_per_step, ==, 1024 * 8192);
+  }
+  {
+    const char *sets[] = { "cluster.gpus=7168", NULL };
+    g_autoptr (SimScenario) sc = load_ok (files, sets);
+    const ModelPlan *plan = sim_scenario_plan (sc);
+    g_assert_cmpint (plan->dp, ==, 112);
+    g_assert_cmpint (plan->global_batch, ==, 896);
+    g_assert_cmpint (model_plan_microbatches (plan), ==, 8);
+    const SimScenarioRun *run = sim_scenario_run (sc);
+    g_assert_cmpint (run->domains, ==, 112);
+    g_assert_cmpint (run->steps, ==, 371);   /* ceil(331,776 / 896) */
+    SimReportWorkload w;
+    g_assert_true (sim_report_workload (sc, &w, NULL));
+    g_assert_cmpfloat (w.measured_step_s, ==, 0); /* the measurement belongs to 8,192 GPUs */
+  }
+}
+
+/* Every run file loads and validates; every model file validates under a small plan on every
+ * hardware profile. */
+static void
+test_all_files_load (void)
+{
+  g_autofree char *dir = src_path ("scenarios");
+  g_autoptr (GPtrArray) inis = g_ptr_array_new_with_free_func (g_free);
+  collect_inis (dir, "", inis);
+  g_autofree char *tmp = g_dir_make_tmp ("trainsim-all-XXXXXX", NULL);
+  /* 8 GPUs, TP8 except where heads do not divide (then TP1 with DP8). */
+  for (guint i = 0; i < inis->len; i++)
+    {
+      const char *rel = g_ptr_array_index (inis, i);
+      g_autofree char *full = g_build_filename (dir, rel, NULL);
+      if (g_str_has_prefix (rel, "runs/"))
+        {
+          const char *files[] = { full, NULL };
+          g_autoptr (SimScenario) sc = load_ok (files, NULL);
+          SimReportWorkload w;
+          GError *error = NULL;
+          g_assert_true (sim_report_workload (sc, &w, &error));
+          g_assert_no_error (error);
+          g_assert_cmpfloat (w.ideal_step_s, >, 0);
+          /* A lower bound must not exceed the measurement. */
+          if (w.measured_step_s > 0)
+            g_assert_cmpfloat (w.ideal_step_s, <, w.measured_step_s);
+        }
+      else if (g_str_has_prefix (rel, "models/"))
+        for (guint j = 0; j < inis->len; j++)
+          {
+            const char *hw = g_ptr_array_index (inis, j);
+            if (!g_str_has_prefix (hw, "hardware/"))
+              continue;
+            g_autofree char *hw_full = g_build_filename (dir, hw, NULL);
+            g_autofree char *fab = g_build_filename (dir, "fabrics/ndr400-rail-optimized.ini", NULL);
+            g_autofree char *plan = write_tmp (tmp, "plan.ini",
+                                               "[cluster]\ngpus = 8\n[parallel]\ntp = 1\nmicro_batch = 1\n"
+                                               "global_batch = 8\n[training]\nseq_len = 2048\n");
+            const char *files[] = { hw_full, fab, full, plan, NULL };
+            g_autoptr (SimScenario) sc = load_ok (files, NULL);
+            g_assert_cmpint (sim_scenario_plan (sc)->dp, ==, 8);
+            g_unlink (plan);
+          }
+    }
+  g_rmdir (tmp);
+}
+
+int
+main (int argc, char **argv)
+{
+  g_test_init (&argc, &argv, NULL);
+  g_test_add_func ("/scenario/readme-agrees", test_readme_agrees);
+  g_test_add_func ("/scenario/resources-complete", test_resources_complete);
+  g_test_add_func ("/scenario/embedded-default", test_embedded_default);
+  g_test_add_func ("/scenario/disk-precedence", test_disk_precedence);
+  g_test_add_func ("/scenario/merge-order", test_merge_order);
+  g_test_add_func ("/scenario/includes", test_includes);
+  g_test_add_func ("/scenario/llama-rescale", test_llama_rescale);
+  g_test_add_func ("/scenario/all-files-load", test_all_files_load);
+  return g_test_run ();
+}
