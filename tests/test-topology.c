@@ -396,6 +396,112 @@ test_route_chain_symmetric (void)
     }
 }
 
+/* Naive reference: an explicit graph built from every link's ends, searched breadth-first. Each
+ * route must be a shortest path (in links) from the source GPU or its NICs to the destination GPU
+ * or its NICs; ECMP only chooses among equal-length ones. */
+static int
+node_id (const SimTopology *t, SimNodeRef r, const int *offset)
+{
+  (void) t;
+  return offset[r.kind] + r.index;
+}
+
+static void
+check_shortest (const SimTopology *t)
+{
+  SimTopologySummary s;
+  sim_topology_summarize (t, &s);
+  int npg = sim_topology_cluster (t)->nics_per_gpu;
+  int count[6] = { s.gpus, s.domains, s.nics, s.switches[0], s.switches[1], s.switches[2] };
+  int offset[7] = { 0 };
+  for (int k = 0; k < 6; k++)
+    offset[k + 1] = offset[k] + count[k];
+  int n_nodes = offset[6], n_links = sim_topology_n_links (t);
+  /* adjacency in compressed rows */
+  g_autofree int *deg = g_new0 (int, n_nodes + 1);
+  g_autofree int *head = g_new (int, n_links);
+  g_autofree int *tail = g_new (int, n_links);
+  for (int id = 0; id < n_links; id++)
+    {
+      SimNodeRef from, to;
+      sim_topology_link_ends (t, id, &from, &to);
+      tail[id] = node_id (t, from, offset);
+      head[id] = node_id (t, to, offset);
+      deg[tail[id] + 1]++;
+    }
+  for (int v = 0; v < n_nodes; v++)
+    deg[v + 1] += deg[v];
+  g_autofree int *adj = g_new (int, n_links);
+  g_autofree int *fill = g_memdup2 (deg, sizeof (int) * (gsize) n_nodes);
+  for (int id = 0; id < n_links; id++)
+    adj[fill[tail[id]]++] = head[id];
+  g_autofree int *dist = g_new (int, n_nodes);
+  g_autofree int *queue = g_new (int, n_nodes);
+  guint32 links[SIM_TOPOLOGY_MAX_HOPS];
+  for (int a = 0; a < s.gpus; a++)
+    {
+      for (int v = 0; v < n_nodes; v++)
+        dist[v] = -1;
+      int qh = 0, qt = 0;
+      dist[a] = 0;
+      queue[qt++] = a;
+      for (int k = 0; k < npg; k++)
+        {
+          dist[offset[SIM_NODE_NIC] + a * npg + k] = 0;
+          queue[qt++] = offset[SIM_NODE_NIC] + a * npg + k;
+        }
+      while (qh < qt)
+        {
+          int v = queue[qh++];
+          for (int e = deg[v]; e < deg[v + 1]; e++)
+            if (dist[adj[e]] < 0)
+              {
+                dist[adj[e]] = dist[v] + 1;
+                queue[qt++] = adj[e];
+              }
+        }
+      for (int b = 0; b < s.gpus; b++)
+        {
+          if (a == b)
+            continue;
+          int best = dist[b];
+          for (int k = 0; k < npg; k++)
+            {
+              int d = dist[offset[SIM_NODE_NIC] + b * npg + k];
+              if (d >= 0 && (best < 0 || d < best))
+                best = d;
+            }
+          g_assert_cmpint (best, >, 0);
+          g_assert_cmpint (sim_topology_route (t, a, b, (guint32) (a * 7919 + b), links), ==, best);
+        }
+    }
+}
+
+static void
+test_routes_are_shortest (void)
+{
+  /* 16 x 8 H100, radix 8, 3 tiers: d1 = 4, 4 leaves per rail (32), 8 pods of 4 leaves, 32 spines,
+   * 16 cores. Plain fat tree: 128 NICs on 32 leaves, 8 pods. GB200: 4 racks, radix 16, 4 rails of 64
+   * trays on 8 leaves each, 4 pods. 2-tier H100 with radix 64 (128 nodes, parallel leaf-spine links). */
+  SimClusterSpec c = hgx_h100 (16);
+  SimFabricSpec f = fabric (SIM_FABRIC_RAIL_OPTIMIZED, 3, 8);
+  g_autoptr (SimTopology) t1 = build_ok (&c, &f);
+  check_shortest (t1);
+  f.kind = SIM_FABRIC_FAT_TREE;
+  g_autoptr (SimTopology) t2 = build_ok (&c, &f);
+  check_shortest (t2);
+  SimClusterSpec g = gb200_nvl72 (4);
+  SimFabricSpec fg = fabric (SIM_FABRIC_RAIL_OPTIMIZED, 3, 16);
+  g_autoptr (SimTopology) t3 = build_ok (&g, &fg);
+  check_shortest (t3);
+  SimClusterSpec c2 = hgx_h100 (32);
+  c2.nics_per_gpu = 2;  /* 2 NICs per GPU: 16 rails */
+  SimFabricSpec f2 = fabric (SIM_FABRIC_RAIL_OPTIMIZED, 2, 64);
+  g_autoptr (SimTopology) t4 = build_ok (&c2, &f2);
+  check_shortest (t4);
+  assert_radix (t4, 64);
+}
+
 /* ECMP: 16,000 flow hashes between two GPUs on different rails of the 2-tier 128-node cluster
  * (16 spines) should each carry 1,000 +- 4.4 sigma (sigma = sqrt(16000 * 1/16 * 15/16) = 30.6);
  * likewise over the 224 cores of the 1,344-node cluster (n = 64,000: 285.7 +- 4.7 sigma, sigma = 16.9). */
@@ -604,6 +710,7 @@ main (int argc, char **argv)
   g_test_add_func ("/sim/topology/route-kinds", test_route_kinds);
   g_test_add_func ("/sim/topology/route-pxn", test_route_pxn);
   g_test_add_func ("/sim/topology/route-chain-symmetric", test_route_chain_symmetric);
+  g_test_add_func ("/sim/topology/routes-are-shortest", test_routes_are_shortest);
   g_test_add_func ("/sim/topology/ecmp-uniform", test_ecmp_uniform);
   g_test_add_func ("/sim/topology/oversubscription", test_oversubscription);
   g_test_add_func ("/sim/topology/invalid-specs", test_invalid);
