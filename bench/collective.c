@@ -68,6 +68,7 @@ main (int argc, char **argv)
   prof.base_latency_ns[SIM_COLLECTIVE_ALGO_NVLS] = 25000;
   prof.nvlink_step_latency_ns = 3400;
   prof.net_step_latency_ns = 14000;
+  prof.chunk_bytes = 512 * 1024;   /* NCCL_BUFFSIZE 4 MiB / NCCL_STEPS 8 */
 
   /* DP groups: rank = tp + TP*dp + TP*DP*pp (cp = 1). */
   static int groups[TP * PP][DP];

@@ -73,6 +73,29 @@ ring_steps (SimCollectiveOp op, const SimCollectiveShape *s, int *intra, int *in
   *intra = steps - net;
 }
 
+/* Aggregate per-rank ring rate over all channels (see the header). */
+static double
+ring_rate (const SimCollectiveShape *s, const SimCollectiveProfile *p, double bn, double bi)
+{
+  if (s->domains <= 1)
+    return bn;
+  int l = s->ranks_per_domain;
+  int c = p->channels > 0 ? p->channels : l;
+  int exits_max = (c + l - 1) / l;         /* channels leaving a domain at one GPU */
+  int intra_max = c - c / l;               /* channels whose next hop from a GPU stays in the domain */
+  double r = bi / exits_max;
+  if (intra_max > 0)
+    r = MIN (r, bn / intra_max);
+  return c * r;
+}
+
+static double
+tree_rate (const SimCollectiveShape *s, const SimCollectiveProfile *p)
+{
+  double bn = s->nvlink_bw_bytes_per_s * p->nvlink_eff, bi = s->nic_bw_bytes_per_s * p->nic_eff;
+  return s->domains > 1 ? MIN (bn, bi) : bn;
+}
+
 gint64
 sim_alphabeta_latency_ns (SimCollectiveOp op, SimCollectiveAlgo algo, const SimCollectiveShape *s,
                           const SimCollectiveProfile *p)
@@ -123,23 +146,24 @@ sim_alphabeta_latency_ns (SimCollectiveOp op, SimCollectiveAlgo algo, const SimC
     default:
       return -1;
     }
-  return lat + intra * nv + inter * net;
-}
-
-/* Aggregate per-rank ring rate over all channels (see the header). */
-static double
-ring_rate (const SimCollectiveShape *s, const SimCollectiveProfile *p, double bn, double bi)
-{
-  if (s->domains <= 1)
-    return bn;
-  int l = s->ranks_per_domain;
-  int c = p->channels > 0 ? p->channels : l;
-  int exits_max = (c + l - 1) / l;         /* channels leaving a domain at one GPU */
-  int intra_max = c - c / l;               /* channels whose next hop from a GPU stays in the domain */
-  double r = bi / exits_max;
-  if (intra_max > 0)
-    r = MIN (r, bn / intra_max);
-  return c * r;
+  lat += intra * nv + inter * net;
+  /* Pipeline fill of chains and trees: the last chunk leaves the root (hops - 1) chunk times after the
+   * first. A ring has none (every rank starts sending its own segment at once). */
+  int hops = 0;
+  double b = 0;
+  if (algo == SIM_COLLECTIVE_ALGO_RING && op == SIM_COLLECTIVE_BROADCAST)
+    {
+      hops = s->ranks - 1;
+      b = ring_rate (s, p, s->nvlink_bw_bytes_per_s * p->nvlink_eff, s->nic_bw_bytes_per_s * p->nic_eff);
+    }
+  else if (algo == SIM_COLLECTIVE_ALGO_TREE)
+    {
+      hops = 2 * ceil_log2 (s->ranks);
+      b = tree_rate (s, p);
+    }
+  if (hops > 1 && b > 0 && p->chunk_bytes > 0)
+    lat += (gint64) llround ((hops - 1) * p->chunk_bytes / b * 1e9);
+  return lat;
 }
 
 gint64
@@ -165,7 +189,7 @@ sim_alphabeta_time_ns (SimCollectiveOp op, SimCollectiveAlgo algo, const SimColl
       }
       break;
     case SIM_COLLECTIVE_ALGO_TREE:
-      t = 2.0 * bytes / (s->domains > 1 ? MIN (bn, bi) : bn);
+      t = 2.0 * bytes / tree_rate (s, p);
       break;
     case SIM_COLLECTIVE_ALGO_NVLS:
       t = (op == SIM_COLLECTIVE_ALLREDUCE ? (1.0 + 1.0 / n) : 1.0) * bytes / (bn * p->nvls_eff);

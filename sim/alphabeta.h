@@ -3,6 +3,7 @@
  *
  *   time = latency + bytes_on_the_busiest_link / achievable_rate
  *   latency = base_latency[algo] + steps_nvlink * (nvlink_step + nvlink hop) + steps_net * (net_step + net hop)
+ *             + pipeline fill (broadcast chain, tree): (hops - 1) * chunk_bytes / B
  *
  * with Bn = nvlink line rate * nvlink_eff and Bi = NIC line rate * nic_eff per GPU, n ranks,
  * L members per NVLink domain, D domains (n = L*D when uniform):

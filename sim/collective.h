@@ -63,6 +63,8 @@ typedef struct {
   gint64 nvlink_step_latency_ns; /* per algorithm step whose slowest hop is NVLink */
   gint64 net_step_latency_ns;    /* per algorithm step crossing the network */
   int channels;               /* rings in parallel; 0 = one per rail (group members per domain) */
+  double chunk_bytes;         /* pipelining unit of chains and trees: the last chunk trails the first
+                               * by (hops - 1) chunk times (NCCL Simple: NCCL_BUFFSIZE 4 MiB / 8 steps) */
 } SimCollectiveProfile;
 
 /* What the closed forms need to know about a group on a topology. */

@@ -29,6 +29,7 @@ profile_for (SimCollectiveProfile *p, gboolean blackwell)
   p->nvlink_step_latency_ns = 3400;
   p->net_step_latency_ns = 14000;
   p->channels = 0;
+  p->chunk_bytes = 512 * 1024;
 }
 
 typedef struct {

@@ -22,6 +22,7 @@ profile_for (SimCollectiveProfile *p, gboolean blackwell)
   p->base_latency_ns[SIM_COLLECTIVE_ALGO_NVLS] = 25000;
   p->nvlink_step_latency_ns = 3400;
   p->net_step_latency_ns = 14000;
+  p->chunk_bytes = 512 * 1024;   
 }
 
 /* nodes x per_node GPUs, one NVLink domain per node, one NIC per GPU on a 2-tier fabric. */
