@@ -13,8 +13,7 @@
 #pragma once
 #include <glib.h>
 #include "model/plan.h"
-
-typedef enum { MODEL_PASS_FORWARD, MODEL_PASS_BACKWARD } ModelPass;
+#include "model/layer.h" /* ModelPass */
 
 typedef struct {
   int microbatch;   /* 0 .. m-1 */

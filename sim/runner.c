@@ -26,10 +26,8 @@
  *            gradient is all-reduced between the first and last stage before the optimizer.
  *   optimizer Adam on the local (DP-sharded) parameters, memory-bound: 30 bytes per parameter
  *            (fp32 grad, master, m, v read; master, m, v written; bf16 weight written).
- * Layer FLOPs: GEMMs 2MNK each; attention 4·b·s_q·s_kv·heads·d (QKᵀ and PV), halved for causal
- * masking, backward 2.5× forward (flash attention recomputes the scores: 5 matmuls vs 2). Memory-
- * bound kernels move the bytes of their inputs and outputs in bf16.
- * Model FLOPs (MFU) follow PaLM (Chowdhery et al. 2022, app. B): 6·N_active + 12·L·h·s per token.
+ * The ops of a slot and their FLOPs/bytes come from model/layer.h; model FLOPs (MFU) follow
+ * model/flops.h (6·N + exact causal attention per token).
  *
  * Breakdown: on each rank, every interval in which the compute stream is idle is attributed to the
  * dependency that ended it: a TP/CP/DP/EP collective (all of it is exposed communication of that
@@ -40,6 +38,8 @@
 #include <string.h>
 #include "sim/runner.h"
 #include "model/schedule.h"
+#include "model/layer.h"
+#include "model/flops.h"
 #include "sim/engine.h"
 #include "sim/flow.h"
 
@@ -47,10 +47,10 @@ enum { ST_COMPUTE, ST_TP, ST_CP, ST_SEND_F, ST_SEND_B, ST_DP, ST_EP, N_STREAMS }
 typedef enum { K_COMPUTE, K_COLL, K_RING, K_SEND } OpKind;
 /* Communication groups. DPCP: dense gradients (Megatron's data-parallel group with CP); EDP:
  * expert gradients; EMB: first and last pipeline stage (tied word embeddings). */
-typedef enum { G_TP, G_CP, G_DPCP, G_EP, G_EDP, G_EMB, G_COUNT } GroupKind;
+typedef enum { G_TP, G_CP, G_DPCP, G_EP, G_EDP, G_EMB, G_ETP, G_COUNT } GroupKind;
 
-static const guint8 group_cat[G_COUNT] = { SIM_BD_TP, SIM_BD_CP, SIM_BD_DP, SIM_BD_EP, SIM_BD_DP, SIM_BD_DP };
-static const guint8 group_stream[G_COUNT] = { ST_TP, ST_CP, ST_DP, ST_EP, ST_DP, ST_DP };
+static const guint8 group_cat[G_COUNT] = { SIM_BD_TP, SIM_BD_CP, SIM_BD_DP, SIM_BD_EP, SIM_BD_DP, SIM_BD_DP, SIM_BD_EP };
+static const guint8 group_stream[G_COUNT] = { ST_TP, ST_CP, ST_DP, ST_EP, ST_DP, ST_DP, ST_EP };
 
 typedef struct {
   guint8 kind, stream, cat, group, coll;
@@ -86,8 +86,8 @@ typedef struct {
   GArray *edges;       /* guint32 pairs (from, to) */
   GArray *streams[N_STREAMS];
   int last_compute;
-  int waits[16], n_waits;       /* the next compute (or send) depends on these */
-  int later[16], n_later;       /* ... and the compute after that on these */
+  int waits[64], n_waits;       /* the next compute (or send) depends on these */
+  int later[64], n_later;       /* ... and the compute after that on these */
   guint32 seq[G_COUNT];
 } Builder;
 
@@ -143,7 +143,7 @@ compute (Builder *b, gint64 dur_ns, double flops, guint8 cat)
 static void
 push_wait (int *list, int *n, int op)
 {
-  g_assert (*n < 16);
+  g_assert (*n < 64);
   list[(*n)++] = op;
 }
 
@@ -209,168 +209,138 @@ program_clear (Program *p)
 }
 
 /* ---------------------------------------------------------------------------------------------- */
-/* Layer ops */
+/* Layer ops (model/layer.h) into program ops */
 
 typedef struct {
   const ModelShape *shape;
   const ModelPlan *plan;
   const SimGpuSpec *gpu;
-  int t, cp;
-  gboolean sp;
-  gint64 T;            /* tokens of a micro-batch on this CP rank (before the SP split) */
-  gint64 Tsp;          /* tokens a rank holds between TP regions */
-  double act;          /* bytes per activation element (param dtype) */
   double grad_bytes;   /* bytes per gradient element as reduced */
   double param_bytes;  /* bytes per parameter element as gathered */
-  gint64 vocab_pad;
+  GArray *scratch;     /* ModelOp */
 } LayerCtx;
 
 static gint64
-gemm_ns (const LayerCtx *c, gint64 m, gint64 n, gint64 k, ModelDtype dtype, double *flops)
+kernel_ns (const LayerCtx *c, const ModelOp *op)
 {
-  SimGpuKernel kern = { SIM_KERNEL_GEMM, dtype, 2.0 * m * n * k,
-                        model_dtype_bytes (dtype) * (double) (m * k + k * n) + c->act * m * n, m, n, k };
-  *flops += kern.flops;
-  return sim_gpu_kernel_ns (c->gpu, &kern);
-}
-
-static void
-gemm (Builder *b, const LayerCtx *c, gint64 m, gint64 n, gint64 k, ModelDtype dtype)
-{
-  double f = 0;
-  gint64 ns = gemm_ns (c, m, n, k, dtype, &f);
-  compute (b, ns, f, SIM_BD_COMPUTE);
-}
-
-static void
-memop (Builder *b, const LayerCtx *c, double bytes)
-{
-  SimGpuKernel kern = { SIM_KERNEL_MEMORY, c->plan->param_dtype, 0, bytes, 0, 0, 0 };
-  compute (b, sim_gpu_kernel_ns (c->gpu, &kern), 0, SIM_BD_COMPUTE);
-}
-
-static gint64
-attention_ns (const LayerCtx *c, double flops, double bytes)
-{
-  SimGpuKernel kern = { SIM_KERNEL_ATTENTION, c->plan->param_dtype, flops, bytes, 0, 0, 0 };
-  return sim_gpu_kernel_ns (c->gpu, &kern);
-}
-
-/* TP collective around a GEMM: the all-gather before it (ag) or the reduce-scatter after it.
- * Called before the GEMM when overlapped, after it otherwise (see collective()). */
-static void
-tp_comm (Builder *b, const LayerCtx *c, SimCollectiveOp op, double bytes)
-{
-  if (c->t <= 1)
-    return;
-  if (!c->sp)
+  SimGpuKernel k = { SIM_KERNEL_MEMORY, op->dtype, op->flops, op->bytes_read + op->bytes_written,
+                     0, 0, 0 };
+  if (op->kind == MODEL_OP_GEMM)
     {
-      /* Without SP: all-reduce in place of the reduce-scatter; nothing for the all-gather. */
-      if (op == SIM_COLLECTIVE_REDUCE_SCATTER)
-        collective (b, G_TP, SIM_COLLECTIVE_ALLREDUCE, bytes, c->plan->tp_comm_overlap);
+      k.kind = SIM_KERNEL_GEMM;
+      k.m = op->m * MAX (op->batch, 1); /* a grouped GEMM fills the GPU like its stacked rows */
+      k.n = op->n;
+      k.k = op->k;
+    }
+  else if (op->kind == MODEL_OP_ATTENTION)
+    k.kind = SIM_KERNEL_ATTENTION;
+  else
+    k.flops = 0;
+  return sim_gpu_kernel_ns (c->gpu, &k);
+}
+
+static gboolean
+map_group (const ModelOp *op, GroupKind *g)
+{
+  switch (op->dim)
+    {
+    case MODEL_DIM_TP: *g = op->expert_group ? G_ETP : G_TP; return TRUE;
+    case MODEL_DIM_CP: *g = G_CP; return TRUE;
+    case MODEL_DIM_EP: *g = G_EP; return TRUE;
+    case MODEL_DIM_DP: *g = op->expert_group ? G_EDP : G_DPCP; return TRUE;
+    default: return FALSE;
+    }
+}
+
+static gboolean
+map_coll (ModelCollective coll, SimCollectiveOp *out)
+{
+  switch (coll)
+    {
+    case MODEL_COLL_ALL_GATHER: *out = SIM_COLLECTIVE_ALLGATHER; return TRUE;
+    case MODEL_COLL_REDUCE_SCATTER: *out = SIM_COLLECTIVE_REDUCE_SCATTER; return TRUE;
+    case MODEL_COLL_ALL_REDUCE: *out = SIM_COLLECTIVE_ALLREDUCE; return TRUE;
+    case MODEL_COLL_ALL_TO_ALL: *out = SIM_COLLECTIVE_ALLTOALL; return TRUE;
+    case MODEL_COLL_SEND_RECV:
+    case MODEL_COLL_CP_KV_EXCHANGE: *out = SIM_COLLECTIVE_SENDRECV; return TRUE;
+    default: return FALSE;
+    }
+}
+
+static gboolean
+is_plain_tp (const ModelOp *op)
+{
+  return op->kind == MODEL_OP_COMM && op->dim == MODEL_DIM_TP && !op->expert_group && !op->overlap_next;
+}
+
+static void
+emit_comm (Builder *b, const ModelOp *op, gboolean overlapped)
+{
+  GroupKind g;
+  SimCollectiveOp coll;
+  if (op->group_size <= 1 || !map_group (op, &g) || !map_coll (op->coll, &coll))
+    return;
+  if (op->coll == MODEL_COLL_CP_KV_EXCHANGE)
+    {
+      /* The whole ring pass as one step of concurrent sends to the next CP rank: every edge of
+       * the ring carries the (cp − 1) blocks, beside the attention kernel. */
+      TOp t = { .kind = K_RING, .stream = ST_CP, .cat = SIM_BD_CP, .group = G_CP,
+                .coll = SIM_COLLECTIVE_SENDRECV, .bytes = op->comm_bytes / MAX (op->group_size - 1, 1),
+                .seq = b->seq[G_CP]++ };
+      t.bytes *= op->group_size - 1;
+      int i = add_op (b, &t);
+      if (b->last_compute >= 0)
+        edge (b, b->last_compute, i);
+      push_wait (overlapped ? b->later : b->waits, overlapped ? &b->n_later : &b->n_waits, i);
       return;
     }
-  collective (b, G_TP, op, bytes, c->plan->tp_comm_overlap);
+  collective (b, g, coll, op->comm_bytes, overlapped);
 }
 
-/* A GEMM fed (all-gather) or drained (reduce-scatter) by a TP collective of `bytes`. */
-static void
-tp_gemm (Builder *b, const LayerCtx *c, SimCollectiveOp op, double bytes, gboolean before,
-         gint64 m, gint64 n, gint64 k, ModelDtype dtype)
-{
-  gboolean ovl = c->plan->tp_comm_overlap;
-  if (before || ovl)
-    tp_comm (b, c, op, bytes);
-  gemm (b, c, m, n, k, dtype);
-  if (!before && !ovl)
-    tp_comm (b, c, op, bytes);
-}
-
-/* Ring attention over CP (or plain attention when cp == 1). */
-static void
-attention (Builder *b, const LayerCtx *c, gboolean backward, gboolean recompute)
-{
-  const ModelShape *s = c->shape;
-  int heads = s->heads / c->t, kvh = MAX (1, s->kv_heads / c->t);
-  gint64 d = s->head_dim, seq = s->seq_len, mb = c->plan->micro_batch;
-  /* This rank's queries against the whole (causal) sequence, split in cp ring steps. */
-  double fwd = 4.0 * mb * (double) (seq / c->cp) * (double) seq * heads * d * 0.5;
-  double qkvo = c->act * (double) c->T * (2.0 * heads + 2.0 * kvh) * d;
-  double flops = backward ? 2.5 * fwd + (recompute ? fwd : 0) : fwd;
-  double bytes = backward ? 2 * qkvo : qkvo;
-  double kv_step = c->act * (double) c->T * 2.0 * kvh * d * (backward ? 2 : 1);
-  int steps = c->cp;
-  for (int j = 0; j < steps; j++)
-    {
-      if (j + 1 < steps)
-        {
-          /* The KV block for step j+1 travels while step j computes. */
-          TOp op = { .kind = K_RING, .stream = ST_CP, .cat = SIM_BD_CP, .group = G_CP,
-                     .coll = SIM_COLLECTIVE_SENDRECV, .bytes = kv_step, .seq = b->seq[G_CP]++ };
-          int i = add_op (b, &op);
-          if (b->last_compute >= 0)
-            edge (b, b->last_compute, i);
-          push_wait (b->later, &b->n_later, i);
-        }
-      compute (b, attention_ns (c, flops / steps, bytes / steps), flops / steps, SIM_BD_COMPUTE);
-    }
-}
-
+/* Emits the ops of one slot (model_layer_chunk_ops order). TP collectives next to a GEMM run beside
+ * it under tp_comm_overlap: an all-gather before the GEMM it feeds, a reduce-scatter/all-reduce
+ * after the GEMM it drains (emitted first, overlapped). Calls layer_done(layer) each time the ops of
+ * a transformer layer end (for gradient buckets). Returns the compute time emitted. */
 static gint64
-layer_params (const LayerCtx *c)
+emit_ops (Builder *b, const LayerCtx *c, const GArray *ops, double *flops,
+          void (*layer_done) (Builder *, const LayerCtx *, int, gpointer), gpointer data)
 {
-  const ModelShape *s = c->shape;
-  gint64 h = s->hidden, d = s->head_dim;
-  gint64 attn = h * (s->heads + 2 * s->kv_heads) * d + (gint64) s->heads * d * h;
-  gint64 mlp = h * s->ffn_hidden * (s->activation == MODEL_ACT_SWIGLU ? 3 : 2);
-  return (attn + mlp) / c->t + 2 * h;
-}
-
-static void
-layer_forward (Builder *b, const LayerCtx *c)
-{
-  const ModelShape *s = c->shape;
-  gint64 h = s->hidden, d = s->head_dim, T = c->T, t = c->t;
-  gint64 f1 = (gint64) s->ffn_hidden * (s->activation == MODEL_ACT_SWIGLU ? 2 : 1) / t;
-  ModelDtype mm = c->plan->matmul_dtype;
-  double full = c->act * (double) T * h;   /* a whole [T, h] activation */
-  memop (b, c, 2 * c->act * (double) c->Tsp * h);                        /* LN1 */
-  tp_gemm (b, c, SIM_COLLECTIVE_ALLGATHER, full, TRUE, T, (s->heads + 2 * s->kv_heads) * d / t, h, mm);
-  attention (b, c, FALSE, FALSE);
-  tp_gemm (b, c, SIM_COLLECTIVE_REDUCE_SCATTER, full, FALSE, T, h, s->heads * d / t, mm);
-  memop (b, c, 5 * c->act * (double) c->Tsp * h);                        /* residual + LN2 */
-  tp_gemm (b, c, SIM_COLLECTIVE_ALLGATHER, full, TRUE, T, f1, h, mm);
-  memop (b, c, c->act * (double) T * (f1 + s->ffn_hidden / t));          /* GeLU / SwiGLU */
-  tp_gemm (b, c, SIM_COLLECTIVE_REDUCE_SCATTER, full, FALSE, T, h, s->ffn_hidden / t, mm);
-  memop (b, c, 3 * c->act * (double) c->Tsp * h);                        /* residual */
-}
-
-static void
-layer_backward (Builder *b, const LayerCtx *c)
-{
-  const ModelShape *s = c->shape;
-  gint64 h = s->hidden, d = s->head_dim, T = c->T, t = c->t;
-  gint64 f1 = (gint64) s->ffn_hidden * (s->activation == MODEL_ACT_SWIGLU ? 2 : 1) / t;
-  gint64 qkv = (s->heads + 2 * s->kv_heads) * d / t;
-  ModelDtype mm = c->plan->matmul_dtype;
-  double full = c->act * (double) T * h;
-  if (c->plan->recompute == MODEL_RECOMPUTE_FULL)
-    layer_forward (b, c);
-  memop (b, c, 3 * c->act * (double) c->Tsp * h);                        /* residual */
-  /* FC2 (row-parallel): all-gather the output gradient, dgrad, wgrad. */
-  tp_gemm (b, c, SIM_COLLECTIVE_ALLGATHER, full, TRUE, T, s->ffn_hidden / t, h, mm);
-  gemm (b, c, s->ffn_hidden / t, h, T, mm);
-  memop (b, c, 2 * c->act * (double) T * (f1 + s->ffn_hidden / t));      /* activation backward */
-  /* FC1 (column-parallel): all-gather the input again for wgrad, dgrad, reduce-scatter. */
-  tp_gemm (b, c, SIM_COLLECTIVE_ALLGATHER, full, TRUE, T, h, f1, mm);
-  tp_gemm (b, c, SIM_COLLECTIVE_REDUCE_SCATTER, full, FALSE, f1, h, T, mm);
-  memop (b, c, 6 * c->act * (double) c->Tsp * h);                        /* LN2 + residual bwd */
-  tp_gemm (b, c, SIM_COLLECTIVE_ALLGATHER, full, TRUE, T, s->heads * d / t, h, mm);
-  gemm (b, c, s->heads * d / t, h, T, mm);
-  attention (b, c, TRUE, c->plan->recompute == MODEL_RECOMPUTE_SELECTIVE);
-  tp_gemm (b, c, SIM_COLLECTIVE_ALLGATHER, full, TRUE, T, h, qkv, mm);
-  tp_gemm (b, c, SIM_COLLECTIVE_REDUCE_SCATTER, full, FALSE, qkv, h, T, mm);
-  memop (b, c, 4 * c->act * (double) c->Tsp * h);                        /* LN1 bwd */
+  const ModelOp *o = (const ModelOp *) ops->data;
+  int n = (int) ops->len;
+  gboolean tpo = c->plan->tp_comm_overlap;
+  gint64 total = 0;
+  for (int i = 0; i < n; i++)
+    {
+      if (layer_done && i > 0 && o[i].layer != o[i - 1].layer && o[i - 1].layer >= 0)
+        layer_done (b, c, o[i - 1].layer, data);
+      if (o[i].kind == MODEL_OP_COMM)
+        {
+          gboolean ovl = o[i].overlap_next
+                         || (tpo && is_plain_tp (&o[i]) && i + 1 < n && o[i + 1].kind == MODEL_OP_GEMM);
+          emit_comm (b, &o[i], ovl);
+          continue;
+        }
+      if (tpo && o[i].kind == MODEL_OP_GEMM && i + 1 < n && is_plain_tp (&o[i + 1])
+          && (o[i + 1].coll == MODEL_COLL_REDUCE_SCATTER || o[i + 1].coll == MODEL_COLL_ALL_REDUCE))
+        {
+          emit_comm (b, &o[i + 1], TRUE);
+          gint64 ns = kernel_ns (c, &o[i]);
+          compute (b, ns, o[i].flops, SIM_BD_COMPUTE);
+          *flops += o[i].flops;
+          total += ns;
+          i++;
+          continue;
+        }
+      gint64 ns = kernel_ns (c, &o[i]);
+      compute (b, ns, o[i].kind == MODEL_OP_MEMBOUND ? 0 : o[i].flops,
+               o[i].phase == MODEL_PHASE_OPTIMIZER ? SIM_BD_OPTIMIZER : SIM_BD_COMPUTE);
+      if (o[i].kind != MODEL_OP_MEMBOUND)
+        *flops += o[i].flops;
+      total += ns;
+    }
+  if (layer_done && n > 0 && o[n - 1].layer >= 0)
+    layer_done (b, c, o[n - 1].layer, data);
+  return total;
 }
 
 /* ---------------------------------------------------------------------------------------------- */
@@ -382,25 +352,42 @@ entry_index (const ModelPlan *plan, int m, ModelPass pass, int mb, int chunk)
   return ((int) pass * m + mb) * plan->vpp + chunk;
 }
 
+typedef struct {
+  double pending, per_layer, cap;
+  int dpcp;
+  gboolean active;
+  int *ops, n_ops, max_ops;
+} Buckets;
+
 /* DP gradient bucket: launched when `pending` bytes reach the bucket size (or flushed). */
 static void
-dp_bucket (Builder *b, const LayerCtx *c, double *pending, gboolean flush, int dpcp, int *ops, int *n_ops)
+bucket_flush (Builder *b, const LayerCtx *c, Buckets *k, gboolean flush)
 {
-  double cap = (double) c->plan->dp_bucket_mb * 1048576.0;
-  if (*pending <= 0 || dpcp <= 1 || (!flush && *pending < cap))
+  if (k->pending <= 0 || k->dpcp <= 1 || (!flush && k->pending < k->cap))
     return;
+  g_assert (k->n_ops < k->max_ops);
   SimCollectiveOp op = c->plan->zero >= 1 ? SIM_COLLECTIVE_REDUCE_SCATTER : SIM_COLLECTIVE_ALLREDUCE;
   TOp t = { .kind = K_COLL, .stream = ST_DP, .cat = SIM_BD_DP, .group = G_DPCP, .coll = op,
-            .bytes = *pending, .seq = b->seq[G_DPCP]++ };
+            .bytes = k->pending, .seq = b->seq[G_DPCP]++ };
   int i = add_op (b, &t);
   if (b->last_compute >= 0)
     edge (b, b->last_compute, i);
-  ops[(*n_ops)++] = i;
-  *pending = 0;
+  k->ops[k->n_ops++] = i;
+  k->pending = 0;
 }
 
 static void
-build_program (Program *p, const LayerCtx *c, int stage, int dpcp)
+bucket_layer_done (Builder *b, const LayerCtx *c, int layer, gpointer data)
+{
+  Buckets *k = data;
+  if (!k->active)
+    return;
+  k->pending += k->per_layer;
+  bucket_flush (b, c, k, FALSE);
+}
+
+static void
+build_program (Program *p, LayerCtx *c, int stage, int dpcp)
 {
   const ModelPlan *plan = c->plan;
   const ModelShape *s = c->shape;
@@ -412,31 +399,40 @@ build_program (Program *p, const LayerCtx *c, int stage, int dpcp)
   builder_init (b);
   p->entry = g_new (gint32, 2 * m * v);
   gint64 h = s->hidden;
-  double lp = (double) layer_params (c);
-  double emb_params = (double) c->vocab_pad / c->t * h;
-  ModelDtype head_dtype = plan->param_dtype;   /* the output layer stays in bf16 under FP8 recipes */
-  /* Per chunk: parameter all-gather ops (issued at step start) and grad buckets. */
-  int max_buckets = 4096;
-  g_autofree int *ag_ops = g_new (int, max_buckets);
-  g_autofree int *ag_chunk = g_new (int, max_buckets);
+  /* Gradient bytes: the stage's parameters (model/layer.h) less the embedding / LM head shards,
+   * spread evenly over its layers; the shards join the bucket of their chunk. */
+  ModelRankParams rp;
+  model_layer_rank_params (s, plan, stage, &rp);
+  double emb = (double) (model_shape_padded_vocab (s, plan->tp) / plan->tp) * h;
+  double first_extra = stage == 0 ? emb + (s->position == MODEL_POS_LEARNED ? (double) s->max_positions * h : 0) : 0;
+  double last_extra = stage == pp - 1 && (!s->tied_embeddings || pp > 1) ? emb : 0;
+  double all = (double) rp.dense + (double) rp.expert;
+  int rank_layers = MAX (model_plan_rank_layers (plan, s, stage), 1);
+  double per_layer = MAX (all - first_extra - last_extra, 0) / rank_layers;
+  double cap = (double) plan->dp_bucket_mb * 1048576.0;
+  Buckets k = { 0, per_layer * c->grad_bytes, cap, dpcp, FALSE, NULL, 0, 0 };
+  k.max_ops = (int) ceil (all * c->grad_bytes / MAX (cap, 1.0)) + 2 * v + 4;
+  k.ops = g_new (int, k.max_ops);
+  int max_ag = (int) ceil (all * c->param_bytes / MAX (cap, 1.0)) + 2 * v + 4;
+  g_autofree int *ag_ops = g_new (int, max_ag);
+  g_autofree int *ag_chunk = g_new (int, max_ag);
   int n_ag = 0;
-  g_autofree int *rs_ops = g_new (int, max_buckets);
-  int n_rs = 0;
   gboolean distopt = plan->zero >= 1 && dpcp > 1;
   gint64 fwd_ns = 0;
+  double flops = 0;
 
-  /* Parameter bytes per chunk, for the all-gather buckets. */
+  /* The distributed optimizer's parameter all-gather (of the previous step's update), in buckets
+   * per chunk, issued at step start; the chunk's first forward waits for them. */
   if (distopt && plan->dp_overlap)
     for (int ch = 0; ch < v; ch++)
       {
-        double bytes = lp * model_plan_chunk_layers (plan, s, stage, ch, NULL);
+        double bytes = per_layer * model_plan_chunk_layers (plan, s, stage, ch, NULL);
         if (model_plan_chunk_has_embedding (plan, stage, ch))
-          bytes += emb_params;
-        if (model_plan_chunk_has_loss (plan, stage, ch) && (!s->tied_embeddings || pp > 1))
-          bytes += emb_params;
+          bytes += first_extra;
+        if (model_plan_chunk_has_loss (plan, stage, ch))
+          bytes += last_extra;
         bytes *= c->param_bytes;
-        double cap = (double) plan->dp_bucket_mb * 1048576.0;
-        while (bytes > 0 && n_ag < max_buckets)
+        while (bytes > 0 && n_ag < max_ag)
           {
             double chunk_bytes = MIN (bytes, cap);
             TOp t = { .kind = K_COLL, .stream = ST_DP, .cat = SIM_BD_DP, .group = G_DPCP,
@@ -447,131 +443,66 @@ build_program (Program *p, const LayerCtx *c, int stage, int dpcp)
           }
       }
 
-  for (int k = 0; k < n_slots; k++)
+  for (int i = 0; i < n_slots; i++)
     {
-      ModelScheduleSlot sl = slots[k];
+      ModelScheduleSlot sl = slots[i];
       int vs = sl.chunk * pp + stage;
-      int layers = model_plan_chunk_layers (plan, s, stage, sl.chunk, NULL);
-      gboolean first = vs == 0, last = vs == V - 1;
       gboolean fwd = sl.pass == MODEL_PASS_FORWARD;
       int entry = compute (b, 0, 0, SIM_BD_COMPUTE);
       p->entry[entry_index (plan, m, sl.pass, sl.microbatch, sl.chunk)] = entry;
       if (fwd && sl.microbatch == 0)
-        for (int i = 0; i < n_ag; i++)
-          if (ag_chunk[i] == sl.chunk)
-            edge (b, ag_ops[i], entry);
-      int op_start = (int) b->ops->len;
-      if (fwd)
+        for (int j = 0; j < n_ag; j++)
+          if (ag_chunk[j] == sl.chunk)
+            edge (b, ag_ops[j], entry);
+      g_array_set_size (c->scratch, 0);
+      model_layer_chunk_ops (s, plan, stage, sl.chunk, sl.pass, c->scratch);
+      /* The chunk's last backward produces its gradients: bucket them as layers finish. */
+      k.active = !fwd && sl.microbatch == m - 1;
+      gint64 ns = emit_ops (b, c, c->scratch, &flops, bucket_layer_done, &k);
+      if (fwd && sl.microbatch == 0)
+        fwd_ns += ns;
+      if (k.active)
         {
-          if (first)
-            memop (b, c, 2 * c->act * (double) c->Tsp * h);      /* embedding lookup (+ positions) */
-          for (int l = 0; l < layers; l++)
-            layer_forward (b, c);
-          if (last)
-            {
-              /* Final norm, LM head (vocab-parallel), cross-entropy on fp32 logits. */
-              memop (b, c, 2 * c->act * (double) c->Tsp * h);
-              tp_gemm (b, c, SIM_COLLECTIVE_ALLGATHER, c->act * (double) c->T * h, TRUE,
-                       c->T, c->vocab_pad / c->t, h, head_dtype);
-              memop (b, c, 3 * 4.0 * (double) c->T * (double) (c->vocab_pad / c->t));
-            }
-          if (!last)
-            {
-              TOp t = { .kind = K_SEND, .stream = ST_SEND_F, .cat = SIM_BD_PP, .fwd = 1,
-                        .mb = (guint16) sl.microbatch, .vs = (guint16) vs,
-                        .bytes = c->act * (double) c->Tsp * h, .recv_op = -1 };
-              int i = add_op (b, &t);
-              edge (b, b->last_compute, i);
-              apply_waits (b, i);
-            }
-          if (sl.microbatch == 0)
-            for (int i = op_start; i < (int) b->ops->len; i++)
-              if (g_array_index (b->ops, TOp, i).kind == K_COMPUTE)
-                fwd_ns += g_array_index (b->ops, TOp, i).dur_ns;
+          if (model_plan_chunk_has_embedding (plan, stage, sl.chunk))
+            k.pending += first_extra * c->grad_bytes;
+          if (model_plan_chunk_has_loss (plan, stage, sl.chunk))
+            k.pending += last_extra * c->grad_bytes;
+          bucket_flush (b, c, &k, TRUE);
         }
-      else
+      if (fwd ? vs < V - 1 : vs > 0)
         {
-          /* The chunk's last backward produces its gradients: bucket them as layers finish. */
-          gboolean grads = sl.microbatch == m - 1;
-          double pending = 0, gb = c->grad_bytes;
-          if (last)
-            {
-              memop (b, c, 2 * 4.0 * (double) c->T * (double) (c->vocab_pad / c->t));
-              tp_gemm (b, c, SIM_COLLECTIVE_ALLGATHER, c->act * (double) c->T * h, TRUE,
-                       c->T, h, c->vocab_pad / c->t, head_dtype);
-              tp_gemm (b, c, SIM_COLLECTIVE_REDUCE_SCATTER, c->act * (double) c->T * h, FALSE,
-                       c->vocab_pad / c->t, h, c->T, head_dtype);
-              memop (b, c, 4 * c->act * (double) c->Tsp * h);
-              if (grads && (!s->tied_embeddings || pp > 1))
-                pending += emb_params * gb;
-            }
-          for (int l = 0; l < layers; l++)
-            {
-              layer_backward (b, c);
-              if (grads)
-                {
-                  pending += lp * gb;
-                  dp_bucket (b, c, &pending, FALSE, dpcp, rs_ops, &n_rs);
-                }
-            }
-          if (first)
-            {
-              memop (b, c, 3 * 4.0 * (double) c->Tsp * h);    /* embedding gradient scatter-add */
-              if (grads)
-                pending += emb_params * gb;
-            }
-          if (grads)
-            dp_bucket (b, c, &pending, TRUE, dpcp, rs_ops, &n_rs);
-          if (!first)
-            {
-              TOp t = { .kind = K_SEND, .stream = ST_SEND_B, .cat = SIM_BD_PP, .fwd = 0,
-                        .mb = (guint16) sl.microbatch, .vs = (guint16) vs,
-                        .bytes = c->act * (double) c->Tsp * h, .recv_op = -1 };
-              int i = add_op (b, &t);
-              edge (b, b->last_compute, i);
-              apply_waits (b, i);
-            }
+          /* Activations (gradients) of [s/cp/(tp if SP), b, h] to the next (previous) stage. */
+          double tokens = (double) plan->micro_batch * s->seq_len / plan->cp
+                          / (plan->sp && plan->tp > 1 ? plan->tp : 1);
+          TOp t = { .kind = K_SEND, .stream = fwd ? ST_SEND_F : ST_SEND_B, .cat = SIM_BD_PP,
+                    .fwd = fwd, .mb = (guint16) sl.microbatch, .vs = (guint16) vs,
+                    .bytes = tokens * h * model_dtype_bytes (plan->param_dtype), .recv_op = -1 };
+          int j = add_op (b, &t);
+          edge (b, b->last_compute, j);
+          apply_waits (b, j);
         }
     }
   p->forward_ns = fwd_ns;
 
-  /* Gradient sync done (and, without overlap, only now issued), then the optimizer. */
+  /* Gradient sync done (without dp_overlap: only issued now), then the optimizer. */
   int last_bwd = b->last_compute;
-  if (!plan->dp_overlap)
-    for (int i = 0; i < n_rs; i++)
-      {
-        /* Re-point the bucket to start after the whole backward: drop its edge by making it
-         * depend on the last compute as well (stream order keeps them after each other). */
-        edge (b, last_bwd, rs_ops[i]);
-      }
-  for (int i = 0; i < n_rs; i++)
-    push_wait (b->waits, &b->n_waits, rs_ops[i]);
-  if (s->tied_embeddings && pp > 1
-      && (stage == 0 || stage == pp - 1))
+  int synced = compute (b, 0, 0, SIM_BD_OPTIMIZER);
+  for (int i = 0; i < k.n_ops; i++)
     {
-      /* The word-embedding gradient of the first and last stage (the tied copy) is all-reduced
-       * before the optimizer (Megatron's _allreduce_word_embedding_grads). */
-      int n_w = b->n_waits;
-      int saved[16];
-      memcpy (saved, b->waits, sizeof (int) * n_w);
-      b->n_waits = 0;
-      int ar = collective (b, G_EMB, SIM_COLLECTIVE_ALLREDUCE, emb_params * c->grad_bytes, FALSE);
-      (void) ar;
-      for (int i = 0; i < n_w; i++)
-        push_wait (b->waits, &b->n_waits, saved[i]);
+      if (!plan->dp_overlap)
+        edge (b, last_bwd, k.ops[i]);
+      edge (b, k.ops[i], synced);
     }
-  /* Adam on the local shard. */
-  double local_params = lp * model_plan_rank_layers (plan, s, stage);
-  if (stage == 0)
-    local_params += emb_params;
-  if (stage == pp - 1 && (!s->tied_embeddings || pp > 1))
-    local_params += emb_params;
-  double shard = plan->zero >= 1 ? local_params / dpcp : local_params;
-  SimGpuKernel adam = { SIM_KERNEL_MEMORY, MODEL_DTYPE_FP32, 0, 30.0 * shard, 0, 0, 0 };
-  compute (b, sim_gpu_kernel_ns (c->gpu, &adam), 0, SIM_BD_OPTIMIZER);
+  if (s->tied_embeddings && pp > 1 && (stage == 0 || stage == pp - 1))
+    /* The word-embedding gradient of the first and last stage (the tied copy) is all-reduced
+     * before the optimizer (Megatron's _allreduce_word_embedding_grads). */
+    collective (b, G_EMB, SIM_COLLECTIVE_ALLREDUCE, emb * c->grad_bytes, FALSE);
+  g_array_set_size (c->scratch, 0);
+  model_layer_optimizer_ops (s, plan, stage, c->scratch);
+  emit_ops (b, c, c->scratch, &flops, NULL, NULL);
   if (distopt && !plan->dp_overlap)
     {
-      double bytes = local_params * c->param_bytes, cap = (double) plan->dp_bucket_mb * 1048576.0;
+      double bytes = all * c->param_bytes;
       while (bytes > 0)
         {
           collective (b, G_DPCP, SIM_COLLECTIVE_ALLGATHER, MIN (bytes, cap), FALSE);
@@ -580,9 +511,8 @@ build_program (Program *p, const LayerCtx *c, int stage, int dpcp)
     }
   p->end_op = compute (b, 0, 0, SIM_BD_OPTIMIZER);
   program_from_builder (p, b);
-  p->flops = 0;
-  for (int i = 0; i < p->n_ops; i++)
-    p->flops += p->ops[i].flops;
+  p->flops = flops;
+  g_free (k.ops);
 }
 
 /* ---------------------------------------------------------------------------------------------- */
@@ -945,6 +875,7 @@ group_table_build (GroupTable *gt, const ModelPlan *plan, GroupKind kind)
     case G_EP: mask = 1u << MODEL_DIM_EP; expert = TRUE; break;
     case G_EDP: mask = 1u << MODEL_DIM_DP; expert = TRUE; break;
     case G_EMB: mask = 1u << MODEL_DIM_PP; break;
+    case G_ETP: mask = 1u << MODEL_DIM_TP; expert = TRUE; break;
     case G_COUNT: break;
     }
   g_autofree int *buf = g_new (int, n);
@@ -1057,16 +988,6 @@ sim_breakdown_name (SimBreakdown b)
   return b < SIM_BD_COUNT ? names[b] : "?";
 }
 
-static double
-model_flops_per_token (const ModelShape *s, gint64 vocab_pad)
-{
-  gint64 h = s->hidden, d = s->head_dim;
-  double attn = (double) h * (s->heads + 2 * s->kv_heads) * d + (double) s->heads * d * h;
-  double mlp = (double) h * s->ffn_hidden * (s->activation == MODEL_ACT_SWIGLU ? 3 : 2);
-  double n = s->layers * (attn + mlp) + (double) vocab_pad * h;
-  return 6.0 * n + 12.0 * s->layers * (double) h * s->seq_len;
-}
-
 gboolean
 sim_runner_run (const ModelShape *shape, const ModelPlan *plan, const SimGpuSpec *gpu,
                 const SimClusterSpec *cluster, const SimFabricSpec *fabric,
@@ -1094,13 +1015,10 @@ sim_runner_run (const ModelShape *shape, const ModelPlan *plan, const SimGpuSpec
   if (topo == NULL)
     return FALSE;
 
-  LayerCtx c = { shape, plan, gpu, plan->tp, plan->cp, plan->sp && plan->tp > 1 };
-  c.T = (gint64) plan->micro_batch * shape->seq_len / plan->cp;
-  c.Tsp = c.sp ? c.T / plan->tp : c.T;
-  c.act = model_dtype_bytes (plan->param_dtype);
+  LayerCtx c = { shape, plan, gpu };
   c.grad_bytes = model_dtype_bytes (plan->grad_dtype);
   c.param_bytes = model_dtype_bytes (plan->param_dtype);
-  c.vocab_pad = model_shape_padded_vocab (shape, plan->tp);
+  c.scratch = model_op_array_new ();
   int dpcp = plan->dp * plan->cp;
 
   Runner r = { 0 };
@@ -1110,6 +1028,7 @@ sim_runner_run (const ModelShape *shape, const ModelPlan *plan, const SimGpuSpec
   r.progs = g_new0 (Program, plan->pp);
   for (int s = 0; s < plan->pp; s++)
     build_program (&r.progs[s], &c, s, dpcp);
+  g_array_free (c.scratch, TRUE);
   /* Resolve PP sends to the entry op of the receiving slot, which gains one dependency. */
   for (int s = 0; s < plan->pp; s++)
     for (int i = 0; i < r.progs[s].n_ops; i++)
@@ -1217,7 +1136,7 @@ sim_runner_run (const ModelShape *shape, const ModelPlan *plan, const SimGpuSpec
       double step_s = out->step_ns / 1e9;
       out->tokens_per_step = (double) plan->global_batch * shape->seq_len;
       out->tokens_per_s = out->tokens_per_step / step_s;
-      out->model_flops_per_step = model_flops_per_token (shape, c.vocab_pad) * out->tokens_per_step;
+      out->model_flops_per_step = model_flops_model_per_step (shape, plan);
       out->hardware_flops_per_step = hw;
       out->model_tflops_per_gpu = out->model_flops_per_step / step_s / plan->gpus / 1e12;
       double peak = gpu->peak_flops[plan->matmul_dtype] > 0 ? gpu->peak_flops[plan->matmul_dtype]

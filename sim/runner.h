@@ -58,7 +58,7 @@ typedef struct {
   /* Throughput figures. */
   double tokens_per_step;
   double tokens_per_s;
-  double model_flops_per_step;  /* 6·N_active·tokens + 12·L·h·s·tokens (PaLM appendix B) */
+  double model_flops_per_step;  /* model/flops.h convention: 6·N + exact causal attention */
   double hardware_flops_per_step; /* all executed GEMM/attention FLOPs incl. recompute */
   double model_tflops_per_gpu;
   double mfu;                 /* model FLOP/s per GPU / peak at the matmul dtype */

@@ -113,19 +113,20 @@ run (const ModelShape *s, const ModelPlan *p, const SimGpuSpec *g, const SimClus
 }
 
 /* Two GPUs in one NVLink domain, pure DP (zero 0: all-reduce), one micro-batch each, one DP bucket.
- * Per micro-batch, with T = 1024 tokens, h = 1024, s = 1024, L = 2, vocabulary V = 32,000 (already
- * a multiple of 128, so Megatron does not pad it), at 1e12 FLOP/s (F FLOPs take F/1000 ns):
+ * Per micro-batch, with T = 1024 tokens, h = 1024, s = 1024, 8 heads of d = 128, L = 2, vocabulary
+ * V = 32,000 (already a multiple of 128: Megatron does not pad it), at 1e12 FLOP/s (F FLOPs take
+ * F/1000 ns), FLOPs as model/op.h counts them:
  *   layer forward GEMMs 2·T·h·(3h + h + 4h + 4h) = 24·T·h² = 25,769,803,776
- *   layer forward attention (causal) 4·T·s·h/2   = 2,147,483,648
- *   layer backward: GEMMs ×2 = 51,539,607,552, attention ×2.5 = 5,368,709,120
+ *   layer forward attention, causal pairs s(s+1)/2: 4·d·heads·524,800 = 2,149,580,800
+ *   layer backward: GEMMs (dgrad + wgrad) ×2 = 51,539,607,552, attention ×2 = 4,299,161,600
  *   LM head forward 2·T·V·h = 67,108,864,000, backward ×2 = 134,217,728,000
- *   compute = 2·84,825,604,096 + 201,326,592,000 = 370,977,800,192 FLOPs = 370,977,800.192 ns
- * (each of the 2·(4+1+8+1) + 3 = 31 kernels rounds up to a whole ns: + ≤ 31 ns).
- * Gradients, fp32, launched as one bucket after the embedding backward (40 GiB bucket):
- *   (L·(12h² + 2h) + V·h)·4 B = (2·(12,582,912 + 2,048) + 32,768,000)·4 = 231,751,680 B;
- * a 2-GPU ring all-reduce moves 2(n−1)/n = 1× the buffer over one 100 GB/s NVLink direction:
- *   2,317,516.8 ns, exposed entirely (the optimizer needs it; nothing left to overlap).
- * Optimizer and memory-bound kernels take 0 (no HBM term). Step = 373,295,317 ns (+ rounding). */
+ *   compute = 2·83,758,153,728 + 201,326,592,000 = 368,842,899,456 FLOPs = 368,842,899.5 ns
+ * (each of the 2·(5 + 9) + 3 = 31 kernels rounds up to a whole ns: + ≤ 31 ns).
+ * Gradients in fp32, launched as one bucket after the embedding backward (40 GiB bucket), over
+ * the parameters: L·(12h² + 2h) + V·h + 1024·h (positions) + h (final norm) = 58,987,520, so
+ * 235,950,080 B; a 2-GPU ring all-reduce moves 2(n−1)/n = 1× the buffer over one 100 GB/s NVLink
+ * direction: 2,359,500.8 ns, exposed entirely (the optimizer needs it; nothing left to overlap).
+ * Optimizer and memory-bound kernels take 0 (no HBM term). Step = 371,202,400.3 ns (+ rounding). */
 static void
 test_two_gpu_dp (void)
 {
@@ -142,7 +143,7 @@ test_two_gpu_dp (void)
   p.dp_bucket_mb = 40 * 1024;
   p.dp_overlap = TRUE;
   SimRunnerResult r = run (&s, &p, &g, &c, &f, &cp, FALSE);
-  double compute_ns = 370977800.192, ar_ns = 2317516.8;
+  double compute_ns = 368842899.456, ar_ns = 2359500.8;
   g_test_message ("step %" G_GINT64_FORMAT " ns, compute %.0f, dp %.0f", r.step_ns,
                   r.breakdown_s[SIM_BD_COMPUTE] * 1e9, r.breakdown_s[SIM_BD_DP] * 1e9);
   g_assert_cmpfloat (fabs (r.breakdown_s[SIM_BD_COMPUTE] * 1e9 - compute_ns), <=, 32);
