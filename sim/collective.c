@@ -206,6 +206,7 @@ struct SimCollective {
   GHashTable *groups;          /* Group* -> Group* */
   GHashTable *plans;           /* Plan* -> Plan* */
   GPtrArray *free_runs;
+  guint32 *route_load;         /* per link: routes of cached plans through it */
   int active;
   guint64 flows_started;
 };
@@ -324,12 +325,38 @@ group_get (SimCollective *c, const int *gpus, int n, GError **error)
   return g;
 }
 
+/* Route choice: among ROUTE_TRIES ECMP hashes, the route whose busiest link carries the fewest routes
+ * planned so far (ties: the first). This stands for the balanced static routing of an InfiniBand subnet
+ * manager (fat-tree routing spreads the routes of each leaf over its up-links) rather than random
+ * hashing, which would let two ring edges collide on one up-link and halve a whole ring. */
+#define ROUTE_TRIES 8
+
 static void
 plan_add_route (SimCollective *c, Plan *p, int src, int dst, guint32 hash)
 {
-  guint32 links[SIM_TOPOLOGY_MAX_HOPS];
-  int k = sim_topology_route (c->topo, src, dst, hash, links);
-  g_array_append_vals (p->links, links, k);
+  guint32 links[SIM_TOPOLOGY_MAX_HOPS], best[SIM_TOPOLOGY_MAX_HOPS];
+  int k = sim_topology_route (c->topo, src, dst, hash, links), best_k = k;
+  memcpy (best, links, sizeof (guint32) * k);
+  if (k > 2) /* through the fabric: ECMP choices exist */
+    {
+      guint32 best_load = G_MAXUINT32;
+      for (int t = 0; t < ROUTE_TRIES; t++)
+        {
+          int kt = sim_topology_route (c->topo, src, dst, hash + (guint32) t * 0x9E3779B9u, links);
+          guint32 load = 0;
+          for (int i = 0; i < kt; i++)
+            load = MAX (load, c->route_load[links[i]]);
+          if (load < best_load)
+            {
+              best_load = load;
+              best_k = kt;
+              memcpy (best, links, sizeof (guint32) * kt);
+            }
+        }
+    }
+  for (int i = 0; i < best_k; i++)
+    c->route_load[best[i]]++;
+  g_array_append_vals (p->links, best, best_k);
 }
 
 static void
@@ -573,6 +600,7 @@ sim_collective_new (SimEngine *engine, SimFlowNet *net, const SimTopology *topo,
   c->groups = g_hash_table_new_full (group_hash, group_equal, group_free, NULL);
   c->plans = g_hash_table_new_full (plan_hash, plan_equal, plan_free, NULL);
   c->free_runs = g_ptr_array_new_with_free_func (g_free);
+  c->route_load = g_new0 (guint32, sim_topology_n_links (topo));
   return c;
 }
 
@@ -584,6 +612,7 @@ sim_collective_free (SimCollective *c)
   g_hash_table_destroy (c->plans);
   g_hash_table_destroy (c->groups);
   g_ptr_array_free (c->free_runs, TRUE);
+  g_free (c->route_load);
   g_free (c);
 }
 
