@@ -1,20 +1,18 @@
 /* Workload report of `trainsim run`.
  *
- * FLOPs per step (interim, until model/flops.c is merged; stated in every output):
- *   forward per sequence = 2·s·(Σ_layers W_l + V_pad·h)  +  Σ_layers 2·s²·heads·head_dim
- * where W_l are the matmul weights one token multiplies with in layer l (model_shape_layer_matmul_params:
- * QKV, output projection, MLP or the top-k experts and router), V_pad·h the LM head, and the second term
- * the causal attention core (QKᵀ and AV, each 2·s²·q FLOPs, halved by the causal mask).
- * Model FLOPs = 3 × forward × global_batch (backward = 2 × forward). Hardware FLOPs add the recomputed
- * forward: all of it with full recompute, the attention core with selective recompute.
- * The ideal step time = hardware FLOPs / (gpus × dense peak at the plan's matmul precision): every GPU
- * busy on matmuls at the datasheet peak with no communication, bubble or memory-bound work, so a LOWER
- * BOUND on the step time, never a prediction. */
+ * FLOPs come from model/flops.c (matmul FLOPs of forward and backward, causal attention counted
+ * exactly; hardware FLOPs add recomputation) and memory from model/memory.c (ZeRO model states,
+ * Korthikanti activations under the pipeline schedule, a stated framework overhead).
+ * The ideal step time = hardware FLOPs / (gpus × dense peak at the plan's matmul precision): every
+ * GPU busy on matmuls at the datasheet peak with no communication, bubble or memory-bound work, so
+ * a LOWER BOUND on the step time, never a prediction. */
 #include "config.h"
 #include <string.h>
 #include <json-glib/json-glib.h>
 #include "sim/report.h"
 #include "model/dtype.h"
+#include "model/flops.h"
+#include "model/memory.h"
 
 gboolean
 sim_report_parse_format (const char *s, SimReportFormat *out)
@@ -50,18 +48,14 @@ sim_report_workload (const SimScenario *sc, SimReportWorkload *w, GError **error
   w->dp = plan->dp;
   w->microbatches = model_plan_microbatches (plan);
 
-  double s = shape->seq_len, q = (double) shape->heads * shape->head_dim;
-  double gemm_w = (double) vpad * shape->hidden, attn = 0;
-  for (int l = 0; l < shape->layers; l++)
-    {
-      gemm_w += (double) model_shape_layer_matmul_params (shape, l);
-      attn += 2.0 * s * s * q;
-    }
-  double fwd_seq = 2.0 * s * gemm_w + attn;
-  double recompute_seq = plan->recompute == MODEL_RECOMPUTE_FULL ? fwd_seq
-                         : plan->recompute == MODEL_RECOMPUTE_SELECTIVE ? attn : 0;
-  w->model_flops = 3.0 * fwd_seq * plan->global_batch;
-  w->hardware_flops = w->model_flops + recompute_seq * plan->global_batch;
+  w->model_flops = model_flops_model_per_step (shape, plan);
+  w->hardware_flops = model_flops_hardware_per_step (shape, plan);
+
+  /* Memory: the fullest pipeline stage against the HBM capacity (OOM is reported, not an error). */
+  GError *oom = NULL;
+  w->memory_fits = model_memory_check (shape, plan, gpu->hbm_bytes, run->memory_overhead_bytes, &w->memory, &oom);
+  g_clear_error (&oom);
+  w->memory_capacity_bytes = gpu->hbm_bytes;
 
   w->peak_flops_per_gpu = gpu->peak_flops[plan->matmul_dtype];
   if (w->peak_flops_per_gpu <= 0)
@@ -85,6 +79,8 @@ sim_report_workload (const SimScenario *sc, SimReportWorkload *w, GError **error
 }
 
 /* ---------------------------------------------------------------------------------------------- */
+
+#define GIB (1024.0 * 1024.0 * 1024.0)
 
 static const char *const sched_names[] = { "gpipe", "1f1b", "interleaved" };
 static const char *const recompute_names[] = { "none", "selective", "full" };
@@ -166,10 +162,16 @@ write_text (FILE *out, const SimScenario *sc, const SimReportWorkload *w)
            run->nodes, cl->gpus_per_node, run->domains, cl->nvlink_domain, cl->nics_per_gpu,
            cl->nic_bw_bytes_per_s * 8 / 1e9);
   fprintf (out, "tokens per step      %" G_GINT64_FORMAT "\n", w->tokens_per_step);
-  fprintf (out, "model FLOPs/step     %.6g (%s; 3 × forward, causal attention)\n", w->model_flops, mf);
+  fprintf (out, "model FLOPs/step     %.6g (%s; matmuls of forward + backward, causal attention, no recompute)\n",
+           w->model_flops, mf);
   fprintf (out, "hardware FLOPs/step  %.6g (%s; with recompute)\n", w->hardware_flops, hf);
   fprintf (out, "peak per GPU         %s dense %s (%s)\n", pk, model_dtype_name (plan->matmul_dtype), gpu->name);
-  fprintf (out, "memory per GPU       not computed yet (model/memory.c not merged)\n");
+  g_autofree char *mem = model_memory_describe (&w->memory);
+  fprintf (out, "memory per GPU       %.2f GiB of %.2f GiB: %s (fullest stage: pp rank %d)\n",
+           w->memory.total_bytes / GIB, w->memory_capacity_bytes / GIB, w->memory_fits ? "FITS" : "DOES NOT FIT",
+           w->memory.pp_rank);
+  fprintf (out, "                     %s%s\n", mem,
+           run->memory_overhead_bytes < 0 ? " (overhead: model/memory.h assumption)" : "");
   fprintf (out, "\n== Step time ==\n");
   fprintf (out, "LOWER BOUND (not a prediction): %.4f s per step — every GPU doing only matmuls at the datasheet\n"
                 "  peak, with no communication, pipeline bubble or memory-bound work\n", w->ideal_step_s);
@@ -207,13 +209,15 @@ write_tsv (FILE *out, const SimScenario *sc, const SimReportWorkload *w, const c
   fprintf (out, "\n# ideal_step_s is a LOWER BOUND (hardware FLOPs at dense peak, nothing else), not a prediction\n");
   fprintf (out, "scenario\tgpu\tgpus\ttp\tcp\tpp\tvpp\tdp\tep\tmicro_batch\tglobal_batch_seqs\tmatmul_dtype\t"
                 "params_total\tparams_active\ttokens_per_step\tmodel_flops_per_step\thardware_flops_per_step\t"
-                "peak_flops_per_gpu\tideal_step_s\tmeasured_step_s\tmeasured_mfu\n");
+                "peak_flops_per_s_per_gpu\tideal_step_s\tmeasured_step_s\tmeasured_mfu\tmemory_per_gpu_GiB\tmemory_capacity_GiB\t"
+                "memory_fits\n");
   fprintf (out, "%s\t%s\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%s\t%" G_GINT64_FORMAT "\t%" G_GINT64_FORMAT "\t%"
-           G_GINT64_FORMAT "\t%.6e\t%.6e\t%.6e\t%.6f\t%.6f\t%.4f\n",
+           G_GINT64_FORMAT "\t%.6e\t%.6e\t%.6e\t%.6f\t%.6f\t%.4f\t%.3f\t%.3f\t%d\n",
            run->name ? run->name : "", gpu->name, plan->gpus, plan->tp, plan->cp, plan->pp, plan->vpp, plan->dp,
            plan->ep, plan->micro_batch, plan->global_batch, model_dtype_name (plan->matmul_dtype), w->params_total,
            w->params_active, w->tokens_per_step, w->model_flops, w->hardware_flops, w->peak_flops_per_gpu,
-           w->ideal_step_s, w->measured_step_s, w->measured_mfu);
+           w->ideal_step_s, w->measured_step_s, w->measured_mfu, w->memory.total_bytes / GIB,
+           w->memory_capacity_bytes / GIB, w->memory_fits ? 1 : 0);
 }
 
 static void
@@ -295,7 +299,17 @@ write_json (FILE *out, const SimScenario *sc, const SimReportWorkload *w, const 
   INT_MEMBER ("tokens_per_step", w->tokens_per_step);
   DBL_MEMBER ("model_flops_per_step", w->model_flops);
   DBL_MEMBER ("hardware_flops_per_step", w->hardware_flops);
-  DBL_MEMBER ("peak_flops_per_gpu", w->peak_flops_per_gpu);
+  DBL_MEMBER ("peak_flops_per_s_per_gpu", w->peak_flops_per_gpu);
+  DBL_MEMBER ("memory_per_gpu_bytes", w->memory.total_bytes);
+  DBL_MEMBER ("memory_capacity_bytes", w->memory_capacity_bytes);
+  json_builder_set_member_name (b, "memory_fits");
+  json_builder_add_boolean_value (b, w->memory_fits);
+  INT_MEMBER ("memory_fullest_pp_rank", w->memory.pp_rank);
+  DBL_MEMBER ("memory_weights_bytes", w->memory.weights_bytes);
+  DBL_MEMBER ("memory_grads_bytes", w->memory.grads_bytes);
+  DBL_MEMBER ("memory_optimizer_bytes", w->memory.optimizer_bytes);
+  DBL_MEMBER ("memory_activations_bytes", w->memory.activations_bytes);
+  DBL_MEMBER ("memory_overhead_bytes", w->memory.overhead_bytes);
   DBL_MEMBER ("ideal_step_s_lower_bound", w->ideal_step_s);
   if (w->measured_step_s > 0)
     {

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <glib.h>
 #include "sim/scenario.h"
+#include "model/memory.h"
 
 typedef enum { SIM_REPORT_TEXT, SIM_REPORT_TSV, SIM_REPORT_JSON } SimReportFormat;
 
@@ -27,6 +28,9 @@ typedef struct {
   double measured_step_s;       /* from the scenario, 0 if none */
   double measured_mfu;          /* model_flops / (gpus × peak × measured), 0 if none */
   double ideal_time_to_train_s; /* init + steps × ideal_step_s (no evals), 0 without steps */
+  ModelMemory memory;           /* the fullest pipeline stage */
+  double memory_capacity_bytes; /* the GPU's HBM */
+  gboolean memory_fits;
 } SimReportWorkload;
 
 /* Fills `out` from a resolved scenario. FALSE (with the reason) if the plan's matmul precision has

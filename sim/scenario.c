@@ -238,6 +238,8 @@ static const Key keys[] = {
     "evaluate after every so many training sequences (rounded up to whole steps)" },
   { "training", "eval_seqs", T_INT, "", 1, OPT, 1, 1e12, NULL, FALSE, S_I64, RU (eval_seqs),
     "sequences in one evaluation pass" },
+  { "training", "memory_overhead_GiB", T_DOUBLE, "GiB", 1073741824.0, OPT, 0, 1e4, NULL, FALSE, S_NONE,
+    RU (memory_overhead_bytes), "CUDA context, NCCL/cuBLAS workspaces, fragmentation per GPU; absent: the model's stated assumption" },
   { "training", "eval_skip", T_INT, "", 1, "0", 0, 1e6, NULL, FALSE, S_INT, RU (eval_skip),
     "evaluations skipped at the start" },
 };
@@ -1328,6 +1330,8 @@ sim_scenario_resolve (SimScenario *sc, GError **error)
       run->tokens = g_ascii_strtod (get_entry (sc, "training", "tokens")->value, NULL);
       run->steps = (gint64) ceil (run->tokens / tokens_per_step);
     }
+  const Entry *mo = get_entry (sc, "training", "memory_overhead_GiB");
+  run->memory_overhead_bytes = mo ? g_ascii_strtod (mo->value, NULL) * 1073741824.0 : -1;
   if (run->eval_interval_seqs > 0 && run->eval_seqs == 0)
     return fail_at (sc, error, SIM_SCENARIO_ERROR_MISSING, "training", "eval_seqs",
                     "eval_interval_seqs is set but not the evaluation size; add eval_seqs");

@@ -47,6 +47,7 @@ typedef struct {
   gint64 eval_interval_seqs;        /* an evaluation after every so many training sequences; 0: none */
   gint64 eval_seqs;                 /* sequences in one evaluation pass */
   int eval_skip;                    /* evaluations skipped at the start (MLPerf v6.0 Llama rule) */
+  double memory_overhead_bytes;     /* per-GPU framework memory; < 0: model/memory.h's assumption */
   /* [cluster] facts the topology does not take */
   double virtualization_overhead;   /* fractional slowdown of a VM (e.g. Azure) against bare metal */
   /* Derived from [cluster] */

@@ -1,0 +1,226 @@
+/* Per-GPU memory.
+ *
+ * Model states (Rajbhandari et al. 2020, "ZeRO", §3 and Fig. 1: (2 + 2 + K)Ψ with K = 12 for
+ * mixed-precision Adam; ZeRO-1 shards K over Nd, ZeRO-2 also the gradients, ZeRO-3 also the
+ * weights). trainsim uses the plan's dtypes: weights size(param_dtype), gradients size(grad_dtype)
+ * (default fp32: Megatron's main_grad buffers, so bf16 + fp32 grads + distributed optimizer is
+ * 6 + 12/d bytes per parameter as in Megatron-LM docs/distrib_optimizer.md), K = 8 + 4 (master).
+ * Dense parameters shard over dp*cp (Megatron's data-parallel group with context parallelism),
+ * expert parameters over the expert data-parallel group.
+ *
+ * Activations per layer and micro-batch (Korthikanti et al. 2022, "Reducing Activation Recomputation
+ * in Large Transformer Models", §4, Table 2), generalised to GQA, gated MLPs, no dropout and fused
+ * attention. With e = bytes per activation element, tokens T = b*s/cp, Ts = T/t with SP else T:
+ *   kept whole under TP (sharded by SP): 4h*e per token (inputs of both norms, of QKV, of FC1)
+ *                                        + 2h bytes of dropout masks when dropout is on
+ *   split by TP: per token e*(q + kv) (Q, K) + e*kv (V) + e*q (projection input)
+ *                + e*f_up (activation input: f, or 2f for SwiGLU) + e*f (FC2 input), widths / t
+ *   attention scores: unfused 2*a*s_q*s*b/t bytes of softmax output (+3*a*s_q*s*b/t with dropout
+ *                     mask and output), s_q = s/cp; fused (FlashAttention): 4*a*s_q*b/t (fp32 LSE)
+ *   GPT-3 shape, unfused, dropout: sbh(34 + 5as/h) at t = 1; sbh(10 + 24/t + 5as/(ht)) with TP;
+ *   sbh/t (34 + 5as/h) with TP+SP -- Table 2 exactly.
+ *   selective recompute drops the score term (34 sbh/t with SP); full recompute keeps the layer
+ *   input, 2sbh (/t with SP: Megatron checkpoints the SP-sharded hidden state), plus one layer's
+ *   full activations as the working set of the recomputed layer.
+ *   MoE layers replace the MLP terms with: routed copies d = Ts*top_k (*capacity factor): permuted
+ *   input e*h*d (etp*e*h*d after the expert-TP gather), expert activation input e*f_up*d and FC2
+ *   input e*f*d (expert widths / etp, times etp gathered tokens), fp32 router probabilities
+ *   4*E*Ts; shared experts as a dense MLP.
+ * In flight (Megatron-LM schedules.py): GPipe holds all m micro-batches; 1F1B min(pp - rank, m);
+ *   interleaved min((pp - rank - 1)*2 + (vpp - 1)*pp + 1, m*vpp) model chunks, all m*vpp when
+ *   m == pp. For rank 0 with m > pp this is L*(1 + (p-1)/(p*v)) layers' activations, Korthikanti's
+ *   interleaving factor (§4.2.3).
+ * Embedding/head: first stage keeps the embedding dropout mask (with dropout) per micro-batch in
+ *   flight; last stage keeps the LM-head input (e*h*Ts) and fp32 logits 4*T*V/t of one micro-batch
+ *   (Korthikanti §4.3). FP8 weight caches and DP communication buckets are not counted. */
+#include "model/memory.h"
+#include "model/layer.h"
+
+#define GIB (1024.0 * 1024.0 * 1024.0)
+
+void
+model_memory_states (const ModelPlan *plan, double params, double shard, double *weights,
+                     double *grads, double *optimizer)
+{
+  g_return_if_fail (plan != NULL && shard >= 1.0);
+  double k = 8.0 + (plan->param_dtype != MODEL_DTYPE_FP32 ? 4.0 : 0.0);
+  double w = params * model_dtype_bytes (plan->param_dtype);
+  double g = params * model_dtype_bytes (plan->grad_dtype);
+  double o = params * k;
+  if (weights)
+    *weights = plan->zero >= 3 ? w / shard : w;
+  if (grads)
+    *grads = plan->zero >= 2 ? g / shard : g;
+  if (optimizer)
+    *optimizer = plan->zero >= 1 ? o / shard : o;
+}
+
+double
+model_memory_activation_layer (const ModelShape *shape, const ModelPlan *plan, int layer)
+{
+  g_return_val_if_fail (shape != NULL && plan != NULL, 0.0);
+  const ModelShape *s = shape;
+  double e = model_dtype_bytes (plan->param_dtype);
+  double t = plan->tp;
+  double T = (double) plan->micro_batch * s->seq_len / plan->cp;
+  double Ts = plan->sp ? T / t : T;
+  double h = s->hidden;
+  double q = (double) s->heads * s->head_dim, kv = (double) s->kv_heads * s->head_dim;
+  gboolean glu = s->activation == MODEL_ACT_SWIGLU;
+
+  if (plan->recompute == MODEL_RECOMPUTE_FULL)
+    return e * h * Ts; /* the checkpointed layer input */
+
+  double kept = Ts * (4.0 * h * e + (plan->dropout ? 2.0 * h : 0.0));
+  double split = T * e * (q + kv + kv + q) / t;
+  if (model_shape_layer_is_moe (s, layer))
+    {
+      int etp = model_plan_expert_tp (plan);
+      double d = Ts * s->moe_top_k * (s->moe_capacity_factor > 0 ? s->moe_capacity_factor : 1.0);
+      double fe = s->moe_ffn_hidden;
+      split += e * h * d * etp + e * (glu ? 2.0 : 1.0) * fe * d + e * fe * d + 4.0 * s->moe_experts * Ts;
+      if (s->moe_shared_experts > 0)
+        {
+          double fs = (double) s->moe_shared_experts * fe;
+          split += T * e * ((glu ? 2.0 : 1.0) * fs + fs) / t;
+        }
+    }
+  else
+    {
+      double f = s->ffn_hidden;
+      split += T * e * ((glu ? 2.0 : 1.0) * f + f) / t;
+    }
+  double a = s->heads / t;
+  double sq = (double) s->seq_len / plan->cp;
+  double scores;
+  if (plan->recompute == MODEL_RECOMPUTE_SELECTIVE)
+    scores = 0.0;
+  else if (plan->unfused_attention)
+    scores = (2.0 + (plan->dropout ? 3.0 : 0.0)) * a * sq * s->seq_len * plan->micro_batch;
+  else
+    scores = 4.0 * a * sq * plan->micro_batch;
+  return kept + split + scores;
+}
+
+double
+model_memory_layers_in_flight (const ModelShape *shape, const ModelPlan *plan, int pp_rank)
+{
+  g_return_val_if_fail (shape != NULL && plan != NULL, 0.0);
+  int m = model_plan_microbatches (plan);
+  double layers = model_plan_rank_layers (plan, shape, pp_rank);
+  int pp = plan->pp, vpp = plan->vpp;
+  switch (plan->schedule)
+    {
+    case MODEL_SCHED_GPIPE:
+      return layers * m;
+    case MODEL_SCHED_INTERLEAVED:
+      {
+        int total = m * vpp;
+        int chunks = m == pp ? total : MIN ((pp - pp_rank - 1) * 2 + (vpp - 1) * pp + 1, total);
+        return layers / vpp * chunks;
+      }
+    case MODEL_SCHED_1F1B:
+    default:
+      return layers * MIN (pp - pp_rank, m);
+    }
+}
+
+void
+model_memory_rank (const ModelShape *shape, const ModelPlan *plan, int pp_rank, double overhead_bytes,
+                   ModelMemory *out)
+{
+  g_return_if_fail (shape != NULL && plan != NULL && out != NULL);
+  g_return_if_fail (pp_rank >= 0 && pp_rank < plan->pp);
+  const ModelShape *s = shape;
+  ModelMemory mem = { 0 };
+  mem.pp_rank = pp_rank;
+  ModelRankParams rp;
+  model_layer_rank_params (s, plan, pp_rank, &rp);
+  mem.params = (double) rp.dense + (double) rp.expert;
+  double w, g, o;
+  model_memory_states (plan, (double) rp.dense, (double) plan->dp * plan->cp, &w, &g, &o);
+  mem.weights_bytes = w, mem.grads_bytes = g, mem.optimizer_bytes = o;
+  if (rp.expert > 0)
+    {
+      model_memory_states (plan, (double) rp.expert, model_plan_expert_dp (plan), &w, &g, &o);
+      mem.weights_bytes += w, mem.grads_bytes += g, mem.optimizer_bytes += o;
+    }
+  int layers = model_plan_rank_layers (plan, s, pp_rank);
+  if (plan->zero >= 3 && layers > 0)
+    mem.zero3_gather_bytes = 2.0 * mem.params / layers * model_dtype_bytes (plan->param_dtype);
+
+  /* Per-layer activations: the largest layer of the stage (dense and MoE may differ). */
+  int first = 0;
+  model_plan_chunk_layers (plan, s, pp_rank, 0, &first);
+  double per_layer = 0.0;
+  for (int c = 0; c < plan->vpp; c++)
+    {
+      int n = model_plan_chunk_layers (plan, s, pp_rank, c, &first);
+      for (int l = first; l < first + n; l++)
+        per_layer = MAX (per_layer, model_memory_activation_layer (s, plan, l));
+    }
+  mem.activation_layer_bytes = per_layer;
+  mem.layers_in_flight = model_memory_layers_in_flight (s, plan, pp_rank);
+  mem.activations_bytes = per_layer * mem.layers_in_flight;
+  if (plan->recompute == MODEL_RECOMPUTE_FULL && layers > 0)
+    {
+      ModelPlan keep = *plan;
+      keep.recompute = MODEL_RECOMPUTE_NONE;
+      mem.activations_bytes += model_memory_activation_layer (s, &keep, first);
+    }
+
+  double e = model_dtype_bytes (plan->param_dtype);
+  double T = (double) plan->micro_batch * s->seq_len / plan->cp;
+  double Ts = plan->sp ? T / plan->tp : T;
+  if (pp_rank == 0 && plan->dropout)
+    {
+      double inflight_mb = layers > 0 ? mem.layers_in_flight / layers * plan->vpp : 1.0;
+      mem.embedding_head_bytes += Ts * s->hidden * MAX (inflight_mb, 1.0);
+    }
+  if (pp_rank == plan->pp - 1)
+    mem.embedding_head_bytes += e * s->hidden * Ts
+                                + 4.0 * T * (double) model_shape_padded_vocab (s, plan->tp) / plan->tp;
+  mem.overhead_bytes = overhead_bytes >= 0 ? overhead_bytes : MODEL_MEMORY_DEFAULT_OVERHEAD_BYTES;
+  mem.total_bytes = mem.weights_bytes + mem.grads_bytes + mem.optimizer_bytes + mem.zero3_gather_bytes
+                    + mem.activations_bytes + mem.embedding_head_bytes + mem.overhead_bytes;
+  *out = mem;
+}
+
+char *
+model_memory_describe (const ModelMemory *m)
+{
+  g_return_val_if_fail (m != NULL, NULL);
+  return g_strdup_printf ("weights %.2f GiB, gradients %.2f GiB, optimizer %.2f GiB, ZeRO-3 gather "
+                          "%.2f GiB, activations %.2f GiB (%.3g GiB per layer x %.4g layer-micro-batches "
+                          "in flight), embedding/head %.2f GiB, overhead %.2f GiB, total %.2f GiB",
+                          m->weights_bytes / GIB, m->grads_bytes / GIB, m->optimizer_bytes / GIB,
+                          m->zero3_gather_bytes / GIB, m->activations_bytes / GIB,
+                          m->activation_layer_bytes / GIB, m->layers_in_flight,
+                          m->embedding_head_bytes / GIB, m->overhead_bytes / GIB, m->total_bytes / GIB);
+}
+
+gboolean
+model_memory_check (const ModelShape *shape, const ModelPlan *plan, double capacity_bytes,
+                    double overhead_bytes, ModelMemory *out, GError **error)
+{
+  g_return_val_if_fail (shape != NULL && plan != NULL, FALSE);
+  ModelMemory worst = { 0 };
+  for (int r = 0; r < plan->pp; r++)
+    {
+      ModelMemory m;
+      model_memory_rank (shape, plan, r, overhead_bytes, &m);
+      if (r == 0 || m.total_bytes > worst.total_bytes)
+        worst = m;
+    }
+  if (out)
+    *out = worst;
+  if (worst.total_bytes <= capacity_bytes)
+    return TRUE;
+  g_autofree char *desc = model_memory_describe (&worst);
+  g_set_error (error, MODEL_ERROR, MODEL_ERROR_OUT_OF_MEMORY,
+               "out of memory: pipeline stage %d needs %.2f GiB per GPU but the GPU holds %.2f GiB "
+               "(%s); shard more (raise tp or pp, zero >= 1 for the optimizer, zero >= 2 for "
+               "gradients), recompute activations (selective or full), or lower micro_batch",
+               worst.pp_rank, worst.total_bytes / GIB, capacity_bytes / GIB, desc);
+  return FALSE;
+}

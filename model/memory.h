@@ -1,0 +1,46 @@
+/* Per-GPU memory of a training step: model states under ZeRO, activations of the micro-batches the
+ * pipeline schedule keeps in flight, embedding/LM-head buffers and a framework overhead; and the
+ * check against the GPU's capacity. All sizes in bytes. See model/memory.c for the equations. */
+#pragma once
+#include <glib.h>
+#include "model/plan.h"
+#include "model/shape.h"
+
+/* CUDA context, NCCL and cuBLAS workspaces and caching-allocator fragmentation per GPU.
+ * ASSUMPTION (no single published figure; scenario key [training] memory_overhead_GiB overrides):
+ * about 0.5 GiB CUDA context + 1 GiB NCCL/cuBLAS buffers + 1.5 GiB fragmentation = 3 GiB. */
+#define MODEL_MEMORY_DEFAULT_OVERHEAD_BYTES (3.0 * 1024 * 1024 * 1024)
+
+typedef struct {
+  int pp_rank;                 /* the pipeline stage this is for */
+  double params;               /* parameters held by the rank before ZeRO sharding */
+  double weights_bytes;        /* param_dtype copy (1/shard under ZeRO-3) */
+  double grads_bytes;          /* grad_dtype buffer (1/shard under ZeRO-2/3) */
+  double optimizer_bytes;      /* fp32 master + Adam m, v (1/shard under ZeRO >= 1) */
+  double zero3_gather_bytes;   /* ZeRO-3: two layers of gathered parameters (current + prefetch) */
+  double activation_layer_bytes; /* one layer, one micro-batch, as stored for backward */
+  double layers_in_flight;     /* layer x micro-batch activation sets held at the peak */
+  double activations_bytes;    /* layers_in_flight * per-layer (+ recompute working set) */
+  double embedding_head_bytes; /* embedding dropout masks, LM-head input and fp32 logits */
+  double overhead_bytes;
+  double total_bytes;
+} ModelMemory;
+
+/* Model-state bytes per parameter element: ZeRO (Rajbhandari et al. 2020) with the plan's dtypes:
+ * weights size(param_dtype), gradients size(grad_dtype), optimizer K = 8 (fp32 Adam m, v) + 4 (fp32
+ * master, unless params are fp32); divided by `shard` for what zero shards. */
+void model_memory_states (const ModelPlan *plan, double params, double shard, double *weights,
+                          double *grads, double *optimizer);
+/* Activation bytes one rank stores for one transformer layer and one micro-batch. */
+double model_memory_activation_layer (const ModelShape *shape, const ModelPlan *plan, int layer);
+/* Layer x micro-batch activation sets pipeline rank pp_rank holds at its peak under the schedule. */
+double model_memory_layers_in_flight (const ModelShape *shape, const ModelPlan *plan, int pp_rank);
+/* Breakdown for one pipeline stage; overhead_bytes < 0 selects the default above. */
+void model_memory_rank (const ModelShape *shape, const ModelPlan *plan, int pp_rank,
+                        double overhead_bytes, ModelMemory *out);
+/* The stage with the largest total (ties: the lowest rank) into *out; FALSE with
+ * MODEL_ERROR_OUT_OF_MEMORY and the breakdown when it exceeds capacity_bytes. */
+gboolean model_memory_check (const ModelShape *shape, const ModelPlan *plan, double capacity_bytes,
+                             double overhead_bytes, ModelMemory *out, GError **error);
+/* "weights 10.9 GiB, grads ..., total ..." (caller frees). */
+char *model_memory_describe (const ModelMemory *mem);
