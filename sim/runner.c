@@ -40,6 +40,7 @@
 #include "model/schedule.h"
 #include "model/layer.h"
 #include "model/flops.h"
+#include "model/memory.h"
 #include "sim/engine.h"
 #include "sim/flow.h"
 
@@ -988,6 +989,13 @@ sim_breakdown_name (SimBreakdown b)
   return b < SIM_BD_COUNT ? names[b] : "?";
 }
 
+void
+sim_runner_options_init (SimRunnerOptions *options)
+{
+  memset (options, 0, sizeof *options);
+  options->memory_overhead_bytes = -1;
+}
+
 gboolean
 sim_runner_run (const ModelShape *shape, const ModelPlan *plan, const SimGpuSpec *gpu,
                 const SimClusterSpec *cluster, const SimFabricSpec *fabric,
@@ -995,7 +1003,8 @@ sim_runner_run (const ModelShape *shape, const ModelPlan *plan, const SimGpuSpec
                 SimRunnerResult *out, GError **error)
 {
   g_return_val_if_fail (shape && plan && gpu && cluster && fabric && coll_profile && out, FALSE);
-  SimRunnerOptions opts = { 0 };
+  SimRunnerOptions opts;
+  sim_runner_options_init (&opts);
   if (options)
     opts = *options;
   memset (out, 0, sizeof *out);
@@ -1011,6 +1020,11 @@ sim_runner_run (const ModelShape *shape, const ModelPlan *plan, const SimGpuSpec
                    "parallel degrees so that they agree", plan->gpus, cluster->gpus);
       return FALSE;
     }
+  ModelMemory mem;
+  if (!model_memory_check (shape, plan, gpu->hbm_bytes, opts.memory_overhead_bytes, &mem, error))
+    return FALSE;
+  out->memory_bytes = mem.total_bytes;
+  out->memory_stage = mem.pp_rank;
   g_autoptr (SimTopology) topo = sim_topology_new (cluster, fabric, error);
   if (topo == NULL)
     return FALSE;

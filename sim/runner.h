@@ -40,7 +40,11 @@ const char *sim_breakdown_name (SimBreakdown b);
 typedef struct {
   gboolean full;              /* simulate every rank */
   gboolean force_symmetric;   /* representatives even if the placement check fails (benchmarks) */
+  double memory_overhead_bytes; /* per-GPU framework overhead for the memory check; < 0: model's */
 } SimRunnerOptions;
+
+/* Defaults: representatives, the model's memory overhead. */
+void sim_runner_options_init (SimRunnerOptions *options);
 
 typedef struct {
   gint64 step_ns;             /* the slowest rank's optimizer step end */
@@ -63,10 +67,13 @@ typedef struct {
   double model_tflops_per_gpu;
   double mfu;                 /* model FLOP/s per GPU / peak at the matmul dtype */
   double hfu;
+  /* Memory of the fullest stage (model/memory.h). */
+  double memory_bytes;
+  int memory_stage;
 } SimRunnerResult;
 
-/* Simulates one training step. Errors: invalid plan/schedule, or a collective the topology cannot
- * carry. */
+/* Simulates one training step. Errors: invalid plan/schedule, a plan that does not fit in the GPU's
+ * memory (MODEL_ERROR_OUT_OF_MEMORY), or a collective the topology cannot carry. */
 gboolean sim_runner_run (const ModelShape *shape, const ModelPlan *plan, const SimGpuSpec *gpu,
                          const SimClusterSpec *cluster, const SimFabricSpec *fabric,
                          const SimCollectiveProfile *coll, const SimRunnerOptions *options,

@@ -98,7 +98,10 @@ static SimRunnerResult
 run (const ModelShape *s, const ModelPlan *p, const SimGpuSpec *g, const SimClusterSpec *c,
      const SimFabricSpec *f, const SimCollectiveProfile *cp, gboolean full)
 {
-  SimRunnerOptions o = { .full = full };
+  SimRunnerOptions o;
+  sim_runner_options_init (&o);
+  o.full = full;
+  o.memory_overhead_bytes = 0;
   SimRunnerResult r;
   g_autoptr (GError) error = NULL;
   gboolean ok = sim_runner_run (s, p, g, c, f, cp, &o, &r, &error);
@@ -316,6 +319,38 @@ test_invalid (void)
   g_clear_error (&error);
 }
 
+/* A plan whose model states alone exceed the GPU is refused with MODEL_ERROR_OUT_OF_MEMORY: 59 M
+ * parameters × 16 B (bf16 weights, fp32 grads, fp32 master + Adam m, v) = 0.94 GB > 0.5 GB; the
+ * same plan with 80 GB runs. */
+static void
+test_memory (void)
+{
+  SimGpuSpec g;
+  SimClusterSpec c;
+  SimFabricSpec f;
+  SimCollectiveProfile cp;
+  ModelShape s;
+  ModelPlan p;
+  ideal_gpu (&g);
+  small_gpt (&s, 2, 32000);
+  plan_of (&p, 1, 1, 1, 1, 2, 1);
+  cluster_of (&c, &f, &cp, 2, 2, 100e9, FALSE);
+  SimRunnerOptions o;
+  sim_runner_options_init (&o);
+  o.memory_overhead_bytes = 0;
+  SimRunnerResult r;
+  GError *error = NULL;
+  g.hbm_bytes = 0.5e9;
+  g_assert_false (sim_runner_run (&s, &p, &g, &c, &f, &cp, &o, &r, &error));
+  g_assert_error (error, MODEL_ERROR, MODEL_ERROR_OUT_OF_MEMORY);
+  g_clear_error (&error);
+  g.hbm_bytes = 80e9;
+  g_assert_true (sim_runner_run (&s, &p, &g, &c, &f, &cp, &o, &r, &error));
+  g_assert_no_error (error);
+  g_assert_cmpfloat (r.memory_bytes, >, 0.94e9);
+  g_assert_cmpfloat (r.memory_bytes, <, 80e9);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -326,5 +361,6 @@ main (int argc, char **argv)
   g_test_add_func ("/sim/runner/tp", test_tp);
   g_test_add_func ("/sim/runner/dp", test_dp);
   g_test_add_func ("/sim/runner/invalid", test_invalid);
+  g_test_add_func ("/sim/runner/memory", test_memory);
   return g_test_run ();
 }
