@@ -501,16 +501,24 @@ build_program (Program *p, LayerCtx *c, int stage, int dpcp)
   g_array_set_size (c->scratch, 0);
   model_layer_optimizer_ops (s, plan, stage, c->scratch);
   emit_ops (b, c, c->scratch, &flops, NULL, NULL);
+  int n_final = 0;
   if (distopt && !plan->dp_overlap)
     {
+      /* Blocking parameter all-gather after the optimizer; the step ends when it is done. */
       double bytes = all * c->param_bytes;
-      while (bytes > 0)
+      int after = b->last_compute;
+      while (bytes > 0 && n_final < max_ag)
         {
-          collective (b, G_DPCP, SIM_COLLECTIVE_ALLGATHER, MIN (bytes, cap), FALSE);
+          TOp t = { .kind = K_COLL, .stream = ST_DP, .cat = SIM_BD_DP, .group = G_DPCP,
+                    .coll = SIM_COLLECTIVE_ALLGATHER, .bytes = MIN (bytes, cap), .seq = b->seq[G_DPCP]++ };
+          ag_ops[n_final] = add_op (b, &t);
+          edge (b, after, ag_ops[n_final++]);
           bytes -= MIN (bytes, cap);
         }
     }
   p->end_op = compute (b, 0, 0, SIM_BD_OPTIMIZER);
+  for (int i = 0; i < n_final; i++)
+    edge (b, ag_ops[i], p->end_op);
   program_from_builder (p, b);
   p->flops = flops;
   g_free (k.ops);
