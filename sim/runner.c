@@ -1187,3 +1187,70 @@ sim_runner_run (const ModelShape *shape, const ModelPlan *plan, const SimGpuSpec
   g_free (r.progs);
   return ok;
 }
+
+gboolean
+sim_runner_predict (const SimScenario *sc, const SimPredictOptions *options, SimRunnerPrediction *out,
+                    GError **error)
+{
+  g_return_val_if_fail (sc != NULL && options != NULL && out != NULL, FALSE);
+  memset (out, 0, sizeof *out);
+  const SimScenarioRun *run = sim_scenario_run (sc);
+  const ModelShape *shape = sim_scenario_shape (sc);
+  const ModelPlan *plan = sim_scenario_plan (sc);
+  SimCollectiveProfile prof;
+  if (!sim_scenario_collective_profile (sc, &prof, error))
+    return FALSE;
+  SimRunnerOptions ro = options->run;
+  ro.memory_overhead_bytes = run->memory_overhead_bytes;
+  if (!sim_runner_run (shape, plan, sim_scenario_gpu (sc), sim_scenario_cluster (sc),
+                       sim_scenario_fabric (sc), &prof, &ro, &out->step, error))
+    return FALSE;
+  double vm = 1.0 + run->virtualization_overhead;
+  out->step_s = out->step.step_ns / 1e9 * vm;
+  double tokens_per_step = (double) plan->global_batch * shape->seq_len;
+  if (run->steps > 0)
+    out->steps = (double) run->steps;
+  else if (run->tokens > 0)
+    out->steps = ceil (run->tokens / tokens_per_step);
+  if (run->eval_interval_seqs > 0 && run->eval_seqs > 0)
+    {
+      out->evals = MAX (0.0, floor (out->steps * plan->global_batch / run->eval_interval_seqs)
+                                 - run->eval_skip);
+      double m_e = ceil ((double) run->eval_seqs / ((double) plan->dp * plan->micro_batch));
+      out->eval_s = (m_e + (plan->pp - 1.0) / plan->vpp) * out->step.stage_forward_s * vm;
+    }
+  if (out->steps > 0)
+    out->time_to_train_s = run->init_s + out->steps * out->step_s + out->evals * out->eval_s;
+  if (options->base_gpus > 0)
+    {
+      int per_replica = plan->tp * plan->pp * plan->cp;
+      if (options->base_gpus % per_replica != 0 || options->base_gpus > plan->gpus)
+        {
+          g_set_error (error, MODEL_ERROR, MODEL_ERROR_INVALID_PLAN,
+                       "scaling base of %d GPUs: not a multiple of tp·pp·cp = %d or larger than the "
+                       "scenario's %d GPUs; choose a base scale that holds whole model replicas",
+                       options->base_gpus, per_replica, plan->gpus);
+          return FALSE;
+        }
+      ModelPlan bp = *plan;
+      SimClusterSpec bc = *sim_scenario_cluster (sc);
+      bp.dp = options->base_gpus / per_replica;
+      bp.gpus = bc.gpus = options->base_gpus;
+      if (options->weak)
+        bp.global_batch = plan->global_batch / plan->dp * bp.dp;
+      SimRunnerResult base;
+      if (!sim_runner_run (shape, &bp, sim_scenario_gpu (sc), &bc, sim_scenario_fabric (sc), &prof,
+                           &ro, &base, error))
+        {
+          g_prefix_error (error, "simulating the scaling base (%d GPUs): ", options->base_gpus);
+          return FALSE;
+        }
+      out->base_gpus = options->base_gpus;
+      out->weak = options->weak;
+      out->base_step_s = base.step_ns / 1e9 * vm;
+      out->scaling_efficiency = options->weak
+                                    ? out->base_step_s / out->step_s
+                                    : out->base_step_s * options->base_gpus / (out->step_s * plan->gpus);
+    }
+  return TRUE;
+}

@@ -21,6 +21,7 @@
 #include "sim/gpu.h"
 #include "sim/topology.h"
 #include "sim/collective.h"
+#include "sim/scenario.h"
 
 typedef enum {
   SIM_BD_COMPUTE,      /* compute kernels of forward/backward (base durations) */
@@ -78,3 +79,37 @@ gboolean sim_runner_run (const ModelShape *shape, const ModelPlan *plan, const S
                          const SimClusterSpec *cluster, const SimFabricSpec *fabric,
                          const SimCollectiveProfile *coll, const SimRunnerOptions *options,
                          SimRunnerResult *out, GError **error);
+
+/* ---- A scenario's prediction ---------------------------------------------------------------------
+ * Step (× (1 + virtualization_overhead) for VMs), time to train, scaling efficiency.
+ *   steps        [training] steps, or ceil(tokens / tokens per step)
+ *   evaluations  floor(steps · global_batch / eval_interval_seqs) − eval_skip (≥ 0)
+ *   one eval     forward only over eval_seqs sequences split over the DP replicas: m_e =
+ *                ceil(eval_seqs / (dp · micro_batch)) micro-batches through the pipeline,
+ *                (m_e + (pp − 1)/vpp) · t_f with t_f the slowest stage's forward compute of one
+ *                micro-batch (all its chunks) from the simulated step
+ *   time         init_s + steps · step + evaluations · one eval
+ *   scaling      base scale (options.base_gpus, DP shrunk to fit): weak keeps the global batch per
+ *                DP replica: efficiency = step(base) / step; strong keeps the global batch:
+ *                step(base) · base / (step · gpus). */
+typedef struct {
+  SimRunnerResult step;
+  double step_s;              /* simulated step × (1 + virtualization_overhead) */
+  double steps;
+  double evals;
+  double eval_s;              /* one evaluation */
+  double time_to_train_s;     /* 0 without steps or tokens */
+  int base_gpus;              /* 0: no scaling figure */
+  gboolean weak;
+  double base_step_s;
+  double scaling_efficiency;
+} SimRunnerPrediction;
+
+typedef struct {
+  SimRunnerOptions run;
+  int base_gpus;              /* 0: none */
+  gboolean weak;              /* weak (global batch grows with DP) or strong scaling */
+} SimPredictOptions;
+
+gboolean sim_runner_predict (const SimScenario *sc, const SimPredictOptions *options,
+                             SimRunnerPrediction *out, GError **error);
