@@ -12,11 +12,7 @@ model_flops_rank_per_step (const ModelShape *shape, const ModelPlan *plan, int p
 {
   g_return_val_if_fail (shape != NULL && plan != NULL, 0.0);
   g_autoptr (GArray) ops = model_op_array_new ();
-  for (int c = 0; c < plan->vpp; c++)
-    {
-      model_layer_chunk_ops (shape, plan, pp_rank, c, MODEL_PASS_FORWARD, ops);
-      model_layer_chunk_ops (shape, plan, pp_rank, c, MODEL_PASS_BACKWARD, ops);
-    }
+  model_layer_rank_ops (shape, plan, pp_rank, ops);
   guint mask = (1u << MODEL_PHASE_FWD) | (1u << MODEL_PHASE_BWD);
   if (with_recompute)
     mask |= 1u << MODEL_PHASE_RECOMPUTE;

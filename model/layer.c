@@ -170,7 +170,7 @@ moe_mlp (Ctx *c)
   if (ep > 1)
     {
       ModelOp *op = comm (c, "moe_dispatch", MODEL_COLL_ALL_TO_ALL, MODEL_DIM_EP, ep,
-                          disp * tok_bytes * (ep - 1) / ep);
+                          disp * tok_bytes);
       op->expert_group = TRUE;
     }
   if (etp > 1)
@@ -190,7 +190,7 @@ moe_mlp (Ctx *c)
   if (ep > 1)
     {
       ModelOp *op = comm (c, "moe_combine", MODEL_COLL_ALL_TO_ALL, MODEL_DIM_EP, ep,
-                          disp * tok_bytes * (ep - 1) / ep);
+                          disp * tok_bytes);
       op->expert_group = TRUE;
     }
   membound (c, "unpermute", disp * h, (double) Tm * h, (double) k);
@@ -425,6 +425,16 @@ model_layer_chunk_ops (const ModelShape *shape, const ModelPlan *plan, int pp_ra
     }
 }
 
+void
+model_layer_rank_ops (const ModelShape *shape, const ModelPlan *plan, int pp_rank, GArray *ops)
+{
+  g_return_if_fail (shape != NULL && plan != NULL && ops != NULL);
+  for (int c = 0; c < plan->vpp; c++)
+    model_layer_chunk_ops (shape, plan, pp_rank, c, MODEL_PASS_FORWARD, ops);
+  for (int c = plan->vpp - 1; c >= 0; c--)
+    model_layer_chunk_ops (shape, plan, pp_rank, c, MODEL_PASS_BACKWARD, ops);
+}
+
 /* Parameters of one MLP of width f split `split` ways (column FC1, row FC2: the FC2 bias is
  * replicated). */
 static gint64
@@ -442,48 +452,121 @@ norm_rank_params (const ModelShape *s)
   return (gint64) s->hidden * (s->norm == MODEL_NORM_LAYERNORM && s->bias ? 2 : 1);
 }
 
-void
-model_layer_rank_params (const ModelShape *shape, const ModelPlan *plan, int pp_rank,
-                         ModelRankParams *out)
+/* Parameters of chunk `chunk` of pipeline rank pp_rank (see model_layer_rank_params). */
+static void
+chunk_params (const ModelShape *s, const ModelPlan *plan, int pp_rank, int chunk, ModelRankParams *r)
 {
-  g_return_if_fail (shape != NULL && plan != NULL && out != NULL);
-  const ModelShape *s = shape;
   int tp = plan->tp;
   gint64 h = s->hidden;
   gint64 qkv = (gint64) (s->heads + 2 * s->kv_heads) * s->head_dim;
   gint64 q = (gint64) s->heads * s->head_dim;
   gint64 attn = (qkv * h + q * h) / tp + (s->bias ? qkv / tp + h : 0);
+  int first = 0;
+  int n = model_plan_chunk_layers (plan, s, pp_rank, chunk, &first);
+  r->dense = r->expert = 0;
+  for (int l = first; l < first + n; l++)
+    {
+      r->dense += attn + 2 * norm_rank_params (s);
+      if (model_shape_layer_is_moe (s, l))
+        {
+          int etp = model_plan_expert_tp (plan);
+          r->dense += h * s->moe_experts; /* router, replicated */
+          if (s->moe_shared_experts > 0)
+            r->dense += mlp_rank_params (s, (gint64) s->moe_shared_experts * s->moe_ffn_hidden, tp);
+          r->expert += (gint64) (s->moe_experts / plan->ep) * mlp_rank_params (s, s->moe_ffn_hidden, etp);
+        }
+      else
+        r->dense += mlp_rank_params (s, s->ffn_hidden, tp);
+    }
+  gint64 vocab_shard = model_shape_padded_vocab (s, tp) / tp * h;
+  if (model_plan_chunk_has_embedding (plan, pp_rank, chunk))
+    r->dense += vocab_shard + (s->position == MODEL_POS_LEARNED ? (gint64) s->max_positions * h : 0);
+  if (model_plan_chunk_has_loss (plan, pp_rank, chunk))
+    {
+      r->dense += norm_rank_params (s);
+      /* Untied head, or the copy of the tied embedding Megatron keeps on the last stage. */
+      if (!s->tied_embeddings || plan->pp > 1)
+        r->dense += vocab_shard;
+    }
+}
+
+void
+model_layer_rank_params (const ModelShape *shape, const ModelPlan *plan, int pp_rank,
+                         ModelRankParams *out)
+{
+  g_return_if_fail (shape != NULL && plan != NULL && out != NULL);
   ModelRankParams r = { 0, 0 };
   for (int chunk = 0; chunk < plan->vpp; chunk++)
     {
-      int first = 0;
-      int n = model_plan_chunk_layers (plan, shape, pp_rank, chunk, &first);
-      for (int l = first; l < first + n; l++)
-        {
-          r.dense += attn + 2 * norm_rank_params (s);
-          if (model_shape_layer_is_moe (s, l))
-            {
-              int etp = model_plan_expert_tp (plan);
-              r.dense += h * s->moe_experts; /* router, replicated */
-              if (s->moe_shared_experts > 0)
-                r.dense += mlp_rank_params (s, (gint64) s->moe_shared_experts * s->moe_ffn_hidden, tp);
-              r.expert += (gint64) (s->moe_experts / plan->ep) * mlp_rank_params (s, s->moe_ffn_hidden, etp);
-            }
-          else
-            r.dense += mlp_rank_params (s, s->ffn_hidden, tp);
-        }
-    }
-  gint64 vocab_shard = model_shape_padded_vocab (s, tp) / tp * h;
-  if (pp_rank == 0)
-    r.dense += vocab_shard + (s->position == MODEL_POS_LEARNED ? (gint64) s->max_positions * h : 0);
-  if (pp_rank == plan->pp - 1)
-    {
-      r.dense += norm_rank_params (s);
-      /* Untied head, or the copy of the tied embedding Megatron keeps on the last stage. */
-      if (!s->tied_embeddings || plan->pp > 1)
-        r.dense += vocab_shard;
+      ModelRankParams c;
+      chunk_params (shape, plan, pp_rank, chunk, &c);
+      r.dense += c.dense;
+      r.expert += c.expert;
     }
   *out = r;
+}
+
+ModelOp
+model_layer_pp_op (const ModelShape *shape, const ModelPlan *plan, ModelPass pass)
+{
+  gint64 T = (gint64) plan->micro_batch * shape->seq_len / plan->cp;
+  gint64 Ts = plan->sp ? T / plan->tp : T;
+  double bytes = (double) Ts * shape->hidden * model_dtype_bytes (plan->param_dtype);
+  gboolean fwd = pass == MODEL_PASS_FORWARD;
+  return model_op_comm (fwd ? "pp_send_act" : "pp_send_grad", fwd ? MODEL_PHASE_FWD : MODEL_PHASE_BWD,
+                        MODEL_COLL_SEND_RECV, MODEL_DIM_PP, plan->pp, bytes);
+}
+
+/* Appends ceil(bytes / bucket) collectives of at most `bucket` bytes. */
+static void
+buckets (GArray *ops, const char *name, ModelPhase phase, ModelCollective coll, int group,
+         gboolean expert, double bytes, double bucket)
+{
+  while (bytes > 0)
+    {
+      double b = MIN (bytes, bucket);
+      ModelOp op = model_op_comm (name, phase, coll, MODEL_DIM_DP, group, b);
+      op.expert_group = expert;
+      g_array_append_val (ops, op);
+      bytes -= b;
+    }
+}
+
+void
+model_layer_dp_ops (const ModelShape *shape, const ModelPlan *plan, int pp_rank, int chunk, GArray *ops)
+{
+  g_return_if_fail (shape != NULL && plan != NULL && ops != NULL);
+  ModelRankParams r;
+  chunk_params (shape, plan, pp_rank, chunk, &r);
+  double gb = model_dtype_bytes (plan->grad_dtype), pb = model_dtype_bytes (plan->param_dtype);
+  double bucket = (double) plan->dp_bucket_mb * 1024 * 1024;
+  const struct { double params; int group; gboolean expert; } parts[2] = {
+    { (double) r.dense, plan->dp * plan->cp, FALSE },
+    { (double) r.expert, model_plan_expert_dp (plan), TRUE },
+  };
+  for (int i = 0; i < 2; i++)
+    {
+      if (parts[i].params <= 0 || parts[i].group <= 1)
+        continue;
+      double g = parts[i].params * gb, w = parts[i].params * pb;
+      if (plan->zero == 0)
+        buckets (ops, "dp_grad_ar", MODEL_PHASE_BWD, MODEL_COLL_ALL_REDUCE, parts[i].group,
+                 parts[i].expert, g, bucket);
+      else
+        buckets (ops, "dp_grad_rs", MODEL_PHASE_BWD, MODEL_COLL_REDUCE_SCATTER, parts[i].group,
+                 parts[i].expert, g, bucket);
+      if (plan->zero == 1 || plan->zero == 2)
+        buckets (ops, "dp_param_ag", MODEL_PHASE_OPTIMIZER, MODEL_COLL_ALL_GATHER, parts[i].group,
+                 parts[i].expert, w, bucket);
+      else if (plan->zero == 3)
+        {
+          /* Parameters re-gathered before the forward and again before the backward. */
+          buckets (ops, "dp_param_ag", MODEL_PHASE_FWD, MODEL_COLL_ALL_GATHER, parts[i].group,
+                   parts[i].expert, w, bucket);
+          buckets (ops, "dp_param_ag", MODEL_PHASE_BWD, MODEL_COLL_ALL_GATHER, parts[i].group,
+                   parts[i].expert, w, bucket);
+        }
+    }
 }
 
 void

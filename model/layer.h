@@ -42,6 +42,10 @@ void model_layer_head_ops (const ModelShape *shape, const ModelPlan *plan, Model
 void model_layer_chunk_ops (const ModelShape *shape, const ModelPlan *plan, int pp_rank, int chunk,
                             ModelPass pass, GArray *ops);
 
+/* One micro-batch of pipeline rank pp_rank: the forward and then the backward of every chunk
+ * (calibration and FLOP accounting; the schedule decides the real interleaving). */
+void model_layer_rank_ops (const ModelShape *shape, const ModelPlan *plan, int pp_rank, GArray *ops);
+
 /* Parameters held by one rank of pipeline stage pp_rank before any ZeRO sharding (padded vocab):
  * dense parameters (sharded by ZeRO over dp*cp) and expert parameters (over the expert DP group). */
 typedef struct {
@@ -50,6 +54,23 @@ typedef struct {
 } ModelRankParams;
 void model_layer_rank_params (const ModelShape *shape, const ModelPlan *plan, int pp_rank,
                               ModelRankParams *out);
+
+/* The activation (FORWARD) or its gradient (BACKWARD) a pipeline rank sends to the next/previous
+ * stage per micro-batch and chunk boundary: Ts x h in the param dtype (with SP each TP rank sends
+ * its sequence shard, as Megatron-Core does). SEND_RECV over PP. */
+ModelOp model_layer_pp_op (const ModelShape *shape, const ModelPlan *plan, ModelPass pass);
+
+/* Data-parallel collectives of the parameters of one chunk, in buckets of dp_bucket_mb MiB:
+ *   zero 0: all-reduce of the gradients (grad_dtype) in BWD;
+ *   zero >= 1: reduce-scatter of the gradients in BWD; zero 1/2: all-gather of the updated
+ *   parameters (param_dtype) in OPTIMIZER; zero 3: all-gather of the parameters in FWD and again
+ *   in BWD (re-gathered before use).
+ * Dense parameters use the data-parallel group with context parallelism: dim DP with
+ * group_size dp*cp (model_plan_group_ranks mask DP|CP); expert parameters the expert-DP group
+ * (expert_group TRUE, group_size edp). No ops when the group has one rank. Where the buckets run
+ * (overlap with backward) is the schedule's choice. */
+void model_layer_dp_ops (const ModelShape *shape, const ModelPlan *plan, int pp_rank, int chunk,
+                         GArray *ops);
 
 /* Adam step of one rank of pipeline stage pp_rank over the parameters it owns: all of them, or its
  * 1/(dp*cp) (dense) and 1/edp (expert) shard when zero >= 1. Fused multi-tensor Adam traffic per

@@ -148,3 +148,24 @@ model_op_array_matmul_flops (const GArray *ops, guint phase_mask)
     }
   return sum;
 }
+
+void
+model_op_array_unique_gemms (const GArray *ops, GArray *out)
+{
+  g_return_if_fail (ops != NULL && out != NULL);
+  for (guint i = 0; i < ops->len; i++)
+    {
+      const ModelOp *op = &g_array_index (ops, ModelOp, i);
+      if (op->kind != MODEL_OP_GEMM)
+        continue;
+      gboolean seen = FALSE;
+      for (guint j = 0; j < out->len && !seen; j++)
+        {
+          const ModelOp *u = &g_array_index (out, ModelOp, j);
+          seen = u->kind == MODEL_OP_GEMM && u->m == op->m && u->n == op->n && u->k == op->k
+                 && u->batch == op->batch && u->dtype == op->dtype;
+        }
+      if (!seen)
+        g_array_append_val (out, *op);
+    }
+}

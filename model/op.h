@@ -10,9 +10,11 @@
  *  - bytes_read / bytes_written: HBM traffic assuming each operand is read once and each result
  *    written once (GEMM: A, B in `dtype`, C in the activation dtype).
  *  - COMM: comm_bytes is the message size as nccl-tests counts it: the whole (gathered, or
- *    pre-reduction) buffer per rank for all-gather, reduce-scatter and all-reduce; the bytes a rank
- *    sends to the others for all-to-all and send/recv; for the CP KV exchange the K and V blocks a
- *    rank forwards over the whole ring pass ((cp-1) blocks).
+ *    pre-reduction) buffer per rank for all-gather, reduce-scatter and all-reduce; the whole send
+ *    buffer per rank for all-to-all (its own 1/n share included, which never leaves the GPU: the
+ *    wire carries (n-1)/n of it, as nccl-tests' bus bandwidth assumes); the bytes sent for
+ *    send/recv; for the CP KV exchange the K and V blocks a rank forwards over the whole ring pass
+ *    ((cp-1) blocks).
  *  - Order: a list is in issue order; every op may depend on every earlier op, except that a COMM
  *    op with overlap_next runs concurrently with the next compute op (which does not need its
  *    result); the compute op after that waits for it. */
@@ -90,6 +92,9 @@ ModelOp model_op_comm (const char *name, ModelPhase phase, ModelCollective coll,
 gint64 model_op_causal_pairs (gint64 seq, int cp);
 
 GArray *model_op_array_new (void);
+/* Appends to `out` one op per distinct GEMM (m, n, k, batch, dtype) of `ops`, in order of first
+ * appearance (what calibration has to measure). */
+void model_op_array_unique_gemms (const GArray *ops, GArray *out);
 /* Sum of flops of the ops in `ops` whose kind is GEMM or ATTENTION and whose phase bit is set in
  * phase_mask (1 << ModelPhase). */
 double model_op_array_matmul_flops (const GArray *ops, guint phase_mask);

@@ -14,7 +14,7 @@ typedef enum { MODEL_DIM_TP, MODEL_DIM_CP, MODEL_DIM_EP, MODEL_DIM_DP, MODEL_DIM
 typedef struct {
   int gpus;              /* total; must equal tp*cp*dp*pp */
   int tp, pp, vpp, cp, dp, ep;
-  gboolean sp;           /* Megatron sequence parallelism (needs tp > 1 to matter) */
+  gboolean sp;           /* Megatron sequence parallelism (needs tp > 1: validate rejects it at tp 1) */
   int zero;              /* 0..3: what is sharded over DP (1: optimizer = distributed optimizer) */
   gboolean fsdp;         /* FSDP-style per-layer collectives (needs zero >= 2) */
   int micro_batch;       /* sequences per micro-batch per model replica */

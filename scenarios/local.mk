@@ -6,6 +6,7 @@ scenario_files = \
 	scenarios/hardware/h200-sxm.ini \
 	scenarios/hardware/b200.ini \
 	scenarios/hardware/gb200.ini \
+	scenarios/hardware/gb300.ini \
 	scenarios/fabrics/ndr400-rail-optimized.ini \
 	scenarios/fabrics/hdr200-rail-optimized.ini \
 	scenarios/fabrics/gb200-nvl72-eth800.ini \

@@ -73,8 +73,17 @@ sim_report_workload (const SimScenario *sc, SimReportWorkload *w, GError **error
   w->measured_step_s = run->measured_gpus == plan->gpus ? run->measured_step_time_s : 0;
   if (w->measured_step_s > 0)
     w->measured_mfu = w->model_flops / ((double) plan->gpus * w->peak_flops_per_gpu * w->measured_step_s);
+  /* Evaluation: forward passes only, one third of the model FLOPs per sequence (MLPerf evaluates
+   * every eval_interval_seqs training sequences, rounded up to a multiple of the global batch). */
+  if (run->eval_interval_seqs > 0 && run->steps > 0)
+    {
+      w->eval_interval_steps = (run->eval_interval_seqs + plan->global_batch - 1) / plan->global_batch;
+      w->evals = MAX (0, run->steps / w->eval_interval_steps - run->eval_skip);
+      double fwd_per_seq = w->model_flops / 3.0 / plan->global_batch;
+      w->ideal_eval_s = fwd_per_seq * (double) run->eval_seqs / ((double) plan->gpus * w->peak_flops_per_gpu);
+    }
   if (run->steps > 0)
-    w->ideal_time_to_train_s = run->init_s + (double) run->steps * w->ideal_step_s;
+    w->ideal_time_to_train_s = run->init_s + (double) run->steps * w->ideal_step_s + w->evals * w->ideal_eval_s;
   return TRUE;
 }
 
@@ -186,8 +195,12 @@ write_text (FILE *out, const SimScenario *sc, const SimReportWorkload *w)
     {
       fprintf (out, "training length      %" G_GINT64_FORMAT " steps (%.4g tokens)\n", run->steps,
                (double) run->steps * (double) w->tokens_per_step);
-      fprintf (out, "time to train, LOWER BOUND: %.1f s (init %.0f s + steps × lower bound; evaluations excluded)\n",
-               w->ideal_time_to_train_s, run->init_s);
+      if (w->evals > 0)
+        fprintf (out, "evaluations          %" G_GINT64_FORMAT " (every %" G_GINT64_FORMAT " steps, %" G_GINT64_FORMAT
+                 " sequences each; forward at peak %.3f s each, a LOWER BOUND)\n", w->evals, w->eval_interval_steps,
+                 run->eval_seqs, w->ideal_eval_s);
+      fprintf (out, "time to train, LOWER BOUND: %.1f s (init %.0f s + steps and evaluations at their lower bounds%s)\n",
+               w->ideal_time_to_train_s, run->init_s, w->evals > 0 ? "" : "; no evaluations given");
     }
   if (run->measured_time_to_train_s > 0 && run->measured_gpus == plan->gpus)
     fprintf (out, "time to train, measured:    %.1f s\n", run->measured_time_to_train_s);
@@ -319,6 +332,8 @@ write_json (FILE *out, const SimScenario *sc, const SimReportWorkload *w, const 
   if (run->steps > 0)
     {
       INT_MEMBER ("steps", run->steps);
+      INT_MEMBER ("evals", w->evals);
+      DBL_MEMBER ("ideal_eval_s_lower_bound", w->ideal_eval_s);
       DBL_MEMBER ("ideal_time_to_train_s_lower_bound", w->ideal_time_to_train_s);
     }
 #undef INT_MEMBER

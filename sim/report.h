@@ -27,7 +27,10 @@ typedef struct {
   double ideal_step_s;          /* hardware_flops / (gpus × peak): LOWER BOUND */
   double measured_step_s;       /* from the scenario, 0 if none */
   double measured_mfu;          /* model_flops / (gpus × peak × measured), 0 if none */
-  double ideal_time_to_train_s; /* init + steps × ideal_step_s (no evals), 0 without steps */
+  gint64 evals;                 /* evaluations during the run: floor(steps / interval steps) - eval_skip */
+  gint64 eval_interval_steps;   /* eval_interval_seqs rounded up to whole steps; 0: no evaluation */
+  double ideal_eval_s;          /* one evaluation's forward FLOPs at peak: LOWER BOUND */
+  double ideal_time_to_train_s; /* init + steps × ideal_step_s + evals × ideal_eval_s, 0 without steps */
   ModelMemory memory;           /* the fullest pipeline stage */
   double memory_capacity_bytes; /* the GPU's HBM */
   gboolean memory_fits;

@@ -48,7 +48,6 @@ typedef struct {
 
 #define REQ NULL
 #define OPT ""
-#define INF INFINITY
 #define SH(f) TGT_SHAPE, offsetof (ModelShape, f), "ModelShape." #f
 #define PL(f) TGT_PLAN, offsetof (ModelPlan, f), "ModelPlan." #f
 #define GP(f) TGT_GPU, offsetof (SimGpuSpec, f), "SimGpuSpec." #f
@@ -1405,6 +1404,18 @@ sim_scenario_lookup (const SimScenario *sc, const char *group, const char *key)
         return v;
     }
   return NULL;
+}
+
+gboolean
+sim_scenario_get_number (const SimScenario *sc, const char *group, const char *key, double *out)
+{
+  g_return_val_if_fail (sc != NULL && group != NULL && key != NULL && out != NULL, FALSE);
+  const Key *k = find_key (group, key);
+  const SimScenarioValue *v = sim_scenario_lookup (sc, group, key);
+  if (!k || !v || !v->value || !*v->value || (k->type != T_INT && k->type != T_DOUBLE))
+    return FALSE;
+  *out = g_ascii_strtod (v->value, NULL) * k->scale;
+  return TRUE;
 }
 
 static const char *const type_names[] = { "int", "double", "bool", "string", "enum", "list" };

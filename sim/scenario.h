@@ -113,6 +113,11 @@ const SimScenarioValue *sim_scenario_value (const SimScenario *sc, guint i);
 /* The value of one key, NULL if unset and without default. */
 const SimScenarioValue *sim_scenario_lookup (const SimScenario *sc, const char *group, const char *key);
 
+/* A numeric key's resolved value in SI units (the struct's unit: FLOP/s, bytes/s, bytes; `_us` keys
+ * in ns), for modules whose structs the loader does not fill. FALSE if the key is unset and has no
+ * default, or is not numeric. */
+gboolean sim_scenario_get_number (const SimScenario *sc, const char *group, const char *key, double *out);
+
 /* The key table. */
 guint sim_scenario_n_keys (void);
 const SimScenarioKeyInfo *sim_scenario_key (guint i);

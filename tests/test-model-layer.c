@@ -201,7 +201,7 @@ test_recompute (void)
 }
 
 /* Mixtral 8x7B, TP2 EP8 SP (etp = tp = 2): router on the 2048 SP-local tokens, all-to-all of the
- * 2 routed copies (7/8 leave the rank), expert-TP all-gather, 1 local expert with 2*2*2048 tokens. */
+ * 2 routed copies, expert-TP all-gather, 1 local expert with 2*2*2048 tokens. */
 static void
 test_moe (void)
 {
@@ -219,7 +219,8 @@ test_moe (void)
   const ModelOp *a2a = find (fwd, "moe_dispatch");
   g_assert_true (a2a->expert_group);
   g_assert_cmpint (a2a->dim, ==, MODEL_DIM_EP);
-  g_assert_cmpfloat (a2a->comm_bytes, ==, 2048.0 * 2 * 4096 * 2 * 7 / 8);
+  /* nccl-tests size: the whole send buffer, 2048 tokens x top-2 x h x 2 bytes (7/8 leave the GPU). */
+  g_assert_cmpfloat (a2a->comm_bytes, ==, 2048.0 * 2 * 4096 * 2);
   const ModelOp *e = find (fwd, "expert_fc1");
   g_assert_cmpint (e->batch, ==, 1);
   g_assert_cmpint (e->m, ==, 2 * 2048 * 2);
@@ -305,6 +306,100 @@ test_optimizer (void)
   g_assert_cmpfloat (op->bytes_written, ==, 8030261248.0 / 8 * 14);
 }
 
+/* Pipeline send: with SP the TP rank sends its 512-token shard of the [2048, 12288] bf16 activation. */
+static void
+test_pp_op (void)
+{
+  ModelShape s;
+  ModelPlan p;
+  gpt3_tp4 (&s, &p, TRUE);
+  ModelOp op = model_layer_pp_op (&s, &p, MODEL_PASS_FORWARD);
+  g_assert_cmpint (op.coll, ==, MODEL_COLL_SEND_RECV);
+  g_assert_cmpint (op.dim, ==, MODEL_DIM_PP);
+  g_assert_cmpfloat (op.comm_bytes, ==, 512.0 * 12288 * 2);
+  p.sp = FALSE;
+  g_assert_cmpfloat (model_layer_pp_op (&s, &p, MODEL_PASS_BACKWARD).comm_bytes, ==, 2048.0 * 12288 * 2);
+}
+
+/* DP buckets of Llama 3.1 8B (N = 8,030,261,248) on dp 8 with 40 MiB buckets: ZeRO-1 reduce-scatters
+ * 4N bytes of fp32 gradients in ceil(4N / 40 MiB) = 766 buckets and all-gathers 2N bytes of bf16
+ * parameters in 383; DDP all-reduces; ZeRO-3 gathers twice; one DP rank needs nothing. */
+static void
+test_dp_ops (void)
+{
+  ModelShape s = finished (preset_llama_8b ());
+  ModelPlan p;
+  model_plan_init (&p);
+  p.dp = 8, p.gpus = 8, p.global_batch = 8, p.zero = 1;
+  g_autoptr (GArray) ops = model_op_array_new ();
+  model_layer_dp_ops (&s, &p, 0, 0, ops);
+  double N = 8030261248.0, rs = 0, ag = 0;
+  int nrs = 0, nag = 0;
+  for (guint i = 0; i < ops->len; i++)
+    {
+      const ModelOp *op = &g_array_index (ops, ModelOp, i);
+      g_assert_cmpint (op->group_size, ==, 8);
+      g_assert_cmpfloat (op->comm_bytes, <=, 40.0 * 1024 * 1024);
+      if (op->coll == MODEL_COLL_REDUCE_SCATTER)
+        rs += op->comm_bytes, nrs++;
+      else if (op->coll == MODEL_COLL_ALL_GATHER)
+        {
+          ag += op->comm_bytes, nag++;
+          g_assert_cmpint (op->phase, ==, MODEL_PHASE_OPTIMIZER);
+        }
+      else
+        g_assert_not_reached ();
+    }
+  g_assert_cmpfloat (rs, ==, 4 * N);
+  g_assert_cmpfloat (ag, ==, 2 * N);
+  g_assert_cmpint (nrs, ==, 766);
+  g_assert_cmpint (nag, ==, 383);
+  p.zero = 0;
+  g_array_set_size (ops, 0);
+  model_layer_dp_ops (&s, &p, 0, 0, ops);
+  g_assert_cmpint (ops->len, ==, 766);
+  g_assert_cmpint (g_array_index (ops, ModelOp, 0).coll, ==, MODEL_COLL_ALL_REDUCE);
+  p.zero = 3;
+  g_array_set_size (ops, 0);
+  model_layer_dp_ops (&s, &p, 0, 0, ops);
+  g_assert_cmpint (ops->len, ==, 766 + 2 * 383);
+  p.dp = 1, p.gpus = 1, p.global_batch = 1;
+  g_array_set_size (ops, 0);
+  model_layer_dp_ops (&s, &p, 0, 0, ops);
+  g_assert_cmpint (ops->len, ==, 0);
+}
+
+/* Distinct GEMM shapes of a GPT-3 TP4 SP rank with 1 layer + head, [m, n, k], T = 2048, h = 12288:
+ *   qkv   [T, 9216, h]   dgrad [T, h, 9216]    wgrad [h, 9216, T]
+ *   proj  [T, h, 3072]   dgrad [T, 3072, h]    wgrad [3072, h, T]
+ *   fc1   [T, h, h]      dgrad [T, h, h]       wgrad [h, h, T]      (4h/t = h)
+ *   fc2   [T, h, h]      dgrad [T, h, h]       wgrad [h, h, T]
+ *   lm_head [T, 12672, h] dgrad [T, h, 12672]  wgrad [h, 12672, T]  (50688 / 4)
+ * fc1 and fc2 forward and dgrad are all [T, h, h] and their wgrads [h, h, T]: 15 GEMMs, 11 shapes. */
+static void
+test_unique_gemms (void)
+{
+  ModelShape s;
+  ModelPlan p;
+  gpt3_tp4 (&s, &p, TRUE);
+  s.layers = 1;
+  g_autoptr (GArray) ops = model_op_array_new ();
+  model_layer_rank_ops (&s, &p, 0, ops);
+  g_autoptr (GArray) u = model_op_array_new ();
+  model_op_array_unique_gemms (ops, u);
+  int gemms = 0;
+  for (guint i = 0; i < ops->len; i++)
+    gemms += g_array_index (ops, ModelOp, i).kind == MODEL_OP_GEMM;
+  g_assert_cmpint (gemms, ==, 15);
+  g_assert_cmpint (u->len, ==, 11);
+  for (guint i = 0; i < u->len; i++)
+    for (guint j = i + 1; j < u->len; j++)
+      {
+        const ModelOp *x = &g_array_index (u, ModelOp, i), *y = &g_array_index (u, ModelOp, j);
+        g_assert_false (x->m == y->m && x->n == y->n && x->k == y->k);
+      }
+}
+
 int
 main (int argc, char **argv)
 {
@@ -318,5 +413,8 @@ main (int argc, char **argv)
   g_test_add_func ("/model/layer/embedding-head", test_embedding_head);
   g_test_add_func ("/model/layer/rank-params", test_rank_params);
   g_test_add_func ("/model/layer/optimizer", test_optimizer);
+  g_test_add_func ("/model/layer/pp-op", test_pp_op);
+  g_test_add_func ("/model/layer/dp-ops", test_dp_ops);
+  g_test_add_func ("/model/layer/unique-gemms", test_unique_gemms);
   return g_test_run ();
 }

@@ -6,6 +6,7 @@
 #include <glib.h>
 #include <glib/gstdio.h>
 #include <gio/gio.h>
+#include <json-glib/json-glib.h>
 #include "sim/scenario.h"
 #include "sim/report.h"
 
@@ -192,6 +193,14 @@ test_embedded_default (void)
   g_assert_cmpfloat (gpu->hbm_bytes, ==, 80e9);
   g_assert_cmpfloat (sim_scenario_cluster (sc)->nic_bw_bytes_per_s, ==, 50e9);
   g_assert_cmpfloat (sim_scenario_cluster (sc)->nvlink_bw_bytes_per_s, ==, 450e9);
+  /* The generic accessor converts like the structs: 400 Gb/s → 50e9 B/s; unset → FALSE. */
+  double x = 0;
+  g_assert_true (sim_scenario_get_number (sc, "cluster", "nic_Gbps", &x));
+  g_assert_cmpfloat (x, ==, 50e9);
+  g_assert_true (sim_scenario_get_number (sc, "parallel", "dp_bucket_MiB", &x)); /* default 40 */
+  g_assert_cmpfloat (x, ==, 40);
+  g_assert_false (sim_scenario_get_number (sc, "fabric", "hop_latency_us", &x));
+  g_assert_false (sim_scenario_get_number (sc, "model", "name", &x));
   /* Every hardware figure carries its source; the provenance points into the embedded file. */
   const SimScenarioValue *v = sim_scenario_lookup (sc, "hardware", "peak_bf16_TFLOPS");
   g_assert_nonnull (v);
@@ -200,9 +209,9 @@ test_embedded_default (void)
   g_assert_nonnull (strstr (v->source, "torchtitan"));
   for (guint i = 0; i < sim_scenario_n_values (sc); i++)
     {
-      const SimScenarioValue *x = sim_scenario_value (sc, i);
-      if (strcmp (x->group, "hardware") == 0 && strcmp (x->key, "name") != 0 && !x->is_default)
-        g_assert_nonnull (x->source);
+      const SimScenarioValue *hv = sim_scenario_value (sc, i);
+      if (strcmp (hv->group, "hardware") == 0 && strcmp (hv->key, "name") != 0 && !hv->is_default)
+        g_assert_nonnull (hv->source);
     }
 }
 
@@ -254,6 +263,15 @@ test_merge_order (void)
   }
   {
     /* A hardware figure from --set is marked as such in its provenance. */
+    /* A later layer's alternative key wins: the Llama run gives global_batch_per_dp; --set global_batch. */
+    g_autofree char *llama = src_path ("scenarios/runs/llama31-405b-gb200-mlperf-v6.0.ini");
+    const char *lfiles[] = { llama, NULL };
+    const char *lsets[] = { "parallel.global_batch=2048", NULL };
+    g_autoptr (SimScenario) l = load_ok (lfiles, lsets);
+    g_assert_cmpint (sim_scenario_plan (l)->global_batch, ==, 2048);
+    g_assert_cmpint (sim_scenario_run (l)->global_batch_per_dp, ==, 16);
+  }
+  {
     const char *sets[] = { "hardware.peak_fp8_TFLOPS=1000", NULL };
     g_autoptr (SimScenario) sc = load_ok (files, sets);
     g_assert_cmpfloat (sim_scenario_gpu (sc)->peak_flops[MODEL_DTYPE_FP8], ==, 1000e12);
@@ -388,6 +406,85 @@ test_all_files_load (void)
   g_rmdir (tmp);
 }
 
+static char *
+report_text (const SimScenario *sc, SimReportFormat format)
+{
+  FILE *f = tmpfile ();
+  g_assert_nonnull (f);
+  GError *error = NULL;
+  g_assert_true (sim_report_write (f, sc, format, "trainsim run test", &error));
+  g_assert_no_error (error);
+  long n = ftell (f);
+  rewind (f);
+  char *buf = g_malloc0 (n + 1);
+  g_assert_cmpuint (fread (buf, 1, n, f), ==, (size_t) n);
+  fclose (f);
+  return buf;
+}
+
+/* The three formats of the default scenario: text labels the lower bound and shows the measurement;
+ * TSV has provenance lines, then a header with units, then one row; JSON parses and carries the same
+ * numbers. Both MLPerf cases must fit in memory (they ran). */
+static void
+test_report_formats (void)
+{
+  g_autoptr (SimScenario) sc = load_ok (NULL, NULL);
+  SimReportWorkload w;
+  g_assert_true (sim_report_workload (sc, &w, NULL));
+  g_assert_true (w.memory_fits);
+  /* Tokens per step: 2,688 × 2,048 = 5,505,024 (reference/mlperf.md: 220 steps = 1,211,105,280 tokens). */
+  g_assert_cmpint (w.tokens_per_step * 220, ==, 1211105280);
+  /* Lower bound ≈ 6·N·T / (gpus · peak): 6 × 1.746e11 × 5.505e6 / (10752 × 1.979e15) ≈ 0.271 s, plus
+   * attention; it must lie between that and the measured 0.9296 s. */
+  g_assert_cmpfloat (w.ideal_step_s, >, 0.27);
+  g_assert_cmpfloat (w.ideal_step_s, <, 0.9296);
+
+  /* MLPerf GPT-3: evaluation every 24,576 sequences, rounded up to whole steps of 2,688 = 10 steps,
+   * so 220 steps hold 22 evaluations (reference/mlperf.md). */
+  g_assert_cmpint (w.eval_interval_steps, ==, 10);
+  g_assert_cmpint (w.evals, ==, 22);
+  /* One evaluation: 24,567 forward passes ≈ 24,567/2,688 × (lower bound / 3) ≈ 0.84 s. */
+  g_assert_cmpfloat (fabs (w.ideal_eval_s - w.ideal_step_s / 3 * 24567.0 / 2688.0), <, 1e-9);
+
+  g_autofree char *text = report_text (sc, SIM_REPORT_TEXT);
+  g_assert_nonnull (strstr (text, "LOWER BOUND (not a prediction)"));
+  g_assert_nonnull (strstr (text, "measured:                       0.9296 s"));
+  g_assert_nonnull (strstr (text, "source: NVIDIA H100 datasheet via pytorch/torchtitan"));
+
+  g_autofree char *tsv = report_text (sc, SIM_REPORT_TSV);
+  g_auto (GStrv) lines = g_strsplit (tsv, "\n", -1);
+  g_assert_cmpstr (lines[0], ==, "# tool: trainsim run");
+  g_assert_true (g_str_has_prefix (lines[1], "# version: "));
+  int i = 0;
+  while (lines[i] && lines[i][0] == '#')
+    i++;
+  g_assert_nonnull (lines[i]);
+  g_assert_true (g_str_has_prefix (lines[i], "scenario\tgpu\tgpus\t"));
+  g_assert_nonnull (strstr (lines[i], "\tideal_step_s\t"));
+  g_auto (GStrv) header = g_strsplit (lines[i], "\t", -1);
+  g_auto (GStrv) row = g_strsplit (lines[i + 1], "\t", -1);
+  g_assert_cmpuint (g_strv_length (header), ==, g_strv_length (row));
+  g_assert_cmpstr (row[0], ==, "gpt3-175b-mlperf-v3.1-eos");
+  g_assert_cmpstr (row[2], ==, "10752");
+
+  g_autofree char *json = report_text (sc, SIM_REPORT_JSON);
+  g_autoptr (JsonParser) parser = json_parser_new ();
+  GError *error = NULL;
+  g_assert_true (json_parser_load_from_data (parser, json, -1, &error));
+  g_assert_no_error (error);
+  JsonObject *root = json_node_get_object (json_parser_get_root (parser));
+  JsonObject *wl = json_object_get_object_member (root, "workload");
+  g_assert_cmpint (json_object_get_int_member (wl, "dp"), ==, 336);
+  g_assert_cmpfloat (json_object_get_double_member (wl, "ideal_step_s_lower_bound"), ==, w.ideal_step_s);
+  g_assert_true (json_object_get_boolean_member (wl, "memory_fits"));
+
+  g_autofree char *path = src_path ("scenarios/runs/llama31-405b-gb200-mlperf-v6.0.ini");
+  const char *files[] = { path, NULL };
+  g_autoptr (SimScenario) llama = load_ok (files, NULL);
+  g_assert_true (sim_report_workload (llama, &w, NULL));
+  g_assert_true (w.memory_fits);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -400,5 +497,6 @@ main (int argc, char **argv)
   g_test_add_func ("/scenario/includes", test_includes);
   g_test_add_func ("/scenario/llama-rescale", test_llama_rescale);
   g_test_add_func ("/scenario/all-files-load", test_all_files_load);
+  g_test_add_func ("/scenario/report-formats", test_report_formats);
   return g_test_run ();
 }
