@@ -180,7 +180,11 @@ sim_cmd_collective (int argc, char **argv)
       return 2;
     }
   SimCollectiveProfile prof;
-  sim_scenario_collective_profile (sc, &prof);
+  if (!sim_scenario_collective_profile (sc, &prof, &error))
+    {
+      fprintf (stderr, "trainsim collective: %s\n", error->message);
+      return 2;
+    }
 
   /* Groups: the one of --rank, or (--concurrent) every group of the dimension, each once. */
   g_autoptr (GPtrArray) groups = g_ptr_array_new_with_free_func (g_free);

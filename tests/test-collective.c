@@ -8,6 +8,7 @@
 #include <glib.h>
 #include "sim/alphabeta.h"
 #include "sim/collective.h"
+#include "coll-profile.h"
 
 /* The same sourced constants as tests/test-alphabeta.c and scenarios/hardware/ (see there). */
 static void
@@ -308,6 +309,55 @@ test_bad_input (void)
   sim_teardown (&s);
 }
 
+static SimCollectiveOp
+op_named (const char *name)
+{
+  SimCollectiveOp op = SIM_COLLECTIVE_OP_COUNT;
+  g_assert_true (sim_collective_op_parse (name, &op, NULL));
+  return op;
+}
+
+static void
+test_published_busbw (void)
+{
+  /* The published figures of tests/data/nccl-busbw.tsv through the flow model on a topology built
+   * from the same scenario files (line rates x sourced efficiencies), each within 10%. */
+  g_autofree char *path = g_test_build_filename (G_TEST_DIST, "data", "nccl-busbw.tsv", NULL);
+  g_autofree char *text = NULL;
+  g_assert_true (g_file_get_contents (path, &text, NULL, NULL));
+  g_auto (GStrv) lines = g_strsplit (text, "\n", -1);
+  int checked = 0;
+  for (int i = 0; lines[i]; i++)
+    {
+      if (lines[i][0] == '#' || lines[i][0] == '\0' || g_str_has_prefix (lines[i], "case\t"))
+        continue;
+      g_auto (GStrv) f = g_strsplit (lines[i], "\t", -1);
+      g_assert_cmpint (g_strv_length (f), ==, 11);
+      SimCollectiveProfile p;
+      CollHw hw;
+      coll_profile_load (f[1], f[2], &p, &hw);
+      SimCollectiveOp op = op_named (f[3]);
+      SimCollectiveAlgo algo = SIM_COLLECTIVE_ALGO_AUTO;
+      g_assert_true (sim_collective_algo_parse (f[4], &algo, NULL));
+      int ranks = atoi (f[5]), per_node = atoi (f[6]);
+      double bytes = g_ascii_strtod (f[7], NULL), measured = g_ascii_strtod (f[8], NULL);
+      gboolean per_nic = atoi (f[9]) != 0;
+      int nodes = (ranks + per_node - 1) / per_node;
+      g_autoptr (SimTopology) t = cluster (nodes, per_node, hw.nvlink_bw_bytes_per_s / 1e9,
+                                           hw.nic_bw_bytes_per_s / 1e9, hw.nvls, SIM_FABRIC_RAIL_OPTIMIZED, 64, 1);
+      int *g = g_new (int, ranks);
+      iota (g, ranks, 0, 1);
+      gint64 t_ns = run_one (t, &p, op, algo, g, ranks, bytes);
+      g_free (g);
+      double predicted = bytes / (t_ns * 1e-9) * sim_alphabeta_busbw_factor (op, ranks) / 1e9 / (per_nic ? per_node : 1);
+      g_test_message ("%s: flow model %.1f GB/s, measured %.1f GB/s (%+.1f%%)", f[0], predicted, measured,
+                      100 * (predicted / measured - 1));
+      g_assert_cmpfloat (fabs (predicted / measured - 1), <, 0.10);
+      checked++;
+    }
+  g_assert_cmpint (checked, >=, 8);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -317,5 +367,6 @@ main (int argc, char **argv)
   g_test_add_func ("/sim/collective/contention-differs", test_contention_differs);
   g_test_add_func ("/sim/collective/overlap-and-callbacks", test_overlap_and_callbacks);
   g_test_add_func ("/sim/collective/bad-input", test_bad_input);
+  g_test_add_func ("/sim/collective/published-busbw", test_published_busbw);
   return g_test_run ();
 }
