@@ -39,8 +39,9 @@
  *
  * Routing (deterministic, no tables). h = fmix32(src*0x9E3779B1 ^ fmix32(dst ^ fmix32(flow_hash ^
  * 0x7F4A7C15))), fmix32 being MurmurHash3's 32-bit finalizer. Same GPU: empty route. Same NVLink
- * domain: GPU up, GPU down. Otherwise NIC k = fmix32(h + 0x1B56C4E9) mod N at both ends, then up only
- * as far as the lowest common tier: same leaf: NIC up, NIC down; same pod: NIC up, leaf up j, leaf
+ * domain: GPU up, GPU down. Otherwise NIC k = fmix32(h + 0x1B56C4E9) mod N at both ends (plain fat
+ * tree: that value mod the number of NIC pairs whose lowest common tier is lowest picks among those
+ * pairs, in order), then up only as far as the lowest common tier: same leaf: NIC up, NIC down; same pod: NIC up, leaf up j, leaf
  * down j, NIC down with j = fmix32(h + 0x68E31DA4) mod u1 (the spine is j mod S, so flows spread
  * evenly over the spines); else also spine up i and spine down i through core (plane j mod S,
  * i mod C) with i = fmix32(h + 0xB5297A4D) mod u2.
@@ -474,8 +475,40 @@ sim_topology_route (const SimTopology *topo, int src_gpu, int dst_gpu, guint32 f
     }
   guint32 h = fmix32 ((guint32) src_gpu * 0x9E3779B1u
                       ^ fmix32 ((guint32) dst_gpu ^ fmix32 (flow_hash ^ 0x7F4A7C15u)));
-  int nic = t->nics_per_gpu > 1 ? (int) (fmix32 (h + 0x1B56C4E9u) % (guint32) t->nics_per_gpu) : 0;
-  int es = src_gpu * t->nics_per_gpu + nic, ed = dst_gpu * t->nics_per_gpu + nic;
+  int npg = t->nics_per_gpu;
+  guint32 hk = fmix32 (h + 0x1B56C4E9u);
+  int es = src_gpu * npg, ed = dst_gpu * npg;
+  if (npg > 1 && t->fabric.kind == SIM_FABRIC_RAIL_OPTIMIZED)
+    {
+      /* Every NIC index gives the same tiers (rail = local index, k), so hash it. */
+      es += (int) (hk % (guint32) npg);
+      ed += (int) (hk % (guint32) npg);
+    }
+  else if (npg > 1)
+    {
+      /* Plain fat tree: a GPU's NICs may straddle a leaf or pod boundary; take the NIC pairs whose
+       * lowest common tier is lowest, the hash picking among them. */
+      int best = 3, ties = 0;
+      for (int pass = 0; pass < 2; pass++)
+        {
+          int pick = pass ? (int) (hk % (guint32) ties) : -1, seen = 0;
+          for (int ks = 0; ks < npg; ks++)
+            for (int kd = 0; kd < npg; kd++)
+              {
+                int a = nic_leaf (t, src_gpu * npg + ks), b = nic_leaf (t, dst_gpu * npg + kd);
+                int level = a == b ? 0 : leaf_pod (t, a) == leaf_pod (t, b) ? 1 : 2;
+                if (!pass && level < best)
+                  best = level, ties = 0;
+                if (!pass && level == best)
+                  ties++;
+                if (pass && level == best && seen++ == pick)
+                  {
+                    es = src_gpu * npg + ks;
+                    ed = dst_gpu * npg + kd;
+                  }
+              }
+        }
+    }
   int n = 0;
   links[n++] = t->base[SIM_LINK_NIC_UP] + (guint32) es;
   int ls = nic_leaf (t, es), ld = nic_leaf (t, ed);

@@ -500,6 +500,19 @@ test_routes_are_shortest (void)
   g_autoptr (SimTopology) t4 = build_ok (&c2, &f2);
   check_shortest (t4);
   assert_radix (t4, 64);
+  /* Plain fat tree, 2 NICs per GPU, radix 8 at 2:1: d1 = 5 (5 + ceil(5/2) = 8), an odd port count,
+   * so some GPUs' two NICs sit on different leaves (and pods). */
+  SimClusterSpec c5 = hgx_h100 (4);
+  c5.nics_per_gpu = 2;
+  SimFabricSpec f5 = fabric (SIM_FABRIC_FAT_TREE, 3, 8);
+  f5.oversubscription[0] = 2;
+  g_autoptr (SimTopology) t5 = build_ok (&c5, &f5);
+  SimTopologySummary s5;
+  sim_topology_summarize (t5, &s5);
+  g_assert_cmpint (s5.ports_down[0], ==, 5);
+  g_assert_cmpint (s5.switches[0], ==, 13);  /* ceil(64/5) */
+  check_shortest (t5);
+  assert_radix (t5, 8);
 }
 
 /* ECMP: 16,000 flow hashes between two GPUs on different rails of the 2-tier 128-node cluster
