@@ -9,3 +9,7 @@ check_PROGRAMS += tests/test-maxmin
 TESTS += tests/test-maxmin
 tests_test_maxmin_SOURCES = tests/test-maxmin.c
 tests_test_maxmin_LDADD = $(TEST_LIBS)
+check_PROGRAMS += tests/test-flow
+TESTS += tests/test-flow
+tests_test_flow_SOURCES = tests/test-flow.c
+tests_test_flow_LDADD = $(TEST_LIBS)
