@@ -14,6 +14,7 @@ dist_noinst_SCRIPTS += tests/layering.sh
 
 include tests/model.mk
 include tests/schedule.mk
+include tests/runner.mk
 include tests/scenario.mk
 include tests/engine.mk
 include tests/net.mk
