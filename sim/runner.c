@@ -1214,8 +1214,10 @@ sim_runner_predict (const SimScenario *sc, const SimPredictOptions *options, Sim
     out->steps = ceil (run->tokens / tokens_per_step);
   if (run->eval_interval_seqs > 0 && run->eval_seqs > 0)
     {
-      out->evals = MAX (0.0, floor (out->steps * plan->global_batch / run->eval_interval_seqs)
-                                 - run->eval_skip);
+      /* MLPerf evaluates every eval_interval_seqs sequences rounded up to whole steps (as the
+       * workload report counts them). */
+      double interval = ceil ((double) run->eval_interval_seqs / plan->global_batch);
+      out->evals = MAX (0.0, floor (out->steps / interval) - run->eval_skip);
       double m_e = ceil ((double) run->eval_seqs / ((double) plan->dp * plan->micro_batch));
       out->eval_s = (m_e + (plan->pp - 1.0) / plan->vpp) * out->step.stage_forward_s * vm;
     }

@@ -83,7 +83,7 @@ gboolean sim_runner_run (const ModelShape *shape, const ModelPlan *plan, const S
 /* ---- A scenario's prediction ---------------------------------------------------------------------
  * Step (× (1 + virtualization_overhead) for VMs), time to train, scaling efficiency.
  *   steps        [training] steps, or ceil(tokens / tokens per step)
- *   evaluations  floor(steps · global_batch / eval_interval_seqs) − eval_skip (≥ 0)
+ *   evaluations  floor(steps / ceil(eval_interval_seqs / global_batch)) − eval_skip (≥ 0)
  *   one eval     forward only over eval_seqs sequences split over the DP replicas: m_e =
  *                ceil(eval_seqs / (dp · micro_batch)) micro-batches through the pipeline,
  *                (m_e + (pp − 1)/vpp) · t_f with t_f the slowest stage's forward compute of one
