@@ -5,7 +5,7 @@
  * last one ends go to the next phase; after the last, call done. Per algorithm:
  *   ring    C flows (one per channel), path = every edge route of the channel's ring concatenated,
  *           bytes = S * busbw_factor / C (broadcast: a chain from the root, S / C)
- *   tree    two complementary binary trees, one flow per edge and direction, S/2 each
+ *   tree    two complementary binary trees, one flow per tree over every edge both ways, S/2 each
  *   nvls    per GPU one flow on its NVLink up-link and one on its down-link, bytes per the
  *           multimem traffic (all-reduce (1+1/n) S each way), divided by nvls_eff
  *   hier    phase 1: a ring per domain (reduce-scatter); phase 2: a ring per rail over domains
@@ -496,24 +496,31 @@ plan_build (SimCollective *c, const Group *g, SimCollectiveOp op, SimCollectiveA
     case SIM_COLLECTIVE_ALGO_TREE:
       /* Two binary trees over the domain-major order; the second mirrored (n even) or shifted (n odd) so
        * that the leaves of one are the inner nodes of the other. Reduce up and broadcast down are
-       * pipelined, so both directions of every edge run at once, S/2 per tree. */
+       * pipelined, so in steady state every edge carries S/2 each way at the tree's common rate: one
+       * flow per tree over all its edge routes both ways (a link used by several edges is listed, and
+       * loaded, that many times), as for the ring. */
       ring_order (g, 0, order);
       plan_begin_phase (p, sim_alphabeta_latency_ns (op, algo, s, pr));
       for (int t = 0; t < 2; t++)
-        for (int r = 0; r < n; r++)
-          {
-            int up = btree_parent (r, n);
-            if (up < 0)
-              continue;
-            int a = r, b = up;
-            if (t == 1)
-              {
-                a = n % 2 == 0 ? n - 1 - r : (r + 1) % n;
-                b = n % 2 == 0 ? n - 1 - up : (up + 1) % n;
-              }
-            plan_single_flow (c, p, order[a], order[b], 0.5, g->hash + (guint32) (2 * r + t));
-            plan_single_flow (c, p, order[b], order[a], 0.5, g->hash + (guint32) (2 * r + t) + 7919u);
-          }
+        {
+          plan_begin_flow (p);
+          for (int r = 0; r < n; r++)
+            {
+              int up = btree_parent (r, n);
+              if (up < 0)
+                continue;
+              int a = r, b = up;
+              if (t == 1)
+                {
+                  a = n % 2 == 0 ? n - 1 - r : (r + 1) % n;
+                  b = n % 2 == 0 ? n - 1 - up : (up + 1) % n;
+                }
+              guint32 h = g->hash + (guint32) (2 * r + t) * 2654435761u;
+              plan_add_route (c, p, order[a], order[b], h);
+              plan_add_route (c, p, order[b], order[a], h + 7919u);
+            }
+          plan_end_flow (p, 0.5);
+        }
       break;
     case SIM_COLLECTIVE_ALGO_NVLS:
       {
