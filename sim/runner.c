@@ -43,6 +43,7 @@
 #include "model/memory.h"
 #include "sim/engine.h"
 #include "sim/flow.h"
+#include "sim/alphabeta.h"
 
 enum { ST_COMPUTE, ST_TP, ST_CP, ST_SEND_F, ST_SEND_B, ST_DP, ST_EP, N_STREAMS };
 typedef enum { K_COMPUTE, K_COLL, K_RING, K_SEND } OpKind;
@@ -543,6 +544,7 @@ typedef struct {
   int *group_of;       /* [gpus], -1: not in any group of this kind */
   int *members;        /* [n_groups * size] */
   int *sib_off, *sib;  /* per stage: groups whose first member is in that stage */
+  int *sib_n;          /* per stage: how many of them a representative launches */
 } GroupTable;
 
 typedef struct Pending Pending;
@@ -555,6 +557,7 @@ struct Pending {
   RankState *sender;   /* K_SEND */
   int recv_stage;
   gint32 recv_op;
+  gint64 latency_ns;
 };
 
 typedef struct {
@@ -577,6 +580,14 @@ typedef struct {
   gint64 completing_dur;
   GError *error;
   guint64 ops_executed;
+  SimFlowNet *net;
+  const SimCollectiveProfile *profile;
+  /* PP transfers per (sending stage, direction): the routes of the pairs a send launches,
+   * concatenated (representatives: every sibling pair as one flow), and its latency. */
+  guint32 **pp_links;
+  int *pp_n_links;
+  gint64 *pp_latency;
+  gint64 pair_latency[2];    /* PP send latency across / inside a domain; -1 unknown */
 } Runner;
 
 static Pending *
@@ -657,7 +668,7 @@ launch_group_op (Runner *r, Pending *p, const TOp *op)
       model_plan_rank_coords (r->plan, first, coords);
       int st = coords[MODEL_DIM_PP];
       launch = gt->sib + gt->sib_off[st];
-      n_launch = gt->sib_off[st + 1] - gt->sib_off[st];
+      n_launch = gt->sib_n[st];
     }
   p->launch_ns = sim_engine_now (r->engine);
   for (int i = 0; i < n_launch; i++)
@@ -685,6 +696,75 @@ pp_peer (Runner *r, int rank, int stage)
   return model_plan_rank_of (r->plan, coords);
 }
 
+/* Latency of a PP send/recv between two GPUs: the collective profile's direct send/recv term on
+ * the pair's shape (as sim/collective.c charges it). */
+static gint64
+pair_latency (Runner *r, int src, int dst)
+{
+  /* The cluster is homogeneous: one figure for pairs inside a domain, one for pairs across. */
+  int same = sim_topology_domain_of (r->topo, src) == sim_topology_domain_of (r->topo, dst);
+  if (r->pair_latency[same] < 0)
+    {
+      int pair[2] = { src, dst };
+      SimCollectiveShape sh;
+      r->pair_latency[same] = sim_collective_shape (r->topo, pair, 2, &sh, NULL)
+                                  ? sim_alphabeta_latency_ns (SIM_COLLECTIVE_SENDRECV,
+                                                              SIM_COLLECTIVE_ALGO_DIRECT, &sh, r->profile)
+                                  : 0;
+    }
+  return r->pair_latency[same];
+}
+
+static guint32
+pair_hash (int src, int dst)
+{
+  return (guint32) src * 2654435761u ^ (guint32) dst * 40503u;
+}
+
+/* Representatives: the sibling pairs of a stage's sends, as one flow over their concatenated
+ * routes (a link shared by k pairs appears k times, so max-min charges it k times: every pair moves
+ * at the rate of the most contended one, as the slowest of separate flows would). Pairs inside one
+ * NVLink domain only when the representative's pair is, from the representative's domain. */
+static void
+pp_route_build (Runner *r, int stage, gboolean fwd, int to_stage)
+{
+  int k = 2 * stage + (fwd ? 1 : 0);
+  GArray *links = g_array_new (FALSE, FALSE, sizeof (guint32));
+  int rep_src = r->stage_ranks[(gsize) stage * r->per_stage];
+  int rep_dst = r->stage_ranks[(gsize) to_stage * r->per_stage];
+  int dom = sim_topology_domain_of (r->topo, rep_src);
+  gboolean local = dom == sim_topology_domain_of (r->topo, rep_dst);
+  for (int i = 0; i < r->per_stage; i++)
+    {
+      int src = r->stage_ranks[(gsize) stage * r->per_stage + i];
+      int dst = r->stage_ranks[(gsize) to_stage * r->per_stage + i];
+      if (local && sim_topology_domain_of (r->topo, src) != dom)
+        continue;
+      guint32 route[SIM_TOPOLOGY_MAX_HOPS];
+      int n = sim_topology_route (r->topo, src, dst, pair_hash (src, dst), route);
+      g_array_append_vals (links, route, n);
+    }
+  r->pp_n_links[k] = (int) links->len;
+  r->pp_links[k] = (guint32 *) g_array_free (links, FALSE);
+  r->pp_latency[k] = pair_latency (r, rep_src, rep_dst);
+}
+
+static void send_landed (SimEngine *engine, gpointer data, guint64 arg);
+
+static void
+send_flow_done (gpointer user, guint64 arg)
+{
+  Pending *p = user;
+  Runner *r = (Runner *) (gsize) arg;
+  sim_engine_after (r->engine, p->latency_ns, send_landed, r, (guint64) (gsize) p);
+}
+
+static void
+send_landed (SimEngine *engine, gpointer data, guint64 arg)
+{
+  complete ((Runner *) data, (Pending *) (gsize) arg);
+}
+
 static void
 launch_send (Runner *r, RankState *st, const TOp *op)
 {
@@ -699,18 +779,21 @@ launch_send (Runner *r, RankState *st, const TOp *op)
   p->launch_ns = sim_engine_now (r->engine);
   if (r->full)
     {
-      int pair[2] = { st->rank, pp_peer (r, st->rank, p->recv_stage) };
-      start_coll (r, p, SIM_COLLECTIVE_SENDRECV, pair, 2, op->bytes);
+      int dst = pp_peer (r, st->rank, p->recv_stage);
+      guint32 route[SIM_TOPOLOGY_MAX_HOPS];
+      int n = sim_topology_route (r->topo, st->rank, dst, pair_hash (st->rank, dst), route);
+      p->latency_ns = pair_latency (r, st->rank, dst);
+      sim_flow_net_start (r->net, route, n, op->bytes, send_flow_done, p, (guint64) (gsize) r);
     }
   else
-    for (int i = 0; i < r->per_stage; i++)
-      {
-        int from = r->stage_ranks[(gsize) st->stage * r->per_stage + i];
-        int pair[2] = { from, r->stage_ranks[(gsize) p->recv_stage * r->per_stage + i] };
-        start_coll (r, p, SIM_COLLECTIVE_SENDRECV, pair, 2, op->bytes);
-      }
-  if (p->outstanding == 0)
-    sim_engine_after (r->engine, 0, zero_done, r, (guint64) (gsize) p);
+    {
+      int k = 2 * st->stage + (op->fwd ? 1 : 0);
+      if (r->pp_links[k] == NULL)
+        pp_route_build (r, st->stage, op->fwd, p->recv_stage);
+      p->latency_ns = r->pp_latency[k];
+      sim_flow_net_start (r->net, r->pp_links[k], r->pp_n_links[k], op->bytes, send_flow_done, p,
+                          (guint64) (gsize) r);
+    }
 }
 
 static void
@@ -936,6 +1019,9 @@ group_table_build (GroupTable *gt, const ModelPlan *plan, GroupKind kind)
   for (int g = 0; g < n_groups; g++)
     gt->sib[gt->sib_off[stage_of_group[g]] + fill[stage_of_group[g]]++] = g;
   g_free (stage_of_group);
+  gt->sib_n = g_new (int, plan->pp);
+  for (int s = 0; s < plan->pp; s++)
+    gt->sib_n[s] = gt->sib_off[s + 1] - gt->sib_off[s];
 }
 
 static void
@@ -945,6 +1031,59 @@ group_table_clear (GroupTable *gt)
   g_free (gt->members);
   g_free (gt->sib_off);
   g_free (gt->sib);
+  g_free (gt->sib_n);
+}
+
+/* How a group sits on the NVLink domains: how many it spans and the most members in one. */
+static void
+group_layout (const SimTopology *topo, const int *members, int n, GHashTable *scratch, int *domains,
+              int *per_domain)
+{
+  g_hash_table_remove_all (scratch);
+  *per_domain = 0;
+  for (int i = 0; i < n; i++)
+    {
+      gpointer key = GINT_TO_POINTER (sim_topology_domain_of (topo, members[i]) + 1);
+      int c = GPOINTER_TO_INT (g_hash_table_lookup (scratch, key)) + 1;
+      g_hash_table_insert (scratch, key, GINT_TO_POINTER (c));
+      *per_domain = MAX (*per_domain, c);
+    }
+  *domains = (int) g_hash_table_size (scratch);
+}
+
+/* Representatives launch a collective for the sibling groups of their stage. A group that stays
+ * inside one NVLink domain shares no link with the groups of other domains, so only the siblings in
+ * the representative's domain are launched: that domain carries its full load, as in --full, and
+ * flows leaving it (DP rings, PP sends) meet the same contention there. Groups spanning domains
+ * launch every sibling of the stage. */
+static void
+restrict_siblings (Runner *r)
+{
+  g_autoptr (GHashTable) scratch = g_hash_table_new (NULL, NULL);
+  for (int k = 0; k < G_COUNT; k++)
+    {
+      GroupTable *gt = &r->groups[k];
+      if (k == G_EMB || gt->size <= 1)
+        continue;
+      for (int s = 0; s < r->plan->pp; s++)
+        {
+          int rep = r->stage_ranks[(gsize) s * r->per_stage];
+          int g = gt->group_of[rep];
+          if (g < 0)
+            continue;
+          int domains, per_domain;
+          group_layout (r->topo, gt->members + (gsize) g * gt->size, gt->size, scratch, &domains,
+                        &per_domain);
+          if (domains != 1)
+            continue;
+          int dom = sim_topology_domain_of (r->topo, gt->members[(gsize) g * gt->size]);
+          int *sib = gt->sib + gt->sib_off[s], n = 0;
+          for (int i = 0; i < gt->sib_n[s]; i++)
+            if (sim_topology_domain_of (r->topo, gt->members[(gsize) sib[i] * gt->size]) == dom)
+              sib[n++] = sib[i];
+          gt->sib_n[s] = n;
+        }
+    }
 }
 
 /* All groups of a kind have the same shape on the topology (members, per domain, domains), and PP
@@ -952,21 +1091,23 @@ group_table_clear (GroupTable *gt)
 static gboolean
 placement_symmetric (Runner *r)
 {
+  g_autoptr (GHashTable) scratch = g_hash_table_new (NULL, NULL);
   for (int k = 0; k < G_COUNT; k++)
     {
       GroupTable *gt = &r->groups[k];
       if (gt->size <= 1)
         continue;
-      SimCollectiveShape first = { 0 };
+      int d0 = 0, p0 = 0;
       for (int g = 0; g < gt->n_groups; g++)
         {
-          SimCollectiveShape sh;
-          if (!sim_collective_shape (r->topo, gt->members + (gsize) g * gt->size, gt->size, &sh, NULL))
-            return FALSE;
+          int d, pd;
+          group_layout (r->topo, gt->members + (gsize) g * gt->size, gt->size, scratch, &d, &pd);
           if (g == 0)
-            first = sh;
-          else if (sh.ranks_per_domain != first.ranks_per_domain || sh.domains != first.domains
-                   || sh.uniform != first.uniform)
+            {
+              d0 = d;
+              p0 = pd;
+            }
+          else if (d != d0 || pd != p0)
             return FALSE;
         }
     }
@@ -1083,12 +1224,20 @@ sim_runner_run (const ModelShape *shape, const ModelPlan *plan, const SimGpuSpec
   if (!r.full && !opts.force_symmetric && !placement_symmetric (&r))
     r.full = TRUE;
   out->symmetric = !r.full;
+  if (!r.full)
+    restrict_siblings (&r);
 
   r.engine = sim_engine_new ();
   g_autofree double *caps = g_new (double, sim_topology_n_links (topo));
   sim_collective_link_capacities (topo, coll_profile, caps);
   SimFlowNet *net = sim_flow_net_new (r.engine, caps, sim_topology_n_links (topo));
   r.coll = sim_collective_new (r.engine, net, topo, coll_profile);
+  r.net = net;
+  r.profile = coll_profile;
+  r.pp_links = g_new0 (guint32 *, 2 * plan->pp);
+  r.pp_n_links = g_new0 (int, 2 * plan->pp);
+  r.pp_latency = g_new0 (gint64, 2 * plan->pp);
+  r.pair_latency[0] = r.pair_latency[1] = -1;
   r.pending = g_hash_table_new (g_int64_hash, g_int64_equal);
   r.allocated = g_ptr_array_new_with_free_func (g_free);
   r.state_of = g_new0 (RankState *, plan->gpus);
@@ -1177,6 +1326,11 @@ sim_runner_run (const ModelShape *shape, const ModelPlan *plan, const SimGpuSpec
   g_hash_table_destroy (r.pending);
   g_ptr_array_free (r.allocated, TRUE);
   sim_collective_free (r.coll);
+  for (int i = 0; i < 2 * plan->pp; i++)
+    g_free (r.pp_links[i]);
+  g_free (r.pp_links);
+  g_free (r.pp_n_links);
+  g_free (r.pp_latency);
   sim_flow_net_free (net);
   sim_engine_free (r.engine);
   for (int k = 0; k < G_COUNT; k++)
