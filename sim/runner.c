@@ -411,11 +411,17 @@ build_program (Program *p, LayerCtx *c, int stage, int dpcp)
   double all = (double) rp.dense + (double) rp.expert;
   int rank_layers = MAX (model_plan_rank_layers (plan, s, stage), 1);
   double per_layer = MAX (all - first_extra - last_extra, 0) / rank_layers;
-  double cap = (double) plan->dp_bucket_mb * 1048576.0;
+  /* Bucket size: Megatron-Core scales it with the data-parallel size so that ring chunks stay
+   * bandwidth-bound, max(40M, 1M × dp·cp) parameters (megatron/training/training.py, get_model;
+   * --ddp-bucket-size unset); the plan's dp_bucket_mb is the floor in bytes. Gradient buckets hold
+   * that many gradient elements, parameter all-gather buckets that many parameters. */
+  double bucket_params = MAX (40e6, 1e6 * dpcp);
+  double cap = MAX ((double) plan->dp_bucket_mb * 1048576.0, bucket_params * c->grad_bytes);
+  double ag_cap = MAX ((double) plan->dp_bucket_mb * 1048576.0, bucket_params * c->param_bytes);
   Buckets k = { 0, per_layer * c->grad_bytes, cap, dpcp, FALSE, NULL, 0, 0 };
   k.max_ops = (int) ceil (all * c->grad_bytes / MAX (cap, 1.0)) + 2 * v + 4;
   k.ops = g_new (int, k.max_ops);
-  int max_ag = (int) ceil (all * c->param_bytes / MAX (cap, 1.0)) + 2 * v + 4;
+  int max_ag = (int) ceil (all * c->param_bytes / MAX (ag_cap, 1.0)) + 2 * v + 4;
   g_autofree int *ag_ops = g_new (int, max_ag);
   g_autofree int *ag_chunk = g_new (int, max_ag);
   int n_ag = 0;
@@ -436,7 +442,7 @@ build_program (Program *p, LayerCtx *c, int stage, int dpcp)
         bytes *= c->param_bytes;
         while (bytes > 0 && n_ag < max_ag)
           {
-            double chunk_bytes = MIN (bytes, cap);
+            double chunk_bytes = MIN (bytes, ag_cap);
             TOp t = { .kind = K_COLL, .stream = ST_DP, .cat = SIM_BD_DP, .group = G_DPCP,
                       .coll = SIM_COLLECTIVE_ALLGATHER, .bytes = chunk_bytes, .seq = b->seq[G_DPCP]++ };
             ag_chunk[n_ag] = ch;
@@ -511,10 +517,10 @@ build_program (Program *p, LayerCtx *c, int stage, int dpcp)
       while (bytes > 0 && n_final < max_ag)
         {
           TOp t = { .kind = K_COLL, .stream = ST_DP, .cat = SIM_BD_DP, .group = G_DPCP,
-                    .coll = SIM_COLLECTIVE_ALLGATHER, .bytes = MIN (bytes, cap), .seq = b->seq[G_DPCP]++ };
+                    .coll = SIM_COLLECTIVE_ALLGATHER, .bytes = MIN (bytes, ag_cap), .seq = b->seq[G_DPCP]++ };
           ag_ops[n_final] = add_op (b, &t);
           edge (b, after, ag_ops[n_final++]);
-          bytes -= MIN (bytes, cap);
+          bytes -= MIN (bytes, ag_cap);
         }
     }
   p->end_op = compute (b, 0, 0, SIM_BD_OPTIMIZER);
