@@ -14,8 +14,8 @@ typedef struct {
 
 static const Command commands[] = {
   { "run", sim_cmd_run, "predict one scenario (files merged in order, then --set overrides)" },
-  { "topology", sim_cmd_topology, "build a scenario's cluster; print switches per tier, links, bisection" },
   { "collective", sim_cmd_collective, "predicted nccl-tests rows for one collective over a plan group" },
+  { "topology", sim_cmd_topology, "build a scenario's cluster; print switches per tier, links, bisection" },
 };
 
 static void
