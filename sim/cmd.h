@@ -6,3 +6,4 @@ typedef int (*SimCmdFn) (int argc, char **argv);
 
 int sim_cmd_run (int argc, char **argv);
 int sim_cmd_topology (int argc, char **argv);
+int sim_cmd_goodput (int argc, char **argv);

@@ -1,0 +1,3 @@
+# Goodput under failures (analytic + Monte Carlo), cost and energy, and `trainsim goodput`.
+libtrainsim_a_SOURCES += sim/goodput.c sim/goodput.h sim/cost.c sim/cost.h
+trainsim_SOURCES += sim/cmd_goodput.c
