@@ -5,5 +5,6 @@
 typedef int (*SimCmdFn) (int argc, char **argv);
 
 int sim_cmd_run (int argc, char **argv);
+int sim_cmd_collective (int argc, char **argv);
 int sim_cmd_topology (int argc, char **argv);
 int sim_cmd_goodput (int argc, char **argv);
