@@ -1,13 +1,14 @@
-/* `trainsim goodput [SCENARIO…] [--set g.k=v]… [--step-s S] [--interval-min M] [--trials N] [--seed S]
+/* `trainsim goodput [SCENARIO…] [--set g.k=v]… [--step-s S | --simulate] [--interval-min M] [--trials N] [--seed S]
  *  [--sweep-interval] [--sweep-gpus N,N,…] [--format text|tsv|json]`
  *
  * Expected time to train and goodput under the scenario's [reliability] failure rates, by the
  * analytic model and by Monte Carlo (sim/goodput.h), with cost and energy from [cost] (sim/cost.h).
- * The step time is --step-s, else the scenario's published measurement at its GPU count (the step
- * simulator's prediction replaces this once it is merged). Sweeps: over the checkpoint interval
- * (from Daly's optimum / 16 to × 16), or over GPU counts, where the step time follows from the
- * reference one at constant throughput per GPU (ideal scaling, stated in the output), so the curve
- * shows what failures and checkpoints alone cost at scale. */
+ * The step time is --step-s, else the scenario's published measurement at its GPU count, else (or
+ * with --simulate) the step simulator's prediction (sim/runner.h), evaluations included. Sweeps:
+ * over the checkpoint interval (from Daly's optimum / 16 to × 16), or over GPU counts, where the
+ * step time is simulated at each scale with --simulate, or else follows from the reference one at
+ * constant throughput per GPU (ideal scaling, stated in the output), so the curve shows what
+ * failures and checkpoints alone cost at scale. */
 #include "config.h"
 #include <math.h>
 #include <stdio.h>
@@ -17,6 +18,7 @@
 #include "sim/cmd.h"
 #include "sim/cost.h"
 #include "sim/goodput.h"
+#include "sim/runner.h"
 #include "sim/scenario.h"
 
 typedef struct {
@@ -38,6 +40,9 @@ typedef struct {
   int trials;
   gint64 seed;
   gboolean sweep_interval;
+  gboolean simulate;
+  int cached_gpus;            /* the last simulated scale, reused by the interval sweep */
+  double cached_step_s, cached_work_s;
   char *sweep_gpus;
   char *format;
   const char *step_source;
@@ -69,12 +74,11 @@ tokens_per_step (const SimScenario *sc)
 /* Fills one row: the step time scaled from the reference (ref_gpus, ref_step_s, ref_tokens) at
  * constant tokens per second per GPU; interval_s > 0 overrides the scenario's. */
 static gboolean
-evaluate (const Options *o, const SimScenario *sc, double ref_step_s, int ref_gpus, double ref_tokens,
+evaluate (Options *o, const SimScenario *sc, double ref_step_s, int ref_gpus, double ref_tokens,
           double interval_s, Row *row, GError **error)
 {
   const SimScenarioRun *run = sim_scenario_run (sc);
   row->gpus = sim_scenario_cluster (sc)->gpus;
-  row->step_s = ref_step_s * (tokens_per_step (sc) / ref_tokens) * ((double) ref_gpus / row->gpus);
   row->steps = (double) run->steps;
   row->tokens = run->tokens;
   if (run->steps <= 0)
@@ -83,7 +87,29 @@ evaluate (const Options *o, const SimScenario *sc, double ref_step_s, int ref_gp
                    "[training] steps: the run's length is not given; set training.steps or training.tokens");
       return FALSE;
     }
-  double work = row->steps * row->step_s;
+  double work;
+  if (o->simulate)
+    {
+      /* The step simulator's prediction at this scale, evaluations included in the work. */
+      if (o->cached_gpus != row->gpus)
+        {
+          SimPredictOptions po = { 0 };
+          sim_runner_options_init (&po.run);
+          SimRunnerPrediction pred;
+          if (!sim_runner_predict (sc, &po, &pred, error))
+            return FALSE;
+          o->cached_gpus = row->gpus;
+          o->cached_step_s = pred.step_s;
+          o->cached_work_s = pred.time_to_train_s - run->init_s;
+        }
+      row->step_s = o->cached_step_s;
+      work = o->cached_work_s;
+    }
+  else
+    {
+      row->step_s = ref_step_s * (tokens_per_step (sc) / ref_tokens) * ((double) ref_gpus / row->gpus);
+      work = row->steps * row->step_s;
+    }
   if (!sim_goodput_from_scenario (sc, row->step_s, work, &row->in, error))
     return FALSE;
   if (interval_s > 0)
@@ -340,14 +366,16 @@ sim_cmd_goodput (int argc, char **argv)
       "GROUP.KEY=VALUE" },
     { "step-s", 0, 0, G_OPTION_ARG_DOUBLE, &o.step_s, "Step time in seconds at the scenario's GPU count "
       "(default: the scenario's published measurement)", "S" },
+    { "simulate", 0, 0, G_OPTION_ARG_NONE, &o.simulate, "Step time (and evaluations) from the step simulator "
+      "at every scale (default when there is neither --step-s nor a measurement)", NULL },
     { "interval-min", 0, 0, G_OPTION_ARG_DOUBLE, &o.interval_min, "Minutes of training between checkpoints "
       "(default: [reliability] checkpoint_interval_min, 0 = Daly's optimum)", "M" },
     { "trials", 0, 0, G_OPTION_ARG_INT, &o.trials, "Monte Carlo runs (default 1000)", "N" },
     { "seed", 0, 0, G_OPTION_ARG_INT64, &o.seed, "Monte Carlo seed (default 1)", "SEED" },
     { "sweep-interval", 0, 0, G_OPTION_ARG_NONE, &o.sweep_interval, "Goodput over checkpoint intervals "
-      "(Daly's optimum / 16 … × 16)", NULL },
-    { "sweep-gpus", 0, 0, G_OPTION_ARG_STRING, &o.sweep_gpus, "Goodput over GPU counts (step time at constant "
-      "throughput per GPU)", "N,N,…" },
+      "(Daly's optimum / 16 to x 16)", NULL },
+    { "sweep-gpus", 0, 0, G_OPTION_ARG_STRING, &o.sweep_gpus, "Goodput over GPU counts (step time simulated with "
+      "--simulate, else at constant throughput per GPU)", "N,N,..." },
     { "format", 'f', 0, G_OPTION_ARG_STRING, &o.format, "Output format: text (default), tsv, json", "FORMAT" },
     { G_OPTION_REMAINING, 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &o.files, NULL, NULL },
     { NULL },
@@ -392,7 +420,7 @@ sim_cmd_goodput (int argc, char **argv)
     int ref_gpus = sim_scenario_cluster (base)->gpus;
     double ref_step = o.step_s;
     o.step_source = "given (--step-s)";
-    if (ref_step <= 0)
+    if (ref_step <= 0 && !o.simulate)
       {
         if (run->measured_step_time_s > 0 && run->measured_gpus == ref_gpus)
           {
@@ -400,19 +428,26 @@ sim_cmd_goodput (int argc, char **argv)
             o.step_source = "published measurement of the scenario";
           }
         else
+          o.simulate = TRUE;
+      }
+    if (o.simulate)
+      {
+        if (o.step_s > 0)
           {
-            fprintf (stderr, "trainsim goodput: no step time: the scenario has no measurement at %d GPUs; give "
-                             "--step-s (e.g. from `trainsim run`)\n", ref_gpus);
+            fprintf (stderr, "trainsim goodput: --simulate and --step-s exclude each other; keep one\n");
             status = 2;
             goto out;
           }
+        o.step_source = "simulated (sim/runner.c), evaluations included";
+        ref_step = 1;
       }
     double ref_tokens = tokens_per_step (base);
     GArray *rows = g_array_new (FALSE, TRUE, sizeof (Row));
     if (o.sweep_gpus)
       {
-        o.step_source = o.step_s > 0 ? "--step-s at the scenario's GPU count, ideal scaling to others"
-                                     : "measurement at the scenario's GPU count, ideal scaling to others";
+        if (!o.simulate)
+          o.step_source = o.step_s > 0 ? "--step-s at the scenario's GPU count, ideal scaling to others"
+                                       : "measurement at the scenario's GPU count, ideal scaling to others";
         g_autoptr (GArray) gpus = g_array_new (FALSE, FALSE, sizeof (int));
         if (!parse_gpus (o.sweep_gpus, gpus, &error))
           {

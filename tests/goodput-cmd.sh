@@ -39,8 +39,8 @@ ok $? "same seed, same bytes"
 
 $t goodput $sc --set reliability.gpu_failures_per_day=-1 > /dev/null 2>&1
 [ $? = 2 ]; ok $? "negative failure rate: exit 2"
-$t goodput $sc --set cluster.gpus=5376 > /dev/null 2>&1
-[ $? = 2 ]; ok $? "no step time at an unmeasured scale: exit 2"
+$t goodput $sc --simulate --step-s 1 > /dev/null 2>&1
+[ $? = 2 ]; ok $? "--simulate with --step-s: exit 2"
 $t goodput $sc --set cluster.gpus=5376 --step-s 1.8 > /dev/null 2>&1
 ok $? "--step-s gives the step time"
 echo "1..$n"
