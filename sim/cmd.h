@@ -8,3 +8,4 @@ int sim_cmd_run (int argc, char **argv);
 int sim_cmd_collective (int argc, char **argv);
 int sim_cmd_topology (int argc, char **argv);
 int sim_cmd_goodput (int argc, char **argv);
+int sim_cmd_straggler (int argc, char **argv);

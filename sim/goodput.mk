@@ -2,3 +2,5 @@
 libtrainsim_a_SOURCES += sim/goodput.c sim/goodput.h sim/cost.c sim/cost.h
 trainsim_SOURCES += sim/cmd_goodput.c
 dist_noinst_DATA += plots/goodput-interval.gp plots/goodput-gpus.gp
+libtrainsim_a_SOURCES += sim/straggler.c sim/straggler.h
+trainsim_SOURCES += sim/cmd_straggler.c

@@ -43,5 +43,15 @@ $t goodput $sc --simulate --step-s 1 > /dev/null 2>&1
 [ $? = 2 ]; ok $? "--simulate with --step-s: exit 2"
 $t goodput $sc --set cluster.gpus=5376 --step-s 1.8 > /dev/null 2>&1
 ok $? "--step-s gives the step time"
+small="hardware/h100-sxm.ini fabrics/ndr400-rail-optimized.ini models/llama3.1-8b.ini --set cluster.gpus=8
+  --set parallel.tp=4 --set parallel.pp=2 --set parallel.micro_batch=1 --set parallel.global_batch_per_dp=4
+  --set training.seq_len=2048 --set training.steps=10"
+$t straggler $small --samples 3 --gpu-sigma 0.03 --format tsv > "$tmp/strag" 2>&1
+ok $? "straggler runs"
+# p50 with jitter of mean 1 is at least the step without it minus rounding; efficiency <= 1.
+awk -F'\t' '!/^#/ && $1 == 8 { exit !($4 >= $2 * 0.999 && $8 <= 1.001) }' "$tmp/strag" && grep -q '^# seed: 1' "$tmp/strag"
+ok $? "straggler: p50 >= step without variation, seed printed"
+$t straggler $small --sigma -1 > /dev/null 2>&1
+[ $? = 2 ]; ok $? "straggler: negative sigma: exit 2"
 echo "1..$n"
 exit $fail
