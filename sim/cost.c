@@ -106,3 +106,29 @@ sim_cost_compute (const SimCostParams *p, double step_s, double train_s, double 
       out->mtok_kg_co2e = out->run_kg_co2e / m;
     }
 }
+
+void
+sim_cost_write_section (FILE *out, const SimScenario *sc, double step_s, double time_to_train_s, const char *what)
+{
+  SimCostParams p;
+  GError *error = NULL;
+  if (!sim_cost_from_scenario (sc, &p, &error))
+    {
+      fprintf (out, "\n== Cost ==\nnot computed: %s\n", error->message);
+      g_error_free (error);
+      return;
+    }
+  if (!sim_cost_is_set (&p) || step_s <= 0)
+    return;
+  const SimScenarioRun *run = sim_scenario_run (sc);
+  SimCost c;
+  sim_cost_compute (&p, step_s, time_to_train_s, time_to_train_s, run->tokens, &c);
+  fprintf (out, "\n== Cost (%s; no failures: see `trainsim goodput`) ==\n", what);
+  fprintf (out, "power                IT %.1f kW, facility %.1f kW (PUE %.2f)\n", c.it_w / 1e3, c.facility_w / 1e3,
+           p.pue > 0 ? p.pue : 1);
+  fprintf (out, "per step             $%.4g, %.4g kWh, %.4g kgCO2e\n", c.step_usd, c.step_kwh, c.step_kg_co2e);
+  if (time_to_train_s > 0)
+    fprintf (out, "per run              $%.4g, %.4g kWh, %.4g kgCO2e\n", c.run_usd, c.run_kwh, c.run_kg_co2e);
+  if (run->tokens > 0 && time_to_train_s > 0)
+    fprintf (out, "per million tokens   $%.4g, %.4g kWh, %.4g kgCO2e\n", c.mtok_usd, c.mtok_kwh, c.mtok_kg_co2e);
+}

@@ -12,6 +12,7 @@
  * Per million tokens: run figures / (tokens trained / 10⁶). Figures come from [cost] (every one a
  * user input; scenarios/README.md). 8766 h is the mean year (365.25 days). */
 #pragma once
+#include <stdio.h>
 #include <glib.h>
 #include "sim/scenario.h"
 
@@ -41,3 +42,7 @@ gboolean sim_cost_is_set (const SimCostParams *p);
 /* train_s: time spent training (steps × step time); wall_s: the run's wall time (>= train_s). */
 void sim_cost_compute (const SimCostParams *p, double step_s, double train_s, double wall_s, double tokens,
                        SimCost *out);
+/* A short "cost" section for the run report (nothing when [cost] sets no price or power; an error
+ * in [cost] is printed as the section). `what` says which step time it is at. */
+void sim_cost_write_section (FILE *out, const SimScenario *sc, double step_s, double time_to_train_s,
+                             const char *what);

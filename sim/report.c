@@ -10,6 +10,7 @@
 #include <string.h>
 #include <json-glib/json-glib.h>
 #include "sim/report.h"
+#include "sim/cost.h"
 #include "model/dtype.h"
 #include "model/flops.h"
 #include "model/memory.h"
@@ -204,6 +205,12 @@ write_text (FILE *out, const SimScenario *sc, const SimReportWorkload *w)
     }
   if (run->measured_time_to_train_s > 0 && run->measured_gpus == plan->gpus)
     fprintf (out, "time to train, measured:    %.1f s\n", run->measured_time_to_train_s);
+  /* [cost], when given: at the measured step time if there is one, else at the lower bound. */
+  gboolean measured = w->measured_step_s > 0;
+  sim_cost_write_section (out, sc, measured ? w->measured_step_s : w->ideal_step_s,
+                          measured && run->measured_time_to_train_s > 0 ? run->measured_time_to_train_s
+                                                                        : w->ideal_time_to_train_s,
+                          measured ? "at the measured step time and time to train" : "at the LOWER BOUND step time");
 }
 
 /* One TSV row per scenario: `#` provenance lines, then a header with units in the names. */

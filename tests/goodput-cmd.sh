@@ -43,6 +43,11 @@ $t goodput $sc --simulate --step-s 1 > /dev/null 2>&1
 [ $? = 2 ]; ok $? "--simulate with --step-s: exit 2"
 $t goodput $sc --set cluster.gpus=5376 --step-s 1.8 > /dev/null 2>&1
 ok $? "--step-s gives the step time"
+$t run runs/gpt3-175b-mlperf-v3.1.ini cost/h100-cloud-example.ini > "$tmp/run" 2>&1 \
+  && grep -q '^== Cost (at the measured step time' "$tmp/run" && grep -q '^per million tokens' "$tmp/run" \
+  && ! $t run | grep -q '== Cost'
+ok $? "trainsim run: a cost section when [cost] is given, none otherwise"
+
 small="hardware/h100-sxm.ini fabrics/ndr400-rail-optimized.ini models/llama3.1-8b.ini --set cluster.gpus=8
   --set parallel.tp=4 --set parallel.pp=2 --set parallel.micro_batch=1 --set parallel.global_batch_per_dp=4
   --set training.seq_len=2048 --set training.steps=10"
