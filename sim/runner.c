@@ -1084,7 +1084,7 @@ sim_runner_run (const ModelShape *shape, const ModelPlan *plan, const SimGpuSpec
   }
   for (int k = 0; k < G_COUNT; k++)
     group_table_build (&r.groups[k], plan, (GroupKind) k);
-  r.full = opts.full || opts.compute_scale != NULL;
+  r.full = opts.full || opts.compute_scale != NULL || opts.link_scale != NULL;
   r.compute_scale = opts.compute_scale;
   r.compute_scale_user = opts.compute_scale_user;
   if (!r.full && !opts.force_symmetric && !placement_symmetric (&r))
@@ -1094,6 +1094,9 @@ sim_runner_run (const ModelShape *shape, const ModelPlan *plan, const SimGpuSpec
   r.engine = sim_engine_new ();
   g_autofree double *caps = g_new (double, sim_topology_n_links (topo));
   sim_collective_link_capacities (topo, coll_profile, caps);
+  if (opts.link_scale)
+    for (int i = 0; i < sim_topology_n_links (topo); i++)
+      caps[i] *= opts.link_scale (opts.link_scale_user, i);
   SimFlowNet *net = sim_flow_net_new (r.engine, caps, sim_topology_n_links (topo));
   r.coll = sim_collective_new (r.engine, net, topo, coll_profile);
   r.pending = g_hash_table_new (g_int64_hash, g_int64_equal);

@@ -46,6 +46,10 @@ typedef struct {
    * duration × compute_scale(user, gpu), drawn per op. Set: every rank is simulated (full). */
   double (*compute_scale) (gpointer user, int gpu);
   gpointer compute_scale_user;
+  /* Link variation (degraded links): link `link`'s capacity × link_scale(user, link), once at the
+   * start. Set: every rank is simulated (full). */
+  double (*link_scale) (gpointer user, int link);
+  gpointer link_scale_user;
 } SimRunnerOptions;
 
 /* Defaults: representatives, the model's memory overhead. */
