@@ -51,6 +51,8 @@ simulate (const SimScenario *sc, SimStraggler *st, double *step_s, GError **erro
     {
       ro.compute_scale = sim_straggler_scale;
       ro.compute_scale_user = st;
+      ro.link_scale = sim_straggler_link_scale;
+      ro.link_scale_user = st;
     }
   SimRunnerResult res;
   if (!sim_runner_run (sim_scenario_shape (sc), sim_scenario_plan (sc), sim_scenario_gpu (sc),
@@ -80,6 +82,13 @@ evaluate (char **files, char **sets, int gpus, const SimStragglerParams *sp, int
     return FALSE;
   /* One stream per scale, seeded from the seed and the scale: rows do not depend on each other. */
   g_autoptr (SimStraggler) st = sim_straggler_new (sp, row->gpus, seed * 1000003u + (guint64) row->gpus);
+  if (sp->link_sigma > 0 || sp->degraded_links > 0)
+    {
+      g_autoptr (SimTopology) topo = sim_topology_new (sim_scenario_cluster (sc), sim_scenario_fabric (sc), error);
+      if (!topo)
+        return FALSE;
+      sim_straggler_bind_links (st, topo);
+    }
   double *v = g_new (double, samples);
   double slow = 0;
   gboolean ok = TRUE;
@@ -127,7 +136,7 @@ sim_cmd_straggler (int argc, char **argv)
 {
   g_auto (GStrv) files = NULL, sets = NULL;
   g_autofree char *sweep = NULL, *format = NULL;
-  SimStragglerParams sp = { 0.05, 0, 0, 1 };
+  SimStragglerParams sp = { 0.05, 0, 0, 1, 0, 0, 0.5 };
   int samples = 20;
   gint64 seed = 1;
   GOptionEntry entries[] = {
@@ -141,6 +150,12 @@ sim_cmd_straggler (int argc, char **argv)
       "F" },
     { "slow-factor", 0, 0, G_OPTION_ARG_DOUBLE, &sp.slow_factor, "Compute time multiplier of a slow GPU "
       "(default 1)", "X" },
+    { "link-sigma", 0, 0, G_OPTION_ARG_DOUBLE, &sp.link_sigma, "Lognormal sigma of scale-out link bandwidth "
+      "(capped at the line rate; default 0)", "S" },
+    { "degraded-links", 0, 0, G_OPTION_ARG_INT, &sp.degraded_links, "Scale-out links drawn degraded (default 0)",
+      "N" },
+    { "degraded-factor", 0, 0, G_OPTION_ARG_DOUBLE, &sp.degraded_factor, "Bandwidth multiplier of a degraded "
+      "link (default 0.5)", "X" },
     { "samples", 0, 0, G_OPTION_ARG_INT, &samples, "Steps simulated per GPU count (default 20)", "N" },
     { "seed", 0, 0, G_OPTION_ARG_INT64, &seed, "Seed (default 1)", "SEED" },
     { "sweep-gpus", 0, 0, G_OPTION_ARG_STRING, &sweep, "GPU counts (default: the scenario's)", "N,N,..." },
@@ -165,11 +180,13 @@ sim_cmd_straggler (int argc, char **argv)
     }
   gboolean tsv = format && strcmp (format, "tsv") == 0;
   if ((format && !tsv && strcmp (format, "text") != 0) || samples < 1 || sp.op_sigma < 0 || sp.op_sigma > 2
-      || sp.gpu_sigma < 0 || sp.gpu_sigma > 2
+      || sp.gpu_sigma < 0 || sp.gpu_sigma > 2 || sp.link_sigma < 0 || sp.link_sigma > 2 || sp.degraded_links < 0
+      || !(sp.degraded_factor > 0 && sp.degraded_factor <= 1)
       || sp.slow_fraction < 0 || sp.slow_fraction > 1 || sp.slow_factor < 1)
     {
       fprintf (stderr, "trainsim straggler: need --format text|tsv, --samples >= 1, 0 <= --sigma <= 2, "
-                       "0 <= --slow-fraction <= 1, --slow-factor >= 1\n");
+                       "0 <= --slow-fraction <= 1, --slow-factor >= 1, sigmas in 0..2, --degraded-links >= 0, "
+                       "0 < --degraded-factor <= 1\n");
       return 2;
     }
   g_autoptr (GArray) gpus = g_array_new (FALSE, FALSE, sizeof (int));
@@ -185,9 +202,9 @@ sim_cmd_straggler (int argc, char **argv)
     }
   printf ("# tool: trainsim straggler\n# version: %s (git %s)\n# command: %s\n# seed: %" G_GINT64_FORMAT "\n"
           "# jitter: lognormal sigma %g per compute op, %g per GPU (mean 1); slow GPUs: fraction %g, factor %g; "
-          "%d samples\n",
+          "%d samples; links: sigma %g, %d degraded to x%g\n",
           PACKAGE_VERSION, TRAINSIM_GIT_REV, argv_text, seed, sp.op_sigma, sp.gpu_sigma, sp.slow_fraction, sp.slow_factor,
-          samples);
+          samples, sp.link_sigma, sp.degraded_links, sp.degraded_factor);
   if (tsv)
     printf ("gpus\tbase_step_s\tmean_step_s\tp50_step_s\tp99_step_s\tmax_step_s\tslow_gpus\tstraggler_eff\t"
             "weak_eff_base\tweak_eff_p50\n");

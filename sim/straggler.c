@@ -12,6 +12,9 @@ struct SimStraggler {
   double *speed;   /* per GPU: slow_factor or 1 */
   double mu;
   int n_slow;
+  int n_links;
+  double *link;           /* per link capacity factor */
+  gboolean *scale_out;    /* per link: NIC/leaf/spine (drawn) or NVLink (left at 1) */
 };
 
 SimStraggler *
@@ -39,6 +42,8 @@ sim_straggler_free (SimStraggler *s)
     return;
   gsl_rng_free (s->rng);
   g_free (s->speed);
+  g_free (s->link);
+  g_free (s->scale_out);
   g_free (s);
 }
 
@@ -55,7 +60,55 @@ sim_straggler_resample (SimStraggler *s)
       slow += is_slow;
     }
   s->n_slow = slow;
+  if (s->n_links > 0)
+    {
+      int candidates = 0;
+      for (int l = 0; l < s->n_links; l++)
+        {
+          s->link[l] = 1.0;
+          if (!s->scale_out[l])
+            continue;
+          candidates++;
+          if (s->p.link_sigma > 0)
+            s->link[l] = MIN (1.0, gsl_ran_lognormal (s->rng, -s->p.link_sigma * s->p.link_sigma / 2,
+                                                      s->p.link_sigma));
+        }
+      /* degraded_links distinct scale-out links, uniformly. */
+      for (int k = 0; k < MIN (s->p.degraded_links, candidates); k++)
+        {
+          int pick;
+          do
+            pick = (int) gsl_rng_uniform_int (s->rng, (unsigned long) s->n_links);
+          while (!s->scale_out[pick] || s->link[pick] < 0);
+          s->link[pick] = -s->p.degraded_factor; /* marked; made positive below */
+        }
+      for (int l = 0; l < s->n_links; l++)
+        if (s->link[l] < 0)
+          s->link[l] = -s->link[l];
+    }
   return slow;
+}
+
+void
+sim_straggler_bind_links (SimStraggler *s, const SimTopology *topo)
+{
+  g_return_if_fail (s->p.degraded_factor > 0 || s->p.degraded_links == 0);
+  s->n_links = sim_topology_n_links (topo);
+  s->link = g_renew (double, s->link, s->n_links);
+  s->scale_out = g_renew (gboolean, s->scale_out, s->n_links);
+  for (int l = 0; l < s->n_links; l++)
+    {
+      SimLinkKind k = sim_topology_link (topo, l)->kind;
+      s->scale_out[l] = k != SIM_LINK_NVLINK_UP && k != SIM_LINK_NVLINK_DOWN;
+    }
+  sim_straggler_resample (s);
+}
+
+double
+sim_straggler_link_scale (gpointer user, int link)
+{
+  SimStraggler *s = user;
+  return link >= 0 && link < s->n_links ? s->link[link] : 1.0;
 }
 
 int

@@ -35,6 +35,8 @@ step (const SimScenario *sc, SimStraggler *st)
     {
       ro.compute_scale = sim_straggler_scale;
       ro.compute_scale_user = st;
+      ro.link_scale = sim_straggler_link_scale;
+      ro.link_scale_user = st;
     }
   SimRunnerResult res;
   g_assert_true (sim_runner_run (sim_scenario_shape (sc), sim_scenario_plan (sc), sim_scenario_gpu (sc),
@@ -99,6 +101,33 @@ test_runner_hook (void)
   g_assert_cmpfloat (fabs ((double) ra.step_ns / plain.step_ns - 1), <, 0.2);
 }
 
+/* Links: with 3 degraded links at 0.25 among the 8-GPU node's scale-out links, exactly 3 links
+ * report 0.25 and the NVLink ones 1; the step with a degraded link used by the job's traffic is
+ * never faster than the plain one. */
+static void
+test_degraded_links (void)
+{
+  g_autoptr (SimScenario) sc = load ();
+  g_autoptr (SimTopology) topo = sim_topology_new (sim_scenario_cluster (sc), sim_scenario_fabric (sc), NULL);
+  g_assert_nonnull (topo);
+  SimStragglerParams p = { 0, 0, 0, 1, 0, 3, 0.25 };
+  g_autoptr (SimStraggler) s = sim_straggler_new (&p, 8, 5);
+  sim_straggler_bind_links (s, topo);
+  int degraded = 0;
+  for (int l = 0; l < sim_topology_n_links (topo); l++)
+    {
+      double f = sim_straggler_link_scale (s, l);
+      SimLinkKind k = sim_topology_link (topo, l)->kind;
+      if (k == SIM_LINK_NVLINK_UP || k == SIM_LINK_NVLINK_DOWN)
+        g_assert_cmpfloat (f, ==, 1.0);
+      degraded += f == 0.25;
+    }
+  g_assert_cmpint (degraded, ==, 3);
+  SimRunnerResult plain = step (sc, NULL);
+  SimRunnerResult slow = step (sc, s);
+  g_assert_cmpint (slow.step_ns, >=, plain.step_ns);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -106,5 +135,6 @@ main (int argc, char **argv)
   g_test_add_func ("/sim/straggler/jitter-mean-one", test_jitter_mean_one);
   g_test_add_func ("/sim/straggler/slow-fraction", test_slow_fraction);
   g_test_add_func ("/sim/straggler/runner-hook", test_runner_hook);
+  g_test_add_func ("/sim/straggler/degraded-links", test_degraded_links);
   return g_test_run ();
 }
