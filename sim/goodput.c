@@ -140,7 +140,7 @@ sim_goodput_analytic (const SimGoodputParams *p, SimGoodputAnalytic *out, GError
     {
       out->expected_s = out->plain_s + n_full * delta;
       out->checkpoint_s = n_full * delta;
-      out->goodput = out->plain_s / out->expected_s;
+      out->goodput = out->expected_s > 0 ? out->plain_s / out->expected_s : 1;
       return TRUE;
     }
   if ((tau + delta) / m > MAX_EXPONENT || p->restart_s / m > MAX_EXPONENT)
@@ -369,9 +369,14 @@ sim_goodput_monte_carlo (const SimGoodputParams *p, guint64 seed, int trials, Si
   out->p05_s = gsl_stats_quantile_from_sorted_data (wall, 1, trials, 0.05);
   out->p50_s = gsl_stats_quantile_from_sorted_data (wall, 1, trials, 0.50);
   out->p95_s = gsl_stats_quantile_from_sorted_data (wall, 1, trials, 0.95);
-  out->goodput = a.plain_s / out->mean_s;
-  out->goodput_lo = a.plain_s / (out->mean_s + out->ci95_s);
-  out->goodput_hi = a.plain_s / MAX (out->mean_s - out->ci95_s, a.plain_s);
+  if (out->mean_s > 0)
+    {
+      out->goodput = a.plain_s / out->mean_s;
+      out->goodput_lo = a.plain_s / (out->mean_s + out->ci95_s);
+      out->goodput_hi = a.plain_s / MAX (out->mean_s - out->ci95_s, a.plain_s);
+    }
+  else
+    out->goodput = out->goodput_lo = out->goodput_hi = 1;
   out->failures = sums[0] / trials;
   out->checkpoint_s = sums[1] / trials;
   out->lost_s = sums[2] / trials;

@@ -72,6 +72,14 @@ test_no_failures_equals_plain (void)
   g_assert_cmpfloat (mc.sd_s, ==, 0);
   g_assert_cmpfloat (mc.failures, ==, 0);
 
+  /* An empty run: goodput 1, not 0/0. */
+  SimGoodputParams e = p;
+  e.work_s = e.init_s = 0;
+  g_assert_true (sim_goodput_analytic (&e, &a, NULL));
+  g_assert_cmpfloat (a.goodput, ==, 1);
+  g_assert_true (sim_goodput_monte_carlo (&e, 7, 10, &mc, NULL));
+  g_assert_cmpfloat (mc.goodput, ==, 1);
+
   p.work_s = 10 * HOUR;
   p.interval_s = HOUR;
   g_assert_true (sim_goodput_analytic (&p, &a, NULL));
