@@ -28,6 +28,9 @@ scenario_files = \
 	scenarios/runs/gpt3-175b-mlperf-v3.1.ini \
 	scenarios/runs/gpt3-175b-mlperf-v3.1-azure.ini \
 	scenarios/runs/llama31-405b-gb200-mlperf-v6.0.ini
+scenario_files += \
+	scenarios/reliability/llama3-405b-h100.ini \
+	scenarios/cost/h100-cloud-example.ini
 
 dist_noinst_DATA += $(scenario_files) scenarios/scenarios.gresource.xml scenarios/README.md
 nodist_libtrainsim_a_SOURCES = scenarios/resources.c

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <json-glib/json-glib.h>
 #include "sim/report.h"
+#include "sim/cost.h"
 #include "model/dtype.h"
 #include "model/flops.h"
 #include "model/memory.h"
@@ -209,6 +210,18 @@ write_text (FILE *out, const SimScenario *sc, const SimReportWorkload *w, const 
     fprintf (out, "time to train, measured:    %.1f s\n", run->measured_time_to_train_s);
   if (pred)
     write_text_prediction (out, sc, w, pred);
+  /* [cost], when given: at the simulated step when there is one, else at the measured step time,
+   * else at the lower bound. */
+  gboolean measured = w->measured_step_s > 0;
+  if (pred)
+    sim_cost_write_section (out, sc, pred->step_s, pred->time_to_train_s,
+                            "at the predicted step time and time to train");
+  else
+    sim_cost_write_section (out, sc, measured ? w->measured_step_s : w->ideal_step_s,
+                            measured && run->measured_time_to_train_s > 0 ? run->measured_time_to_train_s
+                                                                          : w->ideal_time_to_train_s,
+                            measured ? "at the measured step time and time to train"
+                                     : "at the LOWER BOUND step time");
 }
 
 /* One TSV row per scenario: `#` provenance lines, then a header with units in the names. */

@@ -580,6 +580,8 @@ typedef struct {
   int *stage_ranks;    /* [pp * per_stage] */
   gboolean full;
   double slowdown;
+  double (*compute_scale) (gpointer user, int gpu);
+  gpointer compute_scale_user;
   GHashTable *pending;
   Pending *free_list;
   GPtrArray *allocated;
@@ -954,11 +956,14 @@ hook_start (gpointer user, int gpu, guint32 op_index, gboolean overlapped)
           }
         st->cause_cat = SIM_BD_COMPUTE;
         st->cause_dur = 0;
-        gint64 extra = overlapped && op->dur_ns > 0 ? (gint64) llround (op->dur_ns * r->slowdown) : 0;
-        st->bd[op->cat] += op->dur_ns;
+        gint64 dur = op->dur_ns;
+        if (r->compute_scale && dur > 0)
+          dur = (gint64) llround (dur * r->compute_scale (r->compute_scale_user, gpu));
+        gint64 extra = overlapped && dur > 0 ? (gint64) llround (dur * r->slowdown) : 0;
+        st->bd[op->cat] += dur;
         st->bd[SIM_BD_SLOWDOWN] += extra;
-        st->last_compute_end = now + op->dur_ns + extra; /* provisional: the op's end */
-        return op->dur_ns + extra;
+        st->last_compute_end = now + dur + extra; /* provisional: the op's end */
+        return dur + extra;
       }
     case K_COLL:
     case K_RING:
@@ -1272,7 +1277,9 @@ sim_runner_run (const ModelShape *shape, const ModelPlan *plan, const SimGpuSpec
   }
   for (int k = 0; k < G_COUNT; k++)
     group_table_build (&r.groups[k], plan, (GroupKind) k);
-  r.full = opts.full;
+  r.full = opts.full || opts.compute_scale != NULL || opts.link_scale != NULL;
+  r.compute_scale = opts.compute_scale;
+  r.compute_scale_user = opts.compute_scale_user;
   if (!r.full && !opts.force_symmetric && !placement_symmetric (&r))
     r.full = TRUE;
   out->symmetric = !r.full;
@@ -1282,6 +1289,9 @@ sim_runner_run (const ModelShape *shape, const ModelPlan *plan, const SimGpuSpec
   r.engine = sim_engine_new ();
   g_autofree double *caps = g_new (double, sim_topology_n_links (topo));
   sim_collective_link_capacities (topo, coll_profile, caps);
+  if (opts.link_scale)
+    for (int i = 0; i < sim_topology_n_links (topo); i++)
+      caps[i] *= opts.link_scale (opts.link_scale_user, i);
   SimFlowNet *net = sim_flow_net_new (r.engine, caps, sim_topology_n_links (topo));
   r.coll = sim_collective_new (r.engine, net, topo, coll_profile);
   r.net = net;

@@ -42,6 +42,14 @@ typedef struct {
   gboolean full;              /* simulate every rank */
   gboolean force_symmetric;   /* representatives even if the placement check fails (benchmarks) */
   double memory_overhead_bytes; /* per-GPU framework overhead for the memory check; < 0: model's */
+  /* Compute variation (stragglers, sim/straggler.h): each compute op of GPU `gpu` takes its
+   * duration × compute_scale(user, gpu), drawn per op. Set: every rank is simulated (full). */
+  double (*compute_scale) (gpointer user, int gpu);
+  gpointer compute_scale_user;
+  /* Link variation (degraded links): link `link`'s capacity × link_scale(user, link), once at the
+   * start. Set: every rank is simulated (full). */
+  double (*link_scale) (gpointer user, int link);
+  gpointer link_scale_user;
 } SimRunnerOptions;
 
 /* Defaults: representatives, the model's memory overhead. */

@@ -304,6 +304,73 @@ static const Key keys[] = {
     RU (memory_overhead_bytes), "CUDA context, NCCL/cuBLAS workspaces, fragmentation per GPU; absent: the model's stated assumption" },
   { "training", "eval_skip", T_INT, "", 1, "0", 0, 1e6, NULL, FALSE, S_INT, RU (eval_skip),
     "evaluations skipped at the start" },
+
+  /* [reliability]: read by sim/goodput.c through sim_scenario_get_number (SI: rates per second) */
+  { "reliability", "gpu_failures_per_day", T_DOUBLE, "1/day", 1.0 / 86400, "0", 0, 1, NULL, FALSE, S_NONE,
+    NO ("sim/goodput.c"), "job interruptions caused by one GPU per day (GPU, HBM, SRAM, GSP, SDC, thermal)" },
+  { "reliability", "node_failures_per_day", T_DOUBLE, "1/day", 1.0 / 86400, "0", 0, 1, NULL, FALSE, S_NONE,
+    NO ("sim/goodput.c"), "interruptions per node (host, tray) per day: host maintenance, CPU, DRAM, PSU, SSD, board" },
+  { "reliability", "nic_failures_per_day", T_DOUBLE, "1/day", 1.0 / 86400, "0", 0, 1, NULL, FALSE, S_NONE,
+    NO ("sim/goodput.c"), "interruptions per scale-out NIC per day" },
+  { "reliability", "switch_failures_per_day", T_DOUBLE, "1/day", 1.0 / 86400, "0", 0, 1, NULL, FALSE, S_NONE,
+    NO ("sim/goodput.c"), "interruptions per fabric switch per day (switches counted by the topology)" },
+  { "reliability", "link_failures_per_day", T_DOUBLE, "1/day", 1.0 / 86400, "0", 0, 1, NULL, FALSE, S_NONE,
+    NO ("sim/goodput.c"), "interruptions per scale-out cable per day (NIC-leaf, leaf-spine, spine-core cables)" },
+  { "reliability", "software_failures_per_day", T_DOUBLE, "1/day", 1.0 / 86400, "0", 0, 10, NULL, FALSE, S_NONE,
+    NO ("sim/goodput.c"), "interruptions per node per day from software (bugs, NCCL timeouts, dependencies)" },
+  { "reliability", "distribution", T_ENUM, "", 1, "exponential", 0, 0, "exponential, weibull", FALSE, S_NONE,
+    NO ("SimGoodputParams.distribution"), "job inter-failure times: exponential (Poisson) or weibull" },
+  { "reliability", "weibull_shape", T_DOUBLE, "", 1, "1", 0.1, 10, NULL, FALSE, S_NONE,
+    NO ("SimGoodputParams.weibull_shape"), "Weibull shape k (< 1: failures cluster; 1: exponential)" },
+  { "reliability", "checkpoint_GB", T_DOUBLE, "GB", 1e9, OPT, 0.001, 1e9, NULL, FALSE, S_NONE,
+    NO ("sim/goodput.c"), "checkpoint size; absent: weights + optimizer state of the model and plan" },
+  { "reliability", "write_GBps_per_gpu", T_DOUBLE, "GB/s", 1e9, "0", 0, 1e4, NULL, FALSE, S_NONE,
+    NO ("sim/goodput.c"), "checkpoint write rate one GPU's writer reaches (local NVMe, client link); 0: no limit" },
+  { "reliability", "write_GBps_aggregate", T_DOUBLE, "GB/s", 1e9, "0", 0, 1e7, NULL, FALSE, S_NONE,
+    NO ("sim/goodput.c"), "storage write rate of the whole job (parallel file system, blob); 0: no limit" },
+  { "reliability", "read_GBps_per_gpu", T_DOUBLE, "GB/s", 1e9, "0", 0, 1e4, NULL, FALSE, S_NONE,
+    NO ("sim/goodput.c"), "checkpoint read rate per GPU on restart; 0: as write_GBps_per_gpu" },
+  { "reliability", "read_GBps_aggregate", T_DOUBLE, "GB/s", 1e9, "0", 0, 1e7, NULL, FALSE, S_NONE,
+    NO ("sim/goodput.c"), "storage read rate of the whole job on restart; 0: as write_GBps_aggregate" },
+  { "reliability", "async_checkpoint", T_BOOL, "", 1, "false", 0, 0, NULL, FALSE, S_NONE,
+    NO ("sim/goodput.c"), "training blocks only for a device-to-host snapshot; the write runs behind it" },
+  { "reliability", "snapshot_GBps_per_gpu", T_DOUBLE, "GB/s", 1e9, "0", 0, 1e4, NULL, FALSE, S_NONE,
+    NO ("sim/goodput.c"), "device-to-host copy rate of an asynchronous snapshot; required with async_checkpoint" },
+  { "reliability", "reinit_s", T_DOUBLE, "s", 1, "0", 0, 1e6, NULL, FALSE, S_NONE,
+    NO ("sim/goodput.c"), "after an interruption: detection, rescheduling, process and NCCL start-up" },
+  { "reliability", "warmup_s", T_DOUBLE, "s", 1, "0", 0, 1e6, NULL, FALSE, S_NONE,
+    NO ("sim/goodput.c"), "after reloading: until steps run at full speed (compilation, data loader, caches)" },
+  { "reliability", "repair_h", T_DOUBLE, "h", 3600, "0", 0, 1e5, NULL, FALSE, S_NONE,
+    NO ("SimGoodputParams.repair_s"), "a node taken out by a hardware failure is back after this; 0: at once" },
+  { "reliability", "spare_nodes", T_INT, "", 1, "0", 0, 1e6, NULL, FALSE, S_NONE,
+    NO ("SimGoodputParams.spare_nodes"), "hot spare nodes that replace a failed one at once (with repair_h > 0)" },
+  { "reliability", "checkpoint_interval_min", T_DOUBLE, "min", 60, "0", 0, 1e8, NULL, FALSE, S_NONE,
+    NO ("SimGoodputParams.interval_s"), "training time between checkpoints; 0: Daly's optimum" },
+
+  /* [cost]: read by sim/cost.c */
+  { "cost", "usd_per_gpu_hour", T_DOUBLE, "USD/h", 1, "0", 0, 1e4, NULL, FALSE, S_NONE, NO ("sim/cost.c"),
+    "all-in price of one GPU-hour (cloud); 0: capex + energy below" },
+  { "cost", "capex_usd_per_gpu", T_DOUBLE, "USD", 1, "0", 0, 1e8, NULL, FALSE, S_NONE, NO ("sim/cost.c"),
+    "purchase price per GPU with its share of servers, network and facility" },
+  { "cost", "amortization_years", T_DOUBLE, "years", 1, "0", 0, 50, NULL, FALSE, S_NONE, NO ("sim/cost.c"),
+    "years over which capex is spread (every hour of them billed); required with capex_usd_per_gpu" },
+  { "cost", "usd_per_kWh", T_DOUBLE, "USD/kWh", 1, "0", 0, 100, NULL, FALSE, S_NONE, NO ("sim/cost.c"),
+    "electricity price (added to capex; included in usd_per_gpu_hour)" },
+  { "cost", "gpu_busy_W", T_DOUBLE, "W", 1, "0", 0, 1e5, NULL, FALSE, S_NONE, NO ("sim/cost.c"),
+    "GPU power while computing; 0: hardware tdp_W" },
+  { "cost", "gpu_idle_W", T_DOUBLE, "W", 1, "0", 0, 1e5, NULL, FALSE, S_NONE, NO ("sim/cost.c"),
+    "GPU power while idle (waiting, restarting)" },
+  { "cost", "gpu_utilization", T_DOUBLE, "", 1, "1", 0, 1, NULL, FALSE, S_NONE, NO ("sim/cost.c"),
+    "share of a training step the GPU draws busy power: P = idle + (busy - idle) x utilization" },
+  { "cost", "node_W", T_DOUBLE, "W", 1, "0", 0, 1e6, NULL, FALSE, S_NONE, NO ("sim/cost.c"),
+    "power per node besides its GPUs and scale-out NICs (CPUs, memory, NVSwitch, fans)" },
+  { "cost", "nic_W", T_DOUBLE, "W", 1, "0", 0, 1e4, NULL, FALSE, S_NONE, NO ("sim/cost.c"), "power per scale-out NIC" },
+  { "cost", "switch_W", T_DOUBLE, "W", 1, "0", 0, 1e6, NULL, FALSE, S_NONE, NO ("sim/cost.c"),
+    "power per fabric switch (switches counted by the topology)" },
+  { "cost", "pue", T_DOUBLE, "", 1, "1", 1, 5, NULL, FALSE, S_NONE, NO ("sim/cost.c"),
+    "power usage effectiveness: facility energy / IT energy" },
+  { "cost", "grid_kgCO2e_per_kWh", T_DOUBLE, "kgCO2e/kWh", 1, "0", 0, 5, NULL, FALSE, S_NONE, NO ("sim/cost.c"),
+    "carbon intensity of the electricity" },
 };
 
 /* ---------------------------------------------------------------------------------------------- */
@@ -380,7 +447,7 @@ key_enums (const Key *k)
 static const char *
 group_list (void)
 {
-  return "scenario, model, parallel, hardware, cluster, fabric, training";
+  return "scenario, model, parallel, hardware, cluster, fabric, training, reliability, cost";
 }
 
 SimScenario *
