@@ -11,7 +11,7 @@ mode=${1:-run}
 [ $# -gt 0 ] && shift
 
 pkgs="build-essential autoconf automake libtool pkg-config libglib2.0-dev libglib2.0-dev-bin \
-libgsl-dev libjson-glib-dev gnuplot-nox libopenmpi-dev openmpi-bin"
+libgsl-dev libjson-glib-dev gnuplot-nox libopenmpi-dev openmpi-bin fortunes"
 missing=""
 for p in $pkgs; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'ok installed' || missing="$missing $p"

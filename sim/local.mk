@@ -1,6 +1,6 @@
 # The trainsim binary. Library modules come from the per-area fragments below.
 bin_PROGRAMS += trainsim
-trainsim_SOURCES = sim/main.c sim/cmd.h sim/cmd_run.c
+trainsim_SOURCES = sim/main.c sim/cmd.h sim/cmd_run.c sim/cmd_fit.c sim/cmd_calib_plan.c
 trainsim_LDADD = $(TRAINSIM_LIBS)
 libtrainsim_a_SOURCES += sim/gpu.h sim/link.h sim/topology.h sim/engine.h sim/flow.h
 

@@ -16,6 +16,8 @@ static const Command commands[] = {
   { "run", sim_cmd_run, "predict one scenario (files merged in order, then --set overrides)" },
   { "topology", sim_cmd_topology, "build a scenario's cluster; print switches per tier, links, bisection" },
   { "collective", sim_cmd_collective, "predicted nccl-tests rows for one collective over a plan group" },
+  { "fit", sim_cmd_fit, "fit a hardware profile layer from benchmark TSVs and nccl-tests output" },
+  { "calib-plan", sim_cmd_calib_plan, "GEMM/attention shapes and collective sizes a scenario needs measured" },
 };
 
 static void
