@@ -18,6 +18,7 @@ static const Command commands[] = {
   { "collective", sim_cmd_collective, "predicted nccl-tests rows for one collective over a plan group" },
   { "fit", sim_cmd_fit, "fit a hardware profile layer from benchmark TSVs and nccl-tests output" },
   { "calib-plan", sim_cmd_calib_plan, "GEMM/attention shapes and collective sizes a scenario needs measured" },
+  { "compare", sim_cmd_compare, "predicted vs measured step time and phases for a trainsim-trainer run" },
 };
 
 static void
