@@ -11,3 +11,4 @@ int sim_cmd_fit (int argc, char **argv);
 int sim_cmd_calib_plan (int argc, char **argv);
 int sim_cmd_goodput (int argc, char **argv);
 int sim_cmd_straggler (int argc, char **argv);
+int sim_cmd_compare (int argc, char **argv);

@@ -10,3 +10,4 @@ include sim/net.mk
 include sim/collective.mk
 include sim/runner.mk
 include sim/goodput.mk
+include sim/compare.mk

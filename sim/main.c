@@ -18,6 +18,7 @@ static const Command commands[] = {
   { "topology", sim_cmd_topology, "build a scenario's cluster; print switches per tier, links, bisection" },
   { "fit", sim_cmd_fit, "fit a hardware profile layer from benchmark TSVs and nccl-tests output" },
   { "calib-plan", sim_cmd_calib_plan, "GEMM/attention shapes and collective sizes a scenario needs measured" },
+  { "compare", sim_cmd_compare, "predicted vs measured step time and phases for a trainsim-trainer run" },
   { "straggler", sim_cmd_straggler, "step-time distribution under compute jitter and slow GPUs (--full)" },
   { "goodput", sim_cmd_goodput, "expected time to train and goodput under failures and checkpoints; cost" },
 };

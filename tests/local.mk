@@ -22,3 +22,4 @@ include tests/collective.mk
 include tests/calib.mk
 include tests/trainer.mk
 include tests/goodput.mk
+include tests/compare.mk
