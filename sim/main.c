@@ -14,6 +14,8 @@ typedef struct {
 
 static const Command commands[] = {
   { "run", sim_cmd_run, "predict one scenario (files merged in order, then --set overrides)" },
+  { "sweep", sim_cmd_sweep, "what-if grid over any scenario keys (--vary); scaling efficiency; MPI" },
+  { "search", sim_cmd_search, "best valid parallelism plans under the memory limit, ranked; MPI" },
   { "topology", sim_cmd_topology, "build a scenario's cluster; print switches per tier, links, bisection" },
 };
 

@@ -19,3 +19,4 @@ include tests/net.mk
 include tests/collective.mk
 include tests/calib.mk
 include tests/trainer.mk
+include tests/planning.mk

@@ -1,0 +1,12 @@
+/* Renders the gnuplot scripts of plots/ (`gnuplot -c plots/NAME.gp IN OUT`, the output format from
+ * OUT's extension) for `--plots DIR`: each plot as DIR/BASE.png (pngcairo) and DIR/BASE.svg.
+ * Scripts are looked up in $TRAINSIM_PLOTS_DIR, then the source tree the binary was built from,
+ * then the installed data directory. */
+#pragma once
+#include <glib.h>
+
+/* Creates `dir` if needed. */
+gboolean sim_plots_prepare_dir (const char *dir, GError **error);
+/* Renders plots/<script>.gp on `in_tsv` into dir/base.png and dir/base.svg. */
+gboolean sim_plots_render (const char *script, const char *in_tsv, const char *dir, const char *base,
+                           GError **error);

@@ -1,0 +1,7 @@
+# Planning tools: closed-form estimate, sweep rows, progress, search; the sweep and search commands.
+check_PROGRAMS += tests/test-planning
+TESTS += tests/test-planning
+tests_test_planning_SOURCES = tests/test-planning.c
+tests_test_planning_LDADD = $(TEST_LIBS)
+TESTS += tests/sweep-cmd.sh
+dist_noinst_SCRIPTS += tests/sweep-cmd.sh
