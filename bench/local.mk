@@ -5,3 +5,4 @@ include bench/engine.mk
 include bench/collective.mk
 bench: $(bench_targets)
 .PHONY: bench
+include bench/search.mk

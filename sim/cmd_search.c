@@ -393,17 +393,30 @@ sim_cmd_search (int argc, char **argv)
           fclose (f);
           if ((f = fopen (bp, "w")))
             {
-              fprintf (f, "# trainsim search: top plans, step breakdown\nplan");
+              fprintf (f, "# trainsim search: top plans (one of each group of equal ones) and the scenario's plan\n"
+                         "plan (rank: tp pp vpp cp micro-batch recompute ZeRO)");
               for (int k = 0; k < SIM_EST_COUNT; k++)
                 fprintf (f, "\t%s_s", sim_estimate_part_name (k));
               fprintf (f, "\n");
-              for (guint i = 0; i < shown; i++)
+              static const char *const rcs[] = { "none", "sel", "full" };
+              guint printed = 0;
+              for (guint i = 0; i < ranked->len && printed < shown; i++, printed++)
                 {
                   const SimSearchCandidate *c = &g_array_index (ranked, SimSearchCandidate, i);
-                  fprintf (f, "#%u_tp%d.pp%d.vpp%d.cp%d.mbs%d", i + 1, c->plan.tp, c->plan.pp, c->plan.vpp, c->plan.cp,
-                           c->plan.micro_batch);
+                  fprintf (f, "%u: tp%d pp%d vpp%d cp%d mbs%d rc-%s z%d", i + 1, c->plan.tp, c->plan.pp, c->plan.vpp,
+                           c->plan.cp, c->plan.micro_batch, rcs[c->plan.recompute], c->plan.zero);
                   for (int k = 0; k < SIM_EST_COUNT; k++)
                     fprintf (f, "\t%.6g", c->confirmed_part_s[k]);
+                  fprintf (f, "\n");
+                  while (i + 1 < ranked->len && same_shape (c, &g_array_index (ranked, SimSearchCandidate, i + 1)))
+                    i++;
+                }
+              if (own_ok)
+                {
+                  fprintf (f, "scenario: tp%d pp%d vpp%d cp%d mbs%d rc-%s z%d", own->tp, own->pp, own->vpp, own->cp,
+                           own->micro_batch, rcs[own->recompute], own->zero);
+                  for (int k = 0; k < SIM_EST_COUNT; k++)
+                    fprintf (f, "\t%.6g", own_c.confirmed_part_s[k]);
                   fprintf (f, "\n");
                 }
               fclose (f);

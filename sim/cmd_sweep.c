@@ -5,6 +5,7 @@
  * the table from the rows alone: a resumed, a distributed and a serial sweep print the same bytes.
  * Exit status: 0 ok (invalid points are rows, not failures), 1 output failed, 2 bad usage. */
 #include "config.h"
+#include <math.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -77,12 +78,16 @@ write_plots (const SimSweep *sw, SimSweepRow *const *rows, guint n, const double
     }
   sim_sweep_write (f, sw, rows, n, scaling, weak, SIM_SWEEP_TSV, argv_text);
   fclose (f);
-  fprintf (fb, "# trainsim sweep: step breakdown per predicted point\nplan");
+  GString *axes = g_string_new (NULL);
+  for (guint i = 0; i < sim_sweep_n_axes (sw); i++)
+    g_string_append_printf (axes, "%s%s", i ? " / " : "", sim_sweep_axis_key (sw, i));
+  fprintf (fb, "# trainsim sweep: step breakdown per predicted point\n%s", axes->str);
   for (int k = 0; k < SIM_EST_COUNT; k++)
     fprintf (fb, "\t%s_s", sim_estimate_part_name (k));
   fprintf (fb, "\n");
   fprintf (fm, "# trainsim sweep: memory per GPU of the fullest pipeline stage (GiB)\n"
-               "plan\tweights_GiB\tgrads_GiB\toptimizer_GiB\tactivations_GiB\tother_GiB\tcapacity_GiB\n");
+               "%s\tweights_GiB\tgrads_GiB\toptimizer_GiB\tactivations_GiB\tother_GiB\tcapacity_GiB\n", axes->str);
+  g_string_free (axes, TRUE);
   for (guint r = 0; r < n; r++)
     {
       if (rows[r]->status == SIM_SWEEP_INVALID)
@@ -108,8 +113,34 @@ write_plots (const SimSweep *sw, SimSweepRow *const *rows, guint n, const double
     return FALSE;
   if (!sim_plots_render ("memory", mem, dir, "memory", error))
     return FALSE;
-  if (scaling && !sim_plots_render ("scaling", tsv, dir, "scaling", error))
-    return FALSE;
+  if (scaling)
+    {
+      /* One curve: the rows of the first values of the other axes (the curve of point 0). */
+      g_autofree char *sp = g_build_filename (dir, "sweep-scaling.tsv", NULL);
+      FILE *fs = fopen (sp, "w");
+      if (!fs)
+        {
+          g_set_error (error, G_FILE_ERROR, G_FILE_ERROR_FAILED, "--plots: cannot write %s", sp);
+          return FALSE;
+        }
+      fprintf (fs, "# trainsim sweep: scaling efficiency\n# scaling:\t%s\ngpus\tstep_s\tefficiency\n", weak ? "weak" : "strong");
+      int ga = -1;
+      for (guint i = 0; i < sim_sweep_n_axes (sw); i++)
+        if (strcmp (sim_sweep_axis_key (sw, i), "cluster.gpus") == 0)
+          ga = (int) i;
+      for (guint r = 0; r < n; r++)
+        {
+          gboolean same = TRUE;
+          for (guint i = 0; i < sim_sweep_n_axes (sw) && n > 0; i++)
+            if ((int) i != ga && strcmp (rows[r]->values[i], rows[0]->values[i]) != 0)
+              same = FALSE;
+          if (same && rows[r]->status == SIM_SWEEP_OK && isfinite (scaling[r]))
+            fprintf (fs, "%d\t%.6g\t%.6g\n", rows[r]->gpus, rows[r]->step_s, scaling[r]);
+        }
+      fclose (fs);
+      if (!sim_plots_render ("scaling", sp, dir, "scaling", error))
+        return FALSE;
+    }
   return TRUE;
 }
 

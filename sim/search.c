@@ -75,11 +75,12 @@ try_plan (Ctx *c, ModelPlan *p, double lb, gboolean *mem_known, gboolean *mem_fi
       *mem_fits = model_memory_check (c->shape, p, c->hw.hbm_bytes, c->hw.memory_overhead_bytes, &mem, NULL);
       *mem_bytes = mem.total_bytes;
       *mem_known = TRUE;
-      if (!*mem_fits)
-        c->st->no_fit++;
     }
   if (!*mem_fits)
-    return;
+    {
+      c->st->no_fit++;
+      return;
+    }
   SimSearchCandidate cand = { 0 };
   cand.plan = *p;
   cand.index = idx;

@@ -61,7 +61,7 @@ typedef struct {
   guint64 enumerated;         /* plans generated */
   guint64 valid;              /* passed model_plan_validate */
   guint64 bound_skipped;      /* skipped by the lower bound (depends on order: not for output) */
-  guint64 no_fit;             /* failed the memory check (those reached) */
+  guint64 no_fit;             /* failed the memory check (of those not skipped by the bound) */
   guint64 estimated;          /* closed-form evaluations */
 } SimSearchStats;
 

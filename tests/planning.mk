@@ -5,3 +5,5 @@ tests_test_planning_SOURCES = tests/test-planning.c
 tests_test_planning_LDADD = $(TEST_LIBS)
 TESTS += tests/sweep-cmd.sh
 dist_noinst_SCRIPTS += tests/sweep-cmd.sh
+TESTS += tests/search-cmd.sh
+dist_noinst_SCRIPTS += tests/search-cmd.sh
