@@ -544,6 +544,17 @@ model_layer_dp_ops (const ModelShape *shape, const ModelPlan *plan, int pp_rank,
     { (double) r.dense, plan->dp * plan->cp, FALSE },
     { (double) r.expert, model_plan_expert_dp (plan), TRUE },
   };
+  /* Tied embeddings over pipeline stages: Megatron all-reduces the word-embedding gradient
+   * between the first and the last stage (its embedding group) before the optimizer. */
+  if (shape->tied_embeddings && plan->pp > 1
+      && (model_plan_chunk_has_embedding (plan, pp_rank, chunk)
+          || model_plan_chunk_has_loss (plan, pp_rank, chunk)))
+    {
+      double bytes = (double) model_shape_padded_vocab (shape, plan->tp) / plan->tp * shape->hidden * gb;
+      ModelOp op = model_op_comm ("embedding_grad_ar", MODEL_PHASE_BWD, MODEL_COLL_ALL_REDUCE,
+                                  MODEL_DIM_PP, 2, bytes);
+      g_array_append_val (ops, op);
+    }
   for (int i = 0; i < 2; i++)
     {
       if (parts[i].params <= 0 || parts[i].group <= 1)

@@ -67,7 +67,9 @@ ModelOp model_layer_pp_op (const ModelShape *shape, const ModelPlan *plan, Model
  *   in BWD (re-gathered before use).
  * Dense parameters use the data-parallel group with context parallelism: dim DP with
  * group_size dp*cp (model_plan_group_ranks mask DP|CP); expert parameters the expert-DP group
- * (expert_group TRUE, group_size edp). No ops when the group has one rank. Where the buckets run
+ * (expert_group TRUE, group_size edp). No ops when the group has one rank. With tied embeddings
+ * and pp > 1 the chunks holding the embedding and the LM head also all-reduce the word-embedding
+ * gradient between the first and last stage (dim PP, group_size 2). Where the buckets run
  * (overlap with backward) is the schedule's choice. */
 void model_layer_dp_ops (const ModelShape *shape, const ModelPlan *plan, int pp_rank, int chunk,
                          GArray *ops);

@@ -11,6 +11,7 @@
 #include "sim/dist.h"
 #include "sim/plots.h"
 #include "sim/progress.h"
+#include "sim/runner.h"
 #include "sim/search.h"
 
 #define GIB (1024.0 * 1024.0 * 1024.0)
@@ -37,13 +38,40 @@ lines_to_candidates (GPtrArray *lines)
   return a;
 }
 
-/* The stage-2 evaluation. The step simulator replaces the closed form here once it is built in. */
-static void
-confirm (const SimScenario *sc, SimSearchCandidate *c)
+/* The stage-2 evaluation: the step simulation of the plan (sim/runner.h), or the closed form again
+ * with --no-simulate. A plan the simulation refuses (a collective the fabric cannot carry) is
+ * dropped with the reason on stderr. */
+static gboolean
+confirm (const SimScenario *sc, gboolean simulate, SimSearchCandidate *c)
 {
-  (void) sc;
-  c->confirmed_s = c->estimate_s;
-  memcpy (c->confirmed_part_s, c->estimate.part_s, sizeof c->confirmed_part_s);
+  if (!simulate)
+    {
+      c->confirmed_s = c->estimate_s;
+      memcpy (c->confirmed_part_s, c->estimate.part_s, sizeof c->confirmed_part_s);
+      return TRUE;
+    }
+  SimCollectiveProfile prof;
+  SimRunnerOptions ro;
+  sim_runner_options_init (&ro);
+  ro.memory_overhead_bytes = sim_scenario_run (sc)->memory_overhead_bytes;
+  SimRunnerResult r;
+  GError *error = NULL;
+  if (!sim_scenario_collective_profile (sc, &prof, &error)
+      || !sim_runner_run (sim_scenario_shape (sc), &c->plan, sim_scenario_gpu (sc), sim_scenario_cluster (sc),
+                          sim_scenario_fabric (sc), &prof, &ro, &r, &error))
+    {
+      g_autofree char *d = sim_search_describe_plan (&c->plan);
+      fprintf (stderr, "trainsim search: %s: dropped: %s\n", d, error->message);
+      g_error_free (error);
+      return FALSE;
+    }
+  double vf = 1.0 + sim_scenario_run (sc)->virtualization_overhead;
+  c->confirmed_s = r.step_ns * 1e-9 * vf;
+  for (int i = 0; i < SIM_EST_COUNT; i++)
+    c->confirmed_part_s[i] = r.breakdown_s[i] * vf;
+  c->estimate.mfu = r.mfu / vf;
+  c->estimate.tokens_per_s = r.tokens_per_s / vf;
+  return TRUE;
 }
 
 /* The parts where a beats b by the most, as "dp −0.120 s, bubble −0.010 s". */
@@ -107,18 +135,20 @@ sim_cmd_search (int argc, char **argv)
   g_auto (GStrv) sets = NULL;
   g_auto (GStrv) files = NULL;
   g_autofree char *format_name = NULL, *plots_dir = NULL;
-  int top = 10, confirm_n = 32, max_mbs = 8;
+  int top = 10, confirm_n = 8, max_mbs = 8;
   double margin = 0.25;
-  gboolean exhaustive = FALSE, verbose = FALSE;
+  gboolean exhaustive = FALSE, verbose = FALSE, no_simulate = FALSE;
   GOptionEntry entries[] = {
     { "set", 's', 0, G_OPTION_ARG_STRING_ARRAY, &sets, "Override one key after the files (repeatable)",
       "GROUP.KEY=VALUE" },
     { "top", 'n', 0, G_OPTION_ARG_INT, &top, "Plans to print (default 10)", "N" },
     { "margin", 0, 0, G_OPTION_ARG_DOUBLE, &margin,
       "Stage-2 window: plans within (1 + M) of the best estimate are confirmed (default 0.25)", "M" },
-    { "confirm", 0, 0, G_OPTION_ARG_INT, &confirm_n, "At most K plans confirmed in stage 2 (default 32)", "K" },
+    { "confirm", 0, 0, G_OPTION_ARG_INT, &confirm_n, "At most K plans simulated in stage 2 (default 8)", "K" },
     { "max-micro-batch", 0, 0, G_OPTION_ARG_INT, &max_mbs, "Largest micro-batch tried (default 8)", "B" },
     { "exhaustive", 0, 0, G_OPTION_ARG_NONE, &exhaustive, "No lower-bound skip in stage 1", NULL },
+    { "no-simulate", 0, 0, G_OPTION_ARG_NONE, &no_simulate,
+      "Stage 2 repeats the closed form instead of simulating each plan (fast, less exact)", NULL },
     { "format", 'f', 0, G_OPTION_ARG_STRING, &format_name, "Output format: text (default) or tsv", "FORMAT" },
     { "plots", 0, 0, G_OPTION_ARG_FILENAME, &plots_dir,
       "Write the TP x PP heat map and the winners' breakdown (TSV, PNG, SVG) into DIR", "DIR" },
@@ -220,7 +250,13 @@ sim_cmd_search (int argc, char **argv)
   g_autofree char *sel = sim_dist_bcast_string (selected_text);
   g_auto (GStrv) sel_lines = g_strsplit (sel, "\n", -1);
   g_autoptr (GPtrArray) conf_lines = g_ptr_array_new_with_free_func (g_free);
-  for (guint i = 0; sel_lines[i] && sel_lines[i][0]; i++)
+  guint n_sel = 0;
+  while (sel_lines[n_sel] && sel_lines[n_sel][0])
+    n_sel++;
+  g_autoptr (SimProgress) progress = sim_progress_new ("plans simulated (this rank)", (n_sel + o.size - 1) / o.size,
+                                                       root && !no_simulate);
+  guint done_here = 0;
+  for (guint i = 0; i < n_sel; i++)
     if ((int) (i % (guint) o.size) == o.rank)
       {
         SimSearchCandidate c = { 0 };
@@ -232,9 +268,11 @@ sim_cmd_search (int argc, char **argv)
         p.sp = c.plan.sp, p.schedule = c.plan.schedule, p.etp = c.plan.etp;
         memcpy (p.order, c.plan.order, sizeof p.order);
         c.plan = p;
-        confirm (sc, &c);
-        g_ptr_array_add (conf_lines, sim_search_candidate_to_line (&c));
+        if (confirm (sc, !no_simulate, &c))
+          g_ptr_array_add (conf_lines, sim_search_candidate_to_line (&c));
+        sim_progress_update (progress, ++done_here);
       }
+  g_clear_pointer (&progress, sim_progress_free);
   g_autoptr (GPtrArray) conf_all = g_ptr_array_new_with_free_func (g_free);
   sim_dist_gather_lines (conf_lines, conf_all);
   if (!root)
@@ -271,10 +309,13 @@ sim_cmd_search (int argc, char **argv)
   gboolean own_ok = sim_estimate_step (sim_scenario_shape (sc), own, &hw, TRUE, &own_c.estimate, &own_err);
   own_c.estimate_s = own_c.estimate.step_s;
   own_c.memory_bytes = own_c.estimate.memory_bytes;
-  if (own_ok)
-    confirm (sc, &own_c);
+  if (own_ok && !confirm (sc, !no_simulate, &own_c))
+    {
+      own_ok = FALSE;
+      g_set_error (&own_err, MODEL_ERROR, MODEL_ERROR_INVALID_PLAN, "the step simulation refused it");
+    }
   guint shown = MIN ((guint) top, ranked->len);
-  const char *conf_name = "closed form (the step simulator is not built in: stage 2 repeats the estimate)";
+  const char *conf_name = no_simulate ? "closed form again (--no-simulate)" : "step simulation (sim/runner.c)";
   if (tsv)
     {
       printf ("# trainsim %s search\n# command: %s\n# stage 2: %s\n", PACKAGE_VERSION, argv_text, conf_name);
@@ -307,7 +348,7 @@ sim_cmd_search (int argc, char **argv)
       printf ("Space: tp, pp, cp dividing %d GPUs; vpp <= %d; micro-batch <= %d; recompute none/selective/full; "
               "ZeRO 0-3, FSDP; TP overlap; order tp,cp,ep,dp,pp or tp,cp,ep,pp,dp\n",
               own->gpus, o.max_vpp, o.max_micro_batch);
-      printf ("Valid plans: %.0f of %.0f enumerated. Within %.0f%% of the best estimate: %u; confirmed: %u.\n",
+      printf ("Valid plans: %.0f of %.0f enumerated. Within %.0f%% of the best estimate: %u; ranked by stage 2: %u.\n",
               counts[1], counts[0], 100.0 * margin, within, ranked->len);
       printf ("Stage 1: closed-form estimate (sim/estimate.c). Stage 2: %s.\n\n", conf_name);
       printf ("%4s %9s %6s %8s %9s  %s\n", "rank", "step s", "MFU %", "mem GiB", "TTT h", "plan");

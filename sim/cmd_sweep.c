@@ -56,7 +56,7 @@ point_label (const SimSweep *sw, const SimSweepRow *r)
 }
 
 static gboolean
-write_plots (const SimSweep *sw, SimSweepRow *const *rows, guint n, const double *scaling, gboolean weak,
+write_plots (const SimSweep *sw, SimSweepRow *const *rows, guint n, const double *scaling, SimSweepScaling mode,
              const char *dir, const char *argv_text, GError **error)
 {
   if (!sim_plots_prepare_dir (dir, error))
@@ -76,7 +76,7 @@ write_plots (const SimSweep *sw, SimSweepRow *const *rows, guint n, const double
         fclose (fm);
       return FALSE;
     }
-  sim_sweep_write (f, sw, rows, n, scaling, weak, SIM_SWEEP_TSV, argv_text);
+  sim_sweep_write (f, sw, rows, n, scaling, mode, SIM_SWEEP_TSV, argv_text);
   fclose (f);
   GString *axes = g_string_new (NULL);
   for (guint i = 0; i < sim_sweep_n_axes (sw); i++)
@@ -123,7 +123,9 @@ write_plots (const SimSweep *sw, SimSweepRow *const *rows, guint n, const double
           g_set_error (error, G_FILE_ERROR, G_FILE_ERROR_FAILED, "--plots: cannot write %s", sp);
           return FALSE;
         }
-      fprintf (fs, "# trainsim sweep: scaling efficiency\n# scaling:\t%s\ngpus\tstep_s\tefficiency\n", weak ? "weak" : "strong");
+      fprintf (fs, "# trainsim sweep: scaling efficiency\n# scaling:\t%s\ngpus\tstep_s\tefficiency\n",
+               mode == SIM_SWEEP_SCALING_WEAK ? "weak" : mode == SIM_SWEEP_SCALING_STRONG ? "strong"
+               : n > 1 && rows[0]->global_batch != rows[n - 1]->global_batch ? "weak" : "strong");
       int ga = -1;
       for (guint i = 0; i < sim_sweep_n_axes (sw); i++)
         if (strcmp (sim_sweep_axis_key (sw, i), "cluster.gpus") == 0)
@@ -152,7 +154,10 @@ sim_cmd_sweep (int argc, char **argv)
   g_auto (GStrv) files = NULL;
   g_autofree char *format_name = NULL, *out_path = NULL, *scaling_name = NULL, *plots_dir = NULL;
   int base_gpus = 0;
+  gboolean estimate = FALSE;
   GOptionEntry entries[] = {
+    { "estimate", 'e', 0, G_OPTION_ARG_NONE, &estimate,
+      "Closed-form estimate only (sim/estimate.c), no step simulation: thousands of points a second", NULL },
     { "set", 's', 0, G_OPTION_ARG_STRING_ARRAY, &sets, "Override one key after the files (repeatable)",
       "GROUP.KEY=VALUE" },
     { "vary", 'v', 0, G_OPTION_ARG_STRING_ARRAY, &varies,
@@ -162,7 +167,8 @@ sim_cmd_sweep (int argc, char **argv)
     { "out", 'o', 0, G_OPTION_ARG_FILENAME, &out_path,
       "Append rows to FILE as they are computed; rerunning the same sweep resumes from it", "FILE" },
     { "scaling", 0, 0, G_OPTION_ARG_STRING, &scaling_name,
-      "Scaling efficiency over cluster.gpus: weak (default; step(base)/step) or strong", "weak|strong" },
+      "Scaling efficiency over cluster.gpus: weak (step(base)/step), strong (step(base)·base/(step·gpus)) "
+      "or auto (default: weak where the global batch grew with the GPUs, else strong)", "auto|weak|strong" },
     { "base-gpus", 0, 0, G_OPTION_ARG_INT, &base_gpus, "Base scale of the efficiency (default: the smallest)", "N" },
     { "plots", 0, 0, G_OPTION_ARG_FILENAME, &plots_dir, "Write sweep.tsv and gnuplot PNG/SVG plots into DIR", "DIR" },
     { G_OPTION_REMAINING, 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &files, NULL, NULL },
@@ -189,14 +195,17 @@ sim_cmd_sweep (int argc, char **argv)
   SimSweepFormat format = SIM_SWEEP_TEXT;
   if (format_name && !sim_sweep_parse_format (format_name, &format))
     return fail ("--format: unknown format; use text, tsv or json", 2);
-  gboolean weak = TRUE;
+  SimSweepScaling mode = SIM_SWEEP_SCALING_AUTO;
   if (scaling_name && strcmp (scaling_name, "strong") == 0)
-    weak = FALSE;
-  else if (scaling_name && strcmp (scaling_name, "weak") != 0)
-    return fail ("--scaling: use weak or strong", 2);
+    mode = SIM_SWEEP_SCALING_STRONG;
+  else if (scaling_name && strcmp (scaling_name, "weak") == 0)
+    mode = SIM_SWEEP_SCALING_WEAK;
+  else if (scaling_name && strcmp (scaling_name, "auto") != 0)
+    return fail ("--scaling: use auto, weak or strong", 2);
   if (!varies || !varies[0])
     return fail ("nothing to sweep; give at least one --vary GROUP.KEY=V1,V2,...", 2);
   g_autoptr (SimSweep) sw = sim_sweep_new ((const char *const *) files, (const char *const *) sets);
+  sim_sweep_set_simulate (sw, !estimate);
   for (int i = 0; varies[i]; i++)
     if (!sim_sweep_add_vary (sw, varies[i], &error))
       {
@@ -341,12 +350,12 @@ sim_cmd_sweep (int argc, char **argv)
       if (scale)
         {
           eff = g_new (double, rows->len);
-          sim_sweep_scaling (sw, rv, rows->len, base_gpus, weak, eff);
+          sim_sweep_scaling (sw, rv, rows->len, base_gpus, mode, eff);
         }
-      sim_sweep_write (stdout, sw, rv, rows->len, eff, weak, format, argv_text);
+      sim_sweep_write (stdout, sw, rv, rows->len, eff, mode, format, argv_text);
       if (fflush (stdout) != 0)
         status = 1;
-      if (plots_dir && !write_plots (sw, rv, rows->len, eff, weak, plots_dir, argv_text, &error))
+      if (plots_dir && !write_plots (sw, rv, rows->len, eff, mode, plots_dir, argv_text, &error))
         {
           fprintf (stderr, "trainsim sweep: %s\n", error->message);
           g_clear_error (&error);

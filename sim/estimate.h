@@ -33,7 +33,6 @@ const char *sim_estimate_part_name (SimEstimatePart p);
 typedef struct {
   double peak_flops[MODEL_DTYPE_COUNT];
   double gemm_eff;                /* large-GEMM efficiency (gpu gemm_eff_max) */
-  double gemm_half_flops;         /* GEMM size at half that efficiency (0: size-independent) */
   double hbm_bytes;
   double hbm_bw_bytes_per_s;      /* × mem_eff */
   double nvlink_bw_bytes_per_s;   /* per GPU per direction × nvlink_eff */
@@ -43,9 +42,26 @@ typedef struct {
   int domain_gpus;                /* GPUs of one NVLink domain the job uses */
   double memory_overhead_bytes;   /* < 0: model/memory.h's default */
   double virtualization_overhead;
+  SimGpuSpec gpu;                 /* kernel durations (sim/gpu.h sim_gpu_kernel_ns) */
 } SimEstimateHw;
 
 void sim_estimate_hw_from_scenario (const SimScenario *sc, SimEstimateHw *out);
+
+/* One micro-batch through one pipeline rank's work, from the op lists (model/layer.h): what the
+ * step estimate multiplies by the micro-batch count. Depends on tp, cp, ep, micro-batch,
+ * recompute, sp, tp_comm_overlap and the placement order, not on pp, vpp, dp or ZeRO, so a search
+ * computes it once per such combination. */
+typedef struct {
+  double layer_compute_s;         /* one average transformer layer, forward + backward (+ recompute) */
+  double layer_attn_s;            /* of which attention cores */
+  double layer_tp_s, layer_tp_exposed_s;
+  double layer_cp_s, layer_cp_exposed_s;
+  double layer_ep_s;              /* all-to-all, blocking */
+  double embedding_s, head_s;     /* first / last stage extras, forward + backward */
+} SimEstimateLayer;
+
+void sim_estimate_layer (const ModelShape *shape, const ModelPlan *plan, const SimEstimateHw *hw,
+                         SimEstimateLayer *out);
 
 typedef struct {
   double step_s;
@@ -58,12 +74,15 @@ typedef struct {
   gboolean fits;
 } SimEstimate;
 
-/* GEMM efficiency of the plan: gemm_eff · G / (G + G_half), G the FLOPs of the MLP's first GEMM of
- * one micro-batch on one rank, 2·(b·s/cp)·h·ffn/tp (the profile's saturation curve, sim/gpu.h). */
-double sim_estimate_gemm_eff (const ModelShape *shape, const ModelPlan *plan, const SimEstimateHw *hw);
-
 /* Estimates one step. FALSE (with the reason) when the plan is invalid for the shape, the GPU
  * has no peak at the matmul dtype, or the plan does not fit in memory (then *out still holds the
  * memory figure and fits = FALSE). `check_memory` FALSE skips the memory check. */
 gboolean sim_estimate_step (const ModelShape *shape, const ModelPlan *plan, const SimEstimateHw *hw,
                             gboolean check_memory, SimEstimate *out, GError **error);
+/* The same with the micro-batch work already computed (sim_estimate_layer of this plan). */
+gboolean sim_estimate_step_with (const ModelShape *shape, const ModelPlan *plan, const SimEstimateHw *hw,
+                                 const SimEstimateLayer *layer, gboolean check_memory, SimEstimate *out,
+                                 GError **error);
+/* Compute + bubble of the estimate (a lower bound of its step), from the micro-batch work. */
+double sim_estimate_lower_bound (const ModelShape *shape, const ModelPlan *plan, const SimEstimateHw *hw,
+                                 const SimEstimateLayer *layer);

@@ -8,4 +8,5 @@ include sim/scenario.mk
 include sim/engine.mk
 include sim/net.mk
 include sim/collective.mk
+include sim/runner.mk
 include sim/planning.mk

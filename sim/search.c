@@ -12,7 +12,7 @@ sim_search_options_init (SimSearchOptions *o)
 {
   memset (o, 0, sizeof *o);
   o->margin = 0.25;
-  o->confirm = 32;
+  o->confirm = 8;
   o->max_micro_batch = 8;
   o->max_cp = 16;
   o->max_vpp = 16;
@@ -35,27 +35,30 @@ typedef struct {
   SimSearchStats *st;
   double best;              /* best estimate seen by this worker */
   guint index;
-  double attn_fwd_per_token, layer_flops_per_token;
-  double *model_flops_per_token; /* by log2(tp) slot, lazily */
+  GHashTable *layers;       /* gint64 key -> SimEstimateLayer */
 } Ctx;
 
-/* Compute + bubble of the estimate: a lower bound of it. */
-static double
-lower_bound (Ctx *c, const ModelPlan *p, double model_flops_per_token)
+/* The micro-batch work of a plan, cached: it depends on tp, cp, ep, micro-batch, recompute,
+ * overlap and order only (sim/estimate.h). */
+static const SimEstimateLayer *
+layer_of (Ctx *c, const ModelPlan *p, int order_index)
 {
-  double tokens = (double) p->global_batch * c->shape->seq_len;
-  double f = model_flops_per_token;
-  if (p->recompute == MODEL_RECOMPUTE_FULL)
-    f += c->layer_flops_per_token / 3.0;
-  else if (p->recompute == MODEL_RECOMPUTE_SELECTIVE)
-    f += c->attn_fwd_per_token;
-  double compute = f * tokens / (p->gpus * c->hw.peak_flops[p->matmul_dtype] * sim_estimate_gemm_eff (c->shape, p, &c->hw));
-  int m = model_plan_microbatches (p);
-  return (compute + (p->pp - 1.0) / p->vpp * compute / m) * (1.0 + c->hw.virtualization_overhead);
+  gint64 key = ((((((gint64) p->tp * 4096 + p->cp) * 65536 + p->ep) * 4096 + p->micro_batch) * 4 + p->recompute) * 2
+                + p->tp_comm_overlap) * 8 + order_index;
+  SimEstimateLayer *ly = g_hash_table_lookup (c->layers, &key);
+  if (!ly)
+    {
+      ly = g_new (SimEstimateLayer, 1);
+      sim_estimate_layer (c->shape, p, &c->hw, ly);
+      gint64 *k = g_new (gint64, 1);
+      *k = key;
+      g_hash_table_insert (c->layers, k, ly);
+    }
+  return ly;
 }
 
 static void
-try_plan (Ctx *c, ModelPlan *p, double lb, gboolean *mem_known, gboolean *mem_fits, double *mem_bytes)
+try_plan (Ctx *c, ModelPlan *p, int order_index, gboolean *mem_known, gboolean *mem_fits, double *mem_bytes)
 {
   guint idx = c->index++;
   c->st->enumerated++;
@@ -64,7 +67,9 @@ try_plan (Ctx *c, ModelPlan *p, double lb, gboolean *mem_known, gboolean *mem_fi
   if (!model_plan_validate (p, c->shape, NULL))
     return;
   c->st->valid++;
-  if (!c->o->exhaustive && c->best < INFINITY && lb > c->best * (1.0 + c->o->margin))
+  const SimEstimateLayer *ly = layer_of (c, p, order_index);
+  if (!c->o->exhaustive && c->best < INFINITY
+      && sim_estimate_lower_bound (c->shape, p, &c->hw, ly) > c->best * (1.0 + c->o->margin))
     {
       c->st->bound_skipped++;
       return;
@@ -84,7 +89,7 @@ try_plan (Ctx *c, ModelPlan *p, double lb, gboolean *mem_known, gboolean *mem_fi
   SimSearchCandidate cand = { 0 };
   cand.plan = *p;
   cand.index = idx;
-  if (!sim_estimate_step (c->shape, p, &c->hw, FALSE, &cand.estimate, NULL))
+  if (!sim_estimate_step_with (c->shape, p, &c->hw, ly, FALSE, &cand.estimate, NULL))
     return;
   c->st->estimated++;
   cand.estimate.memory_bytes = *mem_bytes;
@@ -143,11 +148,7 @@ sim_search_stage1 (const SimScenario *sc, const SimSearchOptions *o, GArray *out
   sim_estimate_hw_from_scenario (sc, &c.hw);
   const ModelPlan *base = sim_scenario_plan (sc);
   const ModelShape *s = c.shape;
-  c.attn_fwd_per_token = 2.0 * s->layers * s->heads * (double) s->head_dim * (s->seq_len + 1.0);
-  double lp = 0;
-  for (int l = 0; l < s->layers; l++)
-    lp += 6.0 * (double) model_shape_layer_matmul_params (s, l);
-  c.layer_flops_per_token = lp + 3.0 * c.attn_fwd_per_token;
+  c.layers = g_hash_table_new_full (g_int64_hash, g_int64_equal, g_free, g_free);
   const int gpus = base->gpus;
   const int gbs = base->global_batch;
   int tps[64], pps[64], cps[64], eps[64], vpps[64], mbss[64];
@@ -155,7 +156,6 @@ sim_search_stage1 (const SimScenario *sc, const SimSearchOptions *o, GArray *out
   for (int a = 0; a < ntp; a++)
     {
       int tp = tps[a];
-      double mf_token = model_flops_closed_form (s, model_shape_padded_vocab (s, tp), 1.0);
       int npp = divisors (gpus / tp, s->layers + 2, pps, 64);
       for (int b = 0; b < npp; b++)
         {
@@ -180,6 +180,10 @@ sim_search_stage1 (const SimScenario *sc, const SimSearchOptions *o, GArray *out
                     for (int rc = 0; rc < 3; rc++)
                       for (int z = 0; z < 6; z++)
                         {
+                          if (o->keep_zero && (z < 4 ? z : z - 2) != base->zero)
+                            continue;
+                          if (o->keep_zero && (z >= 4) != (base->fsdp != 0))
+                            continue;
                           /* zero 0, 1, 2, 3, then 2 and 3 with FSDP collectives. */
                           ModelPlan p = *base;
                           p.tp = tp, p.pp = pp, p.cp = cp, p.dp = dp, p.vpp = vpps[v], p.ep = eps[e];
@@ -191,20 +195,23 @@ sim_search_stage1 (const SimScenario *sc, const SimSearchOptions *o, GArray *out
                           p.schedule = p.vpp > 1 ? MODEL_SCHED_INTERLEAVED : MODEL_SCHED_1F1B;
                           if (p.etp > tp)
                             p.etp = 0;
-                          double lb = lower_bound (&c, &p, mf_token);
                           gboolean mem_known = FALSE, mem_fits = FALSE;
                           double mem_bytes = 0;
                           for (int ov = 0; ov < (tp > 1 ? 2 : 1); ov++)
-                            for (gsize od = 0; od < G_N_ELEMENTS (orders); od++)
+                            for (gsize od = 0; od < (o->keep_order ? 1 : G_N_ELEMENTS (orders)); od++)
                               {
                                 p.tp_comm_overlap = ov == 1;
-                                memcpy (p.order, orders[od], sizeof p.order);
-                                try_plan (&c, &p, lb, &mem_known, &mem_fits, &mem_bytes);
+                                if (o->keep_order)
+                                  memcpy (p.order, base->order, sizeof p.order);
+                                else
+                                  memcpy (p.order, orders[od], sizeof p.order);
+                                try_plan (&c, &p, (int) od, &mem_known, &mem_fits, &mem_bytes);
                               }
                         }
             }
         }
     }
+  g_hash_table_unref (c.layers);
 }
 
 static int
@@ -233,9 +240,19 @@ sim_search_select (GArray *cands, const SimSearchOptions *o)
     return;
   double best = g_array_index (cands, SimSearchCandidate, 0).estimate_s;
   guint keep = 0;
-  while (keep < cands->len && keep < o->confirm
-         && g_array_index (cands, SimSearchCandidate, keep).estimate_s <= best * (1.0 + o->margin))
-    keep++;
+  for (guint i = 0; i < cands->len && keep < o->confirm; i++)
+    {
+      SimSearchCandidate *c = &g_array_index (cands, SimSearchCandidate, i);
+      if (c->estimate_s > best * (1.0 + o->margin))
+        break;
+      /* Plans the closed form cannot tell apart (the same estimate: usually placement orders or
+       * ZeRO stages that change nothing it models) are represented by the first enumerated. */
+      if (keep > 0 && g_array_index (cands, SimSearchCandidate, keep - 1).estimate_s == c->estimate_s)
+        continue;
+      if (keep != i)
+        g_array_index (cands, SimSearchCandidate, keep) = *c;
+      keep++;
+    }
   g_array_set_size (cands, keep);
 }
 

@@ -1,7 +1,8 @@
 /* Parallelism search: every plan of a scenario's model on its cluster (same GPUs, same global
  * batch, same dtypes), ranked by predicted step time.
  *
- * Space: tp, pp, cp dividing the GPU count (dp = gpus / (tp·pp·cp)), vpp, ep (MoE), micro-batch,
+ * Space (the scenario fixes the model, GPUs, global batch, dtypes, dp_overlap and bucket size):
+ * tp, pp, cp dividing the GPU count (dp = gpus / (tp·pp·cp)), vpp, ep (MoE), micro-batch,
  * recompute (none, selective, full), ZeRO 0–3 and FSDP (zero ≥ 2), TP communication overlap,
  * and the placement order (`tp,cp,ep,dp,pp` or `tp,cp,ep,pp,dp`); sequence parallelism is on
  * whenever tp > 1. A plan must pass model_plan_validate and fit (model_memory_check).
@@ -12,8 +13,9 @@
  *     adds non-negative terms to them), already exceeds (1 + margin) × the best estimate so far:
  *     such a plan can never be within the margin of the best.
  *  2. Pruning rule: the plans whose estimate is within (1 + margin) of the best estimate, at most
- *     `confirm` of them in estimate order, are evaluated by `confirm_fn` (the full simulation when it
- *     is built in); the ranking is by the confirmed time. The rule keeps the true best as long as the
+ *     `confirm` of them in estimate order (plans with the same estimate count once: the first
+ *     enumerated stands for them), are simulated (sim/runner.h); the ranking is by the simulated
+ *     time. The rule keeps the true best as long as the
  *     estimate's error relative to the confirmation is below the margin: tests/test-planning.c checks
  *     on small cases that the pruned search returns the exhaustive search's best.
  * Ties are broken by enumeration order, so the result does not depend on how the work was split. */
@@ -34,10 +36,6 @@ typedef struct {
   double memory_bytes;
 } SimSearchCandidate;
 
-/* Confirms one plan: its step time and breakdown. FALSE with a reason: the plan is dropped. */
-typedef gboolean (*SimSearchConfirmFn) (const SimScenario *sc, const ModelPlan *plan, gpointer data,
-                                        double *step_s, double part_s[SIM_EST_COUNT], GError **error);
-
 typedef struct {
   int tp, pp;
   double best_s;
@@ -45,7 +43,9 @@ typedef struct {
 
 typedef struct {
   double margin;              /* stage-2 window (default 0.25) */
-  guint confirm;              /* stage-2 size cap (default 32) */
+  guint confirm;              /* stage-2 size cap (default 8, as trainsim search's --confirm) */
+  gboolean keep_zero;         /* only the scenario's ZeRO stage and FSDP setting */
+  gboolean keep_order;        /* only the scenario's placement order */
   gboolean exhaustive;        /* no lower-bound skip, every valid plan estimated (for tests) */
   int max_micro_batch;        /* default 8 */
   int max_cp;                 /* default 16 */

@@ -1,6 +1,6 @@
 /* Parameter sweeps over scenario keys: grid, evaluation, row format, resume log, table output.
- * See sim/sweep.h. The prediction of a point is sim/estimate.h's closed form (the step simulator
- * replaces it when it is built in; the `model` provenance line says which). */
+ * See sim/sweep.h. A point is predicted by the step simulator (sim/runner.h) or, with --estimate,
+ * by sim/estimate.h's closed form; the `model` provenance line says which. */
 #include "config.h"
 #include <errno.h>
 #include <math.h>
@@ -9,6 +9,7 @@
 #include <unistd.h>
 #include "sim/sweep.h"
 #include "model/plan.h"
+#include "sim/runner.h"
 
 G_DEFINE_QUARK (sim-sweep-error-quark, sim_sweep_error)
 
@@ -23,7 +24,26 @@ struct SimSweep {
   char **files;
   char **sets;
   GPtrArray *axes;  /* Axis* */
+  gboolean simulate;
 };
+
+void
+sim_sweep_set_simulate (SimSweep *sw, gboolean simulate)
+{
+  sw->simulate = simulate;
+}
+
+gboolean
+sim_sweep_get_simulate (const SimSweep *sw)
+{
+  return sw->simulate;
+}
+
+static const char *
+model_name (const SimSweep *sw)
+{
+  return sw->simulate ? "step simulation (sim/runner.c)" : "closed-form estimate (sim/estimate.c)";
+}
 
 static const char *const status_names[] = { "ok", "invalid", "no-fit" };
 
@@ -74,6 +94,7 @@ sim_sweep_new (const char *const *files, const char *const *sets)
   sw->files = g_strdupv ((char **) (files ? files : (const char *const[]) { NULL }));
   sw->sets = g_strdupv ((char **) (sets ? sets : (const char *const[]) { NULL }));
   sw->axes = g_ptr_array_new_with_free_func (axis_free);
+  sw->simulate = TRUE;
   return sw;
 }
 
@@ -256,6 +277,40 @@ sim_sweep_eval (const SimSweep *sw, guint index, SimSweepRow *row, GError **erro
     }
   const ModelPlan *plan = sim_scenario_plan (sc);
   fill_plan (row, plan);
+  if (sw->simulate)
+    {
+      SimPredictOptions po = { 0 };
+      sim_runner_options_init (&po.run);
+      po.run.memory_overhead_bytes = sim_scenario_run (sc)->memory_overhead_bytes;
+      SimRunnerPrediction pred;
+      if (!sim_runner_predict (sc, &po, &pred, &err))
+        {
+          /* Every failure here is the point's: invalid plan, no fit, a collective the fabric
+           * cannot carry. */
+          row->status = g_error_matches (err, MODEL_ERROR, MODEL_ERROR_OUT_OF_MEMORY) ? SIM_SWEEP_NO_FIT
+                                                                                       : SIM_SWEEP_INVALID;
+          row->reason = flatten (err->message);
+          g_error_free (err);
+          ModelMemory mem;
+          model_memory_check (sim_scenario_shape (sc), plan, sim_scenario_gpu (sc)->hbm_bytes,
+                              sim_scenario_run (sc)->memory_overhead_bytes, &mem, NULL);
+          row->memory_bytes = mem.total_bytes;
+          return TRUE;
+        }
+      row->status = SIM_SWEEP_OK;
+      row->step_s = pred.step_s;
+      /* The breakdown sums to the simulated step; scale it to the reported one (VM overhead). */
+      double sim_s = pred.step.step_ns * 1e-9;
+      double f = sim_s > 0 ? pred.step_s / sim_s : 1.0;
+      G_STATIC_ASSERT ((int) SIM_EST_COUNT == (int) SIM_BD_COUNT);
+      for (int i = 0; i < SIM_EST_COUNT; i++)
+        row->part_s[i] = pred.step.breakdown_s[i] * f;
+      row->mfu = pred.step.mfu / f;
+      row->tokens_per_s = pred.step.tokens_per_step / pred.step_s;
+      row->memory_bytes = pred.step.memory_bytes;
+      row->time_to_train_s = pred.time_to_train_s;
+      return TRUE;
+    }
   SimEstimateHw hw;
   sim_estimate_hw_from_scenario (sc, &hw);
   SimEstimate est;
@@ -401,7 +456,7 @@ bad:
 char *
 sim_sweep_signature (const SimSweep *sw)
 {
-  GString *s = g_string_new ("# sweep");
+  GString *s = g_string_new (sw->simulate ? "# sweep" : "# sweep --estimate");
   for (int i = 0; sw->files[i]; i++)
     g_string_append_printf (s, " %s", sw->files[i]);
   for (int i = 0; sw->sets[i]; i++)
@@ -549,7 +604,7 @@ same_curve (const SimSweepRow *a, const SimSweepRow *b, guint n_axes, int skip)
 }
 
 void
-sim_sweep_scaling (const SimSweep *sw, SimSweepRow *const *rows, guint n, int base_gpus, gboolean weak,
+sim_sweep_scaling (const SimSweep *sw, SimSweepRow *const *rows, guint n, int base_gpus, SimSweepScaling mode,
                    double *eff_out)
 {
   int ga = gpus_axis (sw);
@@ -569,6 +624,8 @@ sim_sweep_scaling (const SimSweep *sw, SimSweepRow *const *rows, guint n, int ba
         }
       if (!base || base->step_s <= 0)
         continue;
+      gboolean weak = mode == SIM_SWEEP_SCALING_WEAK
+                      || (mode == SIM_SWEEP_SCALING_AUTO && rows[i]->global_batch != base->global_batch);
       eff_out[i] = weak ? base->step_s / rows[i]->step_s
                         : base->step_s * base->gpus / (rows[i]->step_s * rows[i]->gpus);
     }
@@ -601,14 +658,16 @@ json_number (FILE *out, double v)
 
 void
 sim_sweep_write (FILE *out, const SimSweep *sw, SimSweepRow *const *rows, guint n, const double *scaling,
-                 gboolean weak, SimSweepFormat format, const char *argv_text)
+                 SimSweepScaling mode, SimSweepFormat format, const char *argv_text)
 {
+  gboolean weak = mode == SIM_SWEEP_SCALING_WEAK;
   guint na = sw->axes->len;
-  const char *scale_name = weak ? "weak_scaling_eff" : "strong_scaling_eff";
+  const char *scale_name = mode == SIM_SWEEP_SCALING_AUTO ? "scaling_eff"
+                           : weak ? "weak_scaling_eff" : "strong_scaling_eff";
   if (format == SIM_SWEEP_TSV)
     {
-      fprintf (out, "# trainsim %s sweep\n# command: %s\n# model: closed-form estimate (sim/estimate.c)\n",
-               PACKAGE_VERSION, argv_text ? argv_text : "");
+      fprintf (out, "# trainsim %s sweep\n# command: %s\n# model: %s\n", PACKAGE_VERSION, argv_text ? argv_text : "",
+               model_name (sw));
       for (guint i = 0; i < na; i++)
         fprintf (out, "%s\t", ((Axis *) sw->axes->pdata[i])->key);
       fprintf (out, "status\tgpus\ttp\tpp\tvpp\tcp\tdp\tep\tmicro_batch\tglobal_batch\tstep_s");
@@ -635,8 +694,8 @@ sim_sweep_write (FILE *out, const SimSweep *sw, SimSweepRow *const *rows, guint 
     }
   if (format == SIM_SWEEP_JSON)
     {
-      fprintf (out, "{\n  \"tool\": \"trainsim %s sweep\",\n  \"model\": \"closed-form estimate\",\n  \"command\": ",
-               PACKAGE_VERSION);
+      fprintf (out, "{\n  \"tool\": \"trainsim %s sweep\",\n  \"model\": \"%s\",\n  \"command\": ", PACKAGE_VERSION,
+               model_name (sw));
       json_string (out, argv_text ? argv_text : "");
       fprintf (out, ",\n  \"axes\": [");
       for (guint i = 0; i < na; i++)
@@ -695,7 +754,7 @@ sim_sweep_write (FILE *out, const SimSweep *sw, SimSweepRow *const *rows, guint 
       return;
     }
   /* Text: one line per point; reasons of invalid points below the table. */
-  fprintf (out, "Sweep: %u points (model: closed-form estimate, sim/estimate.c)\n\n", n);
+  fprintf (out, "Sweep: %u points (model: %s)\n\n", n, model_name (sw));
   int w_axis[64];
   for (guint i = 0; i < na && i < 64; i++)
     {
@@ -706,7 +765,8 @@ sim_sweep_write (FILE *out, const SimSweep *sw, SimSweepRow *const *rows, guint 
   for (guint i = 0; i < na && i < 64; i++)
     fprintf (out, "%-*s  ", w_axis[i], ((Axis *) sw->axes->pdata[i])->key);
   fprintf (out, "%-7s %6s %-22s %9s %6s %9s %9s %9s %9s %8s%s\n", "status", "gpus", "plan tp.pp.vpp.cp.dp.ep",
-           "step s", "MFU %", "compute", "comm", "bubble", "mem GiB", "TTT h", scaling ? (weak ? "  weak eff" : "  strong eff") : "");
+           "step s", "MFU %", "compute", "comm", "bubble", "mem GiB", "TTT h",
+           scaling ? (mode == SIM_SWEEP_SCALING_AUTO ? "  scale eff" : weak ? "  weak eff" : "  strong eff") : "");
   for (guint r = 0; r < n; r++)
     {
       const SimSweepRow *w = rows[r];
@@ -751,8 +811,9 @@ sim_sweep_write (FILE *out, const SimSweep *sw, SimSweepRow *const *rows, guint 
         fprintf (out, "): %s\n", rows[r]->reason);
       }
   if (scaling)
-    fprintf (out, "\n%s scaling efficiency: %s, base = %s.\n", weak ? "Weak" : "Strong",
-             weak ? "step(base) / step (global batch per DP replica kept)"
-                  : "step(base)·gpus(base) / (step·gpus) (global batch kept)",
-             "the smallest predicted scale of each curve unless --base-gpus");
+    fprintf (out, "\nScaling efficiency (%s): weak = step(base) / step where the global batch grows with the "
+                  "GPUs, strong = step(base)·gpus(base) / (step·gpus) where it is kept; base: the smallest "
+                  "predicted scale of each curve unless --base-gpus.\n",
+             mode == SIM_SWEEP_SCALING_AUTO ? "weak or strong by whether the global batch grew"
+             : weak ? "weak" : "strong");
 }

@@ -51,6 +51,11 @@ SimSweep *sim_sweep_new (const char *const *files, const char *const *sets);
 void sim_sweep_free (SimSweep *sw);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (SimSweep, sim_sweep_free)
 
+/* Predicts each point with the step simulator (sim/runner.h, the default) or, with FALSE, with the
+ * closed-form estimate only (sim/estimate.h: thousands of points a second). */
+void sim_sweep_set_simulate (SimSweep *sw, gboolean simulate);
+gboolean sim_sweep_get_simulate (const SimSweep *sw);
+
 /* Adds an axis from "group.key=V1,V2,…". Checks the key exists in the scenario key table. */
 gboolean sim_sweep_add_vary (SimSweep *sw, const char *spec, GError **error);
 guint sim_sweep_n_axes (const SimSweep *sw);
@@ -84,10 +89,13 @@ void sim_sweep_log_close (SimSweepLog *log);
 
 /* Scaling efficiency (the axis `cluster.gpus` must be swept): rows that share every other axis
  * value form a curve; its base is the row with `base_gpus` GPUs (0: the smallest OK row). Weak:
- * step(base) / step; strong: step(base)·gpus(base) / (step·gpus). NaN where undefined. */
-void sim_sweep_scaling (const SimSweep *sw, SimSweepRow *const *rows, guint n, int base_gpus, gboolean weak,
+ * step(base) / step; strong: step(base)·gpus(base) / (step·gpus). `mode` picks the formula; AUTO
+ * uses strong where the row's global batch equals the base's and weak where it grew with the
+ * GPUs. NaN where undefined. */
+typedef enum { SIM_SWEEP_SCALING_AUTO, SIM_SWEEP_SCALING_WEAK, SIM_SWEEP_SCALING_STRONG } SimSweepScaling;
+void sim_sweep_scaling (const SimSweep *sw, SimSweepRow *const *rows, guint n, int base_gpus, SimSweepScaling mode,
                         double *eff_out);
 
 /* Prints the table of `rows` (in index order). `scaling` may be NULL (no efficiency column). */
 void sim_sweep_write (FILE *out, const SimSweep *sw, SimSweepRow *const *rows, guint n, const double *scaling,
-                      gboolean weak, SimSweepFormat format, const char *argv_text);
+                      SimSweepScaling mode, SimSweepFormat format, const char *argv_text);

@@ -13,8 +13,19 @@ check () { if eval "$2"; then ok "$1"; else notok "$1"; fi; }
 llama="$src/scenarios/runs/llama31-405b-gb200-mlperf-v6.0.ini"
 gpt3="$src/scenarios/runs/gpt3-175b-mlperf-v3.1.ini"
 
+# The step simulator on a small case (Llama 3.1 8B on 8 and 16 H100): rows with a step time and a
+# breakdown that sums to it (sim/runner.h), and the strong-scaling column (same global batch).
+small="hardware/h100-sxm.ini fabrics/ndr400-rail-optimized.ini models/llama3.1-8b.ini --set parallel.micro_batch=1
+  --set parallel.global_batch=16 --set training.seq_len=2048 --set parallel.zero=1"
+"$bin" sweep $small --vary cluster.gpus=8,16 --vary parallel.tp=1,2 --format tsv >"$tmp/sim.tsv" 2>"$tmp/err"
+check "simulated sweep: 4 ok rows, model named" \
+  '[ "$(awk -F"\t" "!/^#/ && \$3==\"ok\"" "$tmp/sim.tsv" | wc -l)" = 4 ] && grep -q "^# model: step simulation" "$tmp/sim.tsv"'
+check "breakdown sums to the step" \
+  'awk -F"\t" "!/^#/ && \$3==\"ok\" {s=0; for (i=14;i<=22;i++) s+=\$i; if (s < \$13*0.999 || s > \$13*1.001) bad=1} END {exit bad}" "$tmp/sim.tsv"'
+check "strong scaling chosen for a fixed global batch" 'grep -q "scaling_eff" "$tmp/sim.tsv"'
+
 # 3 x 2 grid, TSV: 3 provenance lines, the header, 6 rows; the last axis varies fastest.
-"$bin" sweep "$llama" --vary cluster.gpus=2048,4096,8192 --vary parallel.tp=2,4 --format tsv >"$tmp/g.tsv" 2>"$tmp/err"
+"$bin" sweep --estimate "$llama" --vary cluster.gpus=2048,4096,8192 --vary parallel.tp=2,4 --format tsv >"$tmp/g.tsv" 2>"$tmp/err"
 check "grid: 6 rows after header" '[ "$(grep -vc "^#" "$tmp/g.tsv")" = 7 ]'
 check "grid order: last --vary fastest" \
   '[ "$(grep -v "^#" "$tmp/g.tsv" | sed 1d | cut -f1,2 | tr "\t\n" ":," )" = "2048:2,2048:4,4096:2,4096:4,8192:2,8192:4," ]'
@@ -26,23 +37,23 @@ check "no-fit points kept with reason" \
 check "weak efficiency is 1 at the base" \
   '[ "$(awk -F"\t" "!/^#/ && \$1==2048 && \$2==4 {print \$(NF-1)}" "$tmp/g.tsv")" = 1 ]'
 # Strong scaling with the base at 4,096: efficiency there is 1.
-"$bin" sweep "$llama" --vary cluster.gpus=4096,8192 --scaling strong --base-gpus 4096 --format tsv >"$tmp/s.tsv"
+"$bin" sweep --estimate "$llama" --vary cluster.gpus=4096,8192 --scaling strong --base-gpus 4096 --format tsv >"$tmp/s.tsv"
 check "strong efficiency is 1 at --base-gpus" \
   '[ "$(awk -F"\t" "!/^#/ && \$1==4096 {print \$(NF-1)}" "$tmp/s.tsv")" = 1 ] && grep -q strong_scaling_eff "$tmp/s.tsv"'
 # A plan the loader rejects (gpus not divisible by tp·cp·pp) is an invalid row.
-out=$("$bin" sweep "$llama" --vary cluster.gpus=8192,8100 2>&1)
+out=$("$bin" sweep --estimate "$llama" --vary cluster.gpus=8192,8100 2>&1)
 check "invalid point listed with its reason" 'printf "%s\n" "$out" | grep -Eq "point 1 \(cluster.gpus=8100\): .*not a multiple"'
-check "json output parses" '"$bin" sweep "$llama" --vary parallel.micro_batch=1,2 --format json | python3 -m json.tool >/dev/null'
+check "json output parses" '"$bin" sweep --estimate "$llama" --vary parallel.micro_batch=1,2 --format json | python3 -m json.tool >/dev/null'
 # Values with commas use ';'.
-out=$("$bin" sweep "$llama" --vary "parallel.order=tp,cp,ep,dp,pp;tp,dp,cp,ep,pp" --format tsv 2>&1)
+out=$("$bin" sweep --estimate "$llama" --vary "parallel.order=tp,cp,ep,dp,pp;tp,dp,cp,ep,pp" --format tsv 2>&1)
 check "order axis with ';'" '[ "$(printf "%s\n" "$out" | grep -vc "^#")" = 3 ]'
 # Bad usage: unknown key, exit 2.
-"$bin" sweep "$llama" --vary parallel.nope=1,2 >/dev/null 2>"$tmp/err"; rc=$?
+"$bin" sweep --estimate "$llama" --vary parallel.nope=1,2 >/dev/null 2>"$tmp/err"; rc=$?
 check "unknown key is exit 2 with the remedy" '[ $rc = 2 ] && grep -q "run --keys" "$tmp/err"'
 
 # Resume: a 24-point sweep killed after its 7th row, rerun, prints what an uninterrupted run prints
 # and recomputes only the missing points.
-args="$gpt3 --vary cluster.gpus=2688,5376,10752 --vary parallel.micro_batch=1,2 --vary parallel.recompute=none,selective,full,none --format tsv"
+args="--estimate $gpt3 --vary cluster.gpus=2688,5376,10752 --vary parallel.micro_batch=1,2 --vary parallel.recompute=none,selective,full,none --format tsv"
 # (the repeated value `none` makes two equal rows: they stay two rows)
 "$bin" sweep $args --out "$tmp/r.out" >"$tmp/ref.tsv" 2>&1
 mv "$tmp/r.out" "$tmp/ref.out"

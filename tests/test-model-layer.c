@@ -400,6 +400,32 @@ test_unique_gemms (void)
       }
 }
 
+/* Tied GPT-3 embeddings over pp 8: stage 0 and stage 7 all-reduce the 50304 x 12288 fp32 word
+ * embedding gradient as a pair; middle stages do not. */
+static void
+test_tied_embedding_grad (void)
+{
+  ModelShape s = finished (preset_gpt3_175b ());
+  ModelPlan p;
+  model_plan_init (&p);
+  p.pp = 8, p.gpus = 8, p.global_batch = 8;
+  for (int r = 0; r < 8; r++)
+    {
+      g_autoptr (GArray) ops = model_op_array_new ();
+      model_layer_dp_ops (&s, &p, r, 0, ops);
+      const ModelOp *op = find (ops, "embedding_grad_ar");
+      if (r == 0 || r == 7)
+        {
+          g_assert_nonnull (op);
+          g_assert_cmpint (op->dim, ==, MODEL_DIM_PP);
+          g_assert_cmpint (op->group_size, ==, 2);
+          g_assert_cmpfloat (op->comm_bytes, ==, 50304.0 * 12288 * 4);
+        }
+      else
+        g_assert_null (op);
+    }
+}
+
 int
 main (int argc, char **argv)
 {
@@ -416,5 +442,6 @@ main (int argc, char **argv)
   g_test_add_func ("/model/layer/pp-op", test_pp_op);
   g_test_add_func ("/model/layer/dp-ops", test_dp_ops);
   g_test_add_func ("/model/layer/unique-gemms", test_unique_gemms);
+  g_test_add_func ("/model/layer/tied-embedding-grad", test_tied_embedding_grad);
   return g_test_run ();
 }

@@ -1,4 +1,5 @@
 /* Parameter counts against published model sizes, derived fields and shape validation. */
+#include "model/dtype.h"
 #include "model/plan.h"
 #include "model/shape.h"
 #include "tests/model-presets.h"
@@ -139,10 +140,31 @@ test_invalid (void)
   g_assert_true (model_shape_finish (&s, NULL));
 }
 
+/* Element sizes: fp32/tf32 4, fp16/bf16 2, fp8 1, fp4 0.5 (two per byte); names round-trip. */
+static void
+test_dtype (void)
+{
+  const double bytes[MODEL_DTYPE_COUNT] = { 4, 4, 2, 2, 1, 0.5 };
+  for (int d = 0; d < MODEL_DTYPE_COUNT; d++)
+    {
+      ModelDtype back;
+      g_assert_cmpfloat (model_dtype_bytes (d), ==, bytes[d]);
+      g_assert_true (model_dtype_parse (model_dtype_name (d), &back));
+      g_assert_cmpint (back, ==, d);
+    }
+  ModelDtype x = MODEL_DTYPE_BF16;
+  g_assert_true (model_dtype_parse ("FP8", &x));
+  g_assert_cmpint (x, ==, MODEL_DTYPE_FP8);
+  g_assert_false (model_dtype_parse ("int8", &x));
+  g_assert_false (model_dtype_parse (NULL, &x));
+  g_assert_cmpint (x, ==, MODEL_DTYPE_FP8); /* untouched on failure */
+}
+
 int
 main (int argc, char **argv)
 {
   g_test_init (&argc, &argv, NULL);
+  g_test_add_func ("/model/dtype/sizes-and-names", test_dtype);
   g_test_add_func ("/model/shape/gpt3-175b", test_gpt3);
   g_test_add_func ("/model/shape/llama3.1", test_llama);
   g_test_add_func ("/model/shape/mixtral-8x7b", test_mixtral);

@@ -7,11 +7,12 @@
 #include "model/flops.h"
 #include "sim/estimate.h"
 #include "sim/progress.h"
+#include "sim/runner.h"
 #include "sim/search.h"
 #include "sim/sweep.h"
 
-/* GPT 1.7B (Narayanan et al. SC21, Table 1) on A100 80GB with HDR200 rail-optimized fabric. */
-static const char *const small_files[] = { "hardware/a100-sxm-80g.ini", "fabrics/hdr200-rail-optimized.ini",
+/* GPT 1.7B (Narayanan et al. SC21, Table 1) on H100 SXM with NDR400 rail-optimized fabric. */
+static const char *const small_files[] = { "hardware/h100-sxm.ini", "fabrics/ndr400-rail-optimized.ini",
                                            "models/megatron-gpt-1.7b.ini", NULL };
 
 static SimScenario *
@@ -54,17 +55,17 @@ test_one_gpu (void)
   g_assert_no_error (error);
   const ModelPlan *p = sim_scenario_plan (sc);
   const ModelShape *s = sim_scenario_shape (sc);
+  /* Compute is at least the model FLOPs at the GPU's peak (kernels are timed at or below it). */
   double flops = model_flops_closed_form (s, model_shape_padded_vocab (s, 1), 8.0 * 2048);
-  g_assert_cmpfloat_with_epsilon (e.part_s[SIM_EST_COMPUTE],
-                                  flops / (hw.peak_flops[p->matmul_dtype] * sim_estimate_gemm_eff (s, p, &hw)),
-                                  1e-12);
+  g_assert_cmpfloat (e.part_s[SIM_EST_COMPUTE], >=, flops / hw.peak_flops[p->matmul_dtype]);
   for (int i = SIM_EST_TP; i <= SIM_EST_BUBBLE; i++)
     g_assert_cmpfloat (e.part_s[i], ==, 0.0);
   g_assert_cmpfloat (e.part_s[SIM_EST_OPTIMIZER], >, 0.0);
   g_assert_cmpfloat_with_epsilon (sum_parts (&e), e.step_s, 1e-12);
-  /* MFU = model FLOPs / (step · peak) is below the GEMM efficiency (the optimizer adds time). */
-  g_assert_cmpfloat (e.mfu, <, hw.gemm_eff);
-  g_assert_cmpfloat (e.mfu, >, 0.9 * hw.gemm_eff);
+  /* MFU = model FLOPs / (step · peak) is at most the GEMM efficiency (memory-bound kernels,
+   * launches and the optimizer add time). */
+  g_assert_cmpfloat (e.mfu, <=, hw.gemm_eff);
+  g_assert_cmpfloat (e.mfu, >, 0.3);
 }
 
 /* Pipeline bubble (Narayanan et al. SC21): (pp − 1)/(vpp · m) of the compute. pp 4, m = 64/(8·1) = 8:
@@ -88,8 +89,8 @@ test_bubble (void)
 }
 
 /* Placement: TP8 innermost stays in the 8-GPU NVLink domain; TP8 outermost crosses nodes, so its
- * bandwidth term grows by the NVLink / NIC ratio (A100 NVLink3 300 GB/s × nvlink_eff vs one HDR NIC
- * 25 GB/s per GPU: more than 5×). */
+ * bandwidth term grows by the NVLink / NIC ratio (H100 NVLink4 450 GB/s × nvlink_eff vs one NDR NIC
+ * 50 GB/s per GPU: more than 5×). */
 static void
 test_placement (void)
 {
@@ -191,14 +192,18 @@ test_scaling (void)
   char *v8[] = { s8, NULL }, *v16[] = { s16, NULL };
   SimSweepRow a = { .index = 0, .values = v8, .status = SIM_SWEEP_OK, .gpus = 8, .step_s = 1.0 };
   SimSweepRow b = { .index = 1, .values = v16, .status = SIM_SWEEP_OK, .gpus = 16, .step_s = 1.25 };
+  a.global_batch = b.global_batch = 64;
   SimSweepRow *rows[] = { &a, &b };
   double eff[2];
-  sim_sweep_scaling (sw, rows, 2, 0, TRUE, eff);
+  sim_sweep_scaling (sw, rows, 2, 0, SIM_SWEEP_SCALING_WEAK, eff);
   g_assert_cmpfloat_with_epsilon (eff[0], 1.0, 1e-15);
   g_assert_cmpfloat_with_epsilon (eff[1], 0.8, 1e-15);
-  sim_sweep_scaling (sw, rows, 2, 0, FALSE, eff);
+  sim_sweep_scaling (sw, rows, 2, 0, SIM_SWEEP_SCALING_STRONG, eff);
   g_assert_cmpfloat_with_epsilon (eff[1], 0.4, 1e-15);
-  sim_sweep_scaling (sw, rows, 2, 16, TRUE, eff);
+  /* Auto: the same global batch at both scales is strong scaling. */
+  sim_sweep_scaling (sw, rows, 2, 0, SIM_SWEEP_SCALING_AUTO, eff);
+  g_assert_cmpfloat_with_epsilon (eff[1], 0.4, 1e-15);
+  sim_sweep_scaling (sw, rows, 2, 16, SIM_SWEEP_SCALING_WEAK, eff);
   g_assert_cmpfloat_with_epsilon (eff[0], 1.25, 1e-15);
 }
 
@@ -243,7 +248,7 @@ check_pruning (int gpus, int gbs)
   g_assert_cmpuint (all->len, ==, st.estimated);
   g_assert_cmpuint (all->len, >, 100);
   g_array_sort (all, cmp_est);
-  const SimSearchCandidate *best = &g_array_index (all, SimSearchCandidate, 0);
+  const guint best_index = g_array_index (all, SimSearchCandidate, 0).index;
 
   sim_search_options_init (&o);
   g_autoptr (GArray) pruned = g_array_new (FALSE, TRUE, sizeof (SimSearchCandidate));
@@ -254,9 +259,14 @@ check_pruning (int gpus, int gbs)
   sim_search_select (pruned, &o);
   sim_search_rank (pruned);
   g_assert_cmpuint (pruned->len, >, 0);
-  g_assert_cmpuint (g_array_index (pruned, SimSearchCandidate, 0).index, ==, best->index);
-  /* Every plan within the margin of the best in the exhaustive list is in the pruned selection,
-   * up to the cap, in the same order. */
+  g_assert_cmpuint (g_array_index (pruned, SimSearchCandidate, 0).index, ==, best_index);
+  /* The exhaustive list through the same selection rule (no cap) starts with the pruned selection:
+   * the bound never removed a plan within the margin. */
+  SimSearchOptions nocap;
+  sim_search_options_init (&nocap);
+  nocap.confirm = G_MAXUINT;
+  sim_search_select (all, &nocap);
+  g_assert_cmpuint (all->len, >=, pruned->len);
   for (guint i = 0; i < pruned->len; i++)
     g_assert_cmpuint (g_array_index (pruned, SimSearchCandidate, i).index, ==,
                       g_array_index (all, SimSearchCandidate, i).index);
@@ -304,6 +314,99 @@ test_pruning_64 (void)
   check_pruning (64, 512);
 }
 
+/* Simulated step of a candidate, s (G_MAXDOUBLE if the simulation refuses it). */
+static double
+simulate (const SimScenario *sc, const ModelPlan *plan)
+{
+  SimCollectiveProfile prof;
+  SimRunnerOptions ro;
+  sim_runner_options_init (&ro);
+  ro.memory_overhead_bytes = sim_scenario_run (sc)->memory_overhead_bytes;
+  SimRunnerResult r;
+  g_assert_true (sim_scenario_collective_profile (sc, &prof, NULL));
+  if (!sim_runner_run (sim_scenario_shape (sc), plan, sim_scenario_gpu (sc), sim_scenario_cluster (sc),
+                       sim_scenario_fabric (sc), &prof, &ro, &r, NULL))
+    return G_MAXDOUBLE;
+  return r.step_ns * 1e-9;
+}
+
+/* The full pipeline against the truth: every plan that fits simulated (exhaustive), versus the
+ * search's rule (closed form, the plans within the default margin of the best estimate, at most the
+ * default number simulated). The pruned search must find the plan the exhaustive simulation finds
+ * best. Llama 3.1 8B (Llama Team 2024) on 8 H100 (one NVLink node) and on 16 (two nodes over NDR400),
+ * a space kept small (micro-batch <= 2, cp <= 2, vpp <= 2, ZeRO 1, the default order) so every plan
+ * can be simulated within the test's time. */
+static void
+check_against_simulation (int gpus)
+{
+  const char *files[] = { "hardware/h100-sxm.ini", "fabrics/ndr400-rail-optimized.ini", "models/llama3.1-8b.ini",
+                          NULL };
+  g_autofree char *g = g_strdup_printf ("cluster.gpus=%d", gpus);
+  const char *sets[] = { g, "parallel.micro_batch=1", "parallel.global_batch=16", "training.seq_len=2048",
+                         "parallel.zero=1", NULL };
+  GError *error = NULL;
+  g_autoptr (SimScenario) sc = sim_scenario_load (files, sets, &error);
+  g_assert_no_error (error);
+  SimSearchOptions o;
+  sim_search_options_init (&o);
+  o.exhaustive = TRUE;
+  o.max_micro_batch = 2, o.max_cp = 2, o.max_vpp = 2;
+  o.keep_zero = o.keep_order = TRUE;
+  g_autoptr (GArray) all = g_array_new (FALSE, TRUE, sizeof (SimSearchCandidate));
+  SimSearchStats st;
+  sim_search_stage1 (sc, &o, all, &st);
+  g_assert_cmpuint (all->len, >, 20);
+  double best = G_MAXDOUBLE;
+  guint best_index = 0;
+  for (guint i = 0; i < all->len; i++)
+    {
+      SimSearchCandidate *c = &g_array_index (all, SimSearchCandidate, i);
+      double t = simulate (sc, &c->plan);
+      if (t < best || (t == best && c->index < best_index))
+        best = t, best_index = c->index;
+    }
+  g_test_message ("%d GPUs: %u plans fit, simulated best %.4f s (plan %u)", gpus, all->len, best, best_index);
+  if (g_getenv ("TRAINSIM_TEST_DEBUG"))
+    {
+      g_array_sort (all, cmp_est);
+      for (guint i = 0; i < all->len; i++)
+        {
+          SimSearchCandidate *c = &g_array_index (all, SimSearchCandidate, i);
+          g_autofree char *dd = sim_search_describe_plan (&c->plan);
+          double t = simulate (sc, &c->plan);
+          if (i < 30 || c->index == best_index || t < best * 1.03)
+            g_test_message ("est #%u %.4f sim %.4f  %s  [est tp %.3f cp %.3f pp %.3f dp %.3f bub %.3f comp %.3f]", i,
+                            c->estimate_s, t, dd, c->estimate.part_s[1], c->estimate.part_s[2], c->estimate.part_s[3],
+                            c->estimate.part_s[4], c->estimate.part_s[6], c->estimate.part_s[0]);
+        }
+    }
+
+  SimSearchOptions d;
+  sim_search_options_init (&d);
+  d.max_micro_batch = 2, d.max_cp = 2, d.max_vpp = 2;
+  d.keep_zero = d.keep_order = TRUE;
+  d.confirm = 8; /* trainsim search's default --confirm */
+  g_autoptr (GArray) sel = g_array_new (FALSE, TRUE, sizeof (SimSearchCandidate));
+  sim_search_stage1 (sc, &d, sel, &st);
+  sim_search_select (sel, &d);
+  double found = G_MAXDOUBLE;
+  for (guint i = 0; i < sel->len; i++)
+    found = MIN (found, simulate (sc, &g_array_index (sel, SimSearchCandidate, i).plan));
+  g_assert_cmpfloat (found, ==, best);
+}
+
+static void
+test_against_simulation_8 (void)
+{
+  check_against_simulation (8);
+}
+
+static void
+test_against_simulation_16 (void)
+{
+  check_against_simulation (16);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -318,5 +421,7 @@ main (int argc, char **argv)
   g_test_add_func ("/planning/progress/format", test_progress_format);
   g_test_add_func ("/planning/search/pruning-keeps-best-16", test_pruning_16);
   g_test_add_func ("/planning/search/pruning-keeps-best-64", test_pruning_64);
+  g_test_add_func ("/planning/search/pruned-finds-simulated-best-8", test_against_simulation_8);
+  g_test_add_func ("/planning/search/pruned-finds-simulated-best-16", test_against_simulation_16);
   return g_test_run ();
 }
