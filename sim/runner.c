@@ -43,6 +43,7 @@
 #include "model/memory.h"
 #include "sim/engine.h"
 #include "sim/flow.h"
+#include "sim/alphabeta.h"
 
 enum { ST_COMPUTE, ST_TP, ST_CP, ST_SEND_F, ST_SEND_B, ST_DP, ST_EP, N_STREAMS };
 typedef enum { K_COMPUTE, K_COLL, K_RING, K_SEND } OpKind;
@@ -410,11 +411,17 @@ build_program (Program *p, LayerCtx *c, int stage, int dpcp)
   double all = (double) rp.dense + (double) rp.expert;
   int rank_layers = MAX (model_plan_rank_layers (plan, s, stage), 1);
   double per_layer = MAX (all - first_extra - last_extra, 0) / rank_layers;
-  double cap = (double) plan->dp_bucket_mb * 1048576.0;
+  /* Bucket size: Megatron-Core scales it with the data-parallel size so that ring chunks stay
+   * bandwidth-bound, max(40M, 1M × dp·cp) parameters (megatron/training/training.py, get_model;
+   * --ddp-bucket-size unset); the plan's dp_bucket_mb is the floor in bytes. Gradient buckets hold
+   * that many gradient elements, parameter all-gather buckets that many parameters. */
+  double bucket_params = MAX (40e6, 1e6 * dpcp);
+  double cap = MAX ((double) plan->dp_bucket_mb * 1048576.0, bucket_params * c->grad_bytes);
+  double ag_cap = MAX ((double) plan->dp_bucket_mb * 1048576.0, bucket_params * c->param_bytes);
   Buckets k = { 0, per_layer * c->grad_bytes, cap, dpcp, FALSE, NULL, 0, 0 };
   k.max_ops = (int) ceil (all * c->grad_bytes / MAX (cap, 1.0)) + 2 * v + 4;
   k.ops = g_new (int, k.max_ops);
-  int max_ag = (int) ceil (all * c->param_bytes / MAX (cap, 1.0)) + 2 * v + 4;
+  int max_ag = (int) ceil (all * c->param_bytes / MAX (ag_cap, 1.0)) + 2 * v + 4;
   g_autofree int *ag_ops = g_new (int, max_ag);
   g_autofree int *ag_chunk = g_new (int, max_ag);
   int n_ag = 0;
@@ -435,7 +442,7 @@ build_program (Program *p, LayerCtx *c, int stage, int dpcp)
         bytes *= c->param_bytes;
         while (bytes > 0 && n_ag < max_ag)
           {
-            double chunk_bytes = MIN (bytes, cap);
+            double chunk_bytes = MIN (bytes, ag_cap);
             TOp t = { .kind = K_COLL, .stream = ST_DP, .cat = SIM_BD_DP, .group = G_DPCP,
                       .coll = SIM_COLLECTIVE_ALLGATHER, .bytes = chunk_bytes, .seq = b->seq[G_DPCP]++ };
             ag_chunk[n_ag] = ch;
@@ -510,10 +517,10 @@ build_program (Program *p, LayerCtx *c, int stage, int dpcp)
       while (bytes > 0 && n_final < max_ag)
         {
           TOp t = { .kind = K_COLL, .stream = ST_DP, .cat = SIM_BD_DP, .group = G_DPCP,
-                    .coll = SIM_COLLECTIVE_ALLGATHER, .bytes = MIN (bytes, cap), .seq = b->seq[G_DPCP]++ };
+                    .coll = SIM_COLLECTIVE_ALLGATHER, .bytes = MIN (bytes, ag_cap), .seq = b->seq[G_DPCP]++ };
           ag_ops[n_final] = add_op (b, &t);
           edge (b, after, ag_ops[n_final++]);
-          bytes -= MIN (bytes, cap);
+          bytes -= MIN (bytes, ag_cap);
         }
     }
   p->end_op = compute (b, 0, 0, SIM_BD_OPTIMIZER);
@@ -543,6 +550,7 @@ typedef struct {
   int *group_of;       /* [gpus], -1: not in any group of this kind */
   int *members;        /* [n_groups * size] */
   int *sib_off, *sib;  /* per stage: groups whose first member is in that stage */
+  int *sib_n;          /* per stage: how many of them a representative launches */
 } GroupTable;
 
 typedef struct Pending Pending;
@@ -555,6 +563,7 @@ struct Pending {
   RankState *sender;   /* K_SEND */
   int recv_stage;
   gint32 recv_op;
+  gint64 latency_ns;
 };
 
 typedef struct {
@@ -577,6 +586,18 @@ typedef struct {
   gint64 completing_dur;
   GError *error;
   guint64 ops_executed;
+  SimFlowNet *net;
+  const SimCollectiveProfile *profile;
+  /* PP transfers per (sending stage, direction): the routes of the pairs a send launches,
+   * concatenated (representatives: every sibling pair as one flow), and its latency. */
+  guint32 **pp_links;
+  int *pp_n_links;
+  gint64 *pp_latency;
+  gint64 pair_latency[2];    /* PP send latency across / inside a domain; -1 unknown */
+  guint32 **pp_pair_links;   /* per (stage, direction): every pair's route, at pp_pair_off */
+  int **pp_pair_off;
+  guint32 *route_load;       /* routes chosen per link so far (balanced ECMP choice) */
+  int *stage_index;          /* rank -> its index among the ranks of its stage */
 } Runner;
 
 static Pending *
@@ -657,7 +678,7 @@ launch_group_op (Runner *r, Pending *p, const TOp *op)
       model_plan_rank_coords (r->plan, first, coords);
       int st = coords[MODEL_DIM_PP];
       launch = gt->sib + gt->sib_off[st];
-      n_launch = gt->sib_off[st + 1] - gt->sib_off[st];
+      n_launch = gt->sib_n[st];
     }
   p->launch_ns = sim_engine_now (r->engine);
   for (int i = 0; i < n_launch; i++)
@@ -685,6 +706,115 @@ pp_peer (Runner *r, int rank, int stage)
   return model_plan_rank_of (r->plan, coords);
 }
 
+/* Latency of a PP send/recv between two GPUs: the collective profile's direct send/recv term on
+ * the pair's shape (as sim/collective.c charges it). */
+static gint64
+pair_latency (Runner *r, int src, int dst)
+{
+  /* The cluster is homogeneous: one figure for pairs inside a domain, one for pairs across. */
+  int same = sim_topology_domain_of (r->topo, src) == sim_topology_domain_of (r->topo, dst);
+  if (r->pair_latency[same] < 0)
+    {
+      int pair[2] = { src, dst };
+      SimCollectiveShape sh;
+      r->pair_latency[same] = sim_collective_shape (r->topo, pair, 2, &sh, NULL)
+                                  ? sim_alphabeta_latency_ns (SIM_COLLECTIVE_SENDRECV,
+                                                              SIM_COLLECTIVE_ALGO_DIRECT, &sh, r->profile)
+                                  : 0;
+    }
+  return r->pair_latency[same];
+}
+
+static guint32
+pair_hash (int src, int dst)
+{
+  return (guint32) src * 2654435761u ^ (guint32) dst * 40503u;
+}
+
+/* Routes of the PP sends from `stage` in one direction, for every pair (stage rank i -> rank i of
+ * to_stage), chosen like sim/collective.c chooses ring routes: among a few ECMP hashes the one whose
+ * busiest link carries the fewest routes so far (a balanced, subnet-manager-like assignment rather
+ * than hash collisions). Representatives send over all sibling pairs as one flow over their
+ * concatenated routes (a link shared by k pairs appears k times, so max-min charges it k times and
+ * every pair moves at the rate of the most contended one); pairs inside one NVLink domain only
+ * from the representative's domain when the representative's pair is inside one. --full sends each
+ * pair's own route. */
+#define PP_ROUTE_TRIES 8
+
+static void
+pp_route_build (Runner *r, int stage, gboolean fwd, int to_stage)
+{
+  int k = 2 * stage + (fwd ? 1 : 0);
+  if (r->route_load == NULL)
+    r->route_load = g_new0 (guint32, sim_topology_n_links (r->topo));
+  GArray *all = g_array_new (FALSE, FALSE, sizeof (guint32));
+  int *off = g_new (int, r->per_stage + 1);
+  for (int i = 0; i < r->per_stage; i++)
+    {
+      int src = r->stage_ranks[(gsize) stage * r->per_stage + i];
+      int dst = r->stage_ranks[(gsize) to_stage * r->per_stage + i];
+      guint32 links[SIM_TOPOLOGY_MAX_HOPS], best[SIM_TOPOLOGY_MAX_HOPS];
+      guint32 h = pair_hash (src, dst);
+      int n = sim_topology_route (r->topo, src, dst, h, best), best_n = n;
+      if (n > 2)
+        {
+          guint32 best_load = G_MAXUINT32;
+          for (int t = 0; t < PP_ROUTE_TRIES; t++)
+            {
+              int nt = sim_topology_route (r->topo, src, dst, h + (guint32) t * 0x9E3779B9u, links);
+              guint32 load = 0;
+              for (int j = 0; j < nt; j++)
+                load = MAX (load, r->route_load[links[j]]);
+              if (load < best_load)
+                {
+                  best_load = load;
+                  best_n = nt;
+                  memcpy (best, links, sizeof (guint32) * nt);
+                }
+            }
+        }
+      for (int j = 0; j < best_n; j++)
+        r->route_load[best[j]]++;
+      off[i] = (int) all->len;
+      g_array_append_vals (all, best, best_n);
+    }
+  off[r->per_stage] = (int) all->len;
+  r->pp_pair_off[k] = off;
+  r->pp_pair_links[k] = (guint32 *) g_array_free (all, FALSE);
+  /* The representative's flow. */
+  int rep_src = r->stage_ranks[(gsize) stage * r->per_stage];
+  int rep_dst = r->stage_ranks[(gsize) to_stage * r->per_stage];
+  int dom = sim_topology_domain_of (r->topo, rep_src);
+  gboolean local = dom == sim_topology_domain_of (r->topo, rep_dst);
+  GArray *links = g_array_new (FALSE, FALSE, sizeof (guint32));
+  for (int i = 0; i < r->per_stage; i++)
+    {
+      int src = r->stage_ranks[(gsize) stage * r->per_stage + i];
+      if (local && sim_topology_domain_of (r->topo, src) != dom)
+        continue;
+      g_array_append_vals (links, r->pp_pair_links[k] + off[i], off[i + 1] - off[i]);
+    }
+  r->pp_n_links[k] = (int) links->len;
+  r->pp_links[k] = (guint32 *) g_array_free (links, FALSE);
+  r->pp_latency[k] = pair_latency (r, rep_src, rep_dst);
+}
+
+static void send_landed (SimEngine *engine, gpointer data, guint64 arg);
+
+static void
+send_flow_done (gpointer user, guint64 arg)
+{
+  Pending *p = user;
+  Runner *r = (Runner *) (gsize) arg;
+  sim_engine_after (r->engine, p->latency_ns, send_landed, r, (guint64) (gsize) p);
+}
+
+static void
+send_landed (SimEngine *engine, gpointer data, guint64 arg)
+{
+  complete ((Runner *) data, (Pending *) (gsize) arg);
+}
+
 static void
 launch_send (Runner *r, RankState *st, const TOp *op)
 {
@@ -697,20 +827,23 @@ launch_send (Runner *r, RankState *st, const TOp *op)
   p->recv_stage = to_vs % plan->pp;
   p->recv_op = op->recv_op;
   p->launch_ns = sim_engine_now (r->engine);
+  int k = 2 * st->stage + (op->fwd ? 1 : 0);
+  g_assert (r->pp_links[k] != NULL);
   if (r->full)
     {
-      int pair[2] = { st->rank, pp_peer (r, st->rank, p->recv_stage) };
-      start_coll (r, p, SIM_COLLECTIVE_SENDRECV, pair, 2, op->bytes);
+      int dst = pp_peer (r, st->rank, p->recv_stage);
+      int i = r->stage_index[st->rank];
+      const int *off = r->pp_pair_off[k];
+      p->latency_ns = pair_latency (r, st->rank, dst);
+      sim_flow_net_start (r->net, r->pp_pair_links[k] + off[i], off[i + 1] - off[i], op->bytes,
+                          send_flow_done, p, (guint64) (gsize) r);
     }
   else
-    for (int i = 0; i < r->per_stage; i++)
-      {
-        int from = r->stage_ranks[(gsize) st->stage * r->per_stage + i];
-        int pair[2] = { from, r->stage_ranks[(gsize) p->recv_stage * r->per_stage + i] };
-        start_coll (r, p, SIM_COLLECTIVE_SENDRECV, pair, 2, op->bytes);
-      }
-  if (p->outstanding == 0)
-    sim_engine_after (r->engine, 0, zero_done, r, (guint64) (gsize) p);
+    {
+      p->latency_ns = r->pp_latency[k];
+      sim_flow_net_start (r->net, r->pp_links[k], r->pp_n_links[k], op->bytes, send_flow_done, p,
+                          (guint64) (gsize) r);
+    }
 }
 
 static void
@@ -936,6 +1069,9 @@ group_table_build (GroupTable *gt, const ModelPlan *plan, GroupKind kind)
   for (int g = 0; g < n_groups; g++)
     gt->sib[gt->sib_off[stage_of_group[g]] + fill[stage_of_group[g]]++] = g;
   g_free (stage_of_group);
+  gt->sib_n = g_new (int, plan->pp);
+  for (int s = 0; s < plan->pp; s++)
+    gt->sib_n[s] = gt->sib_off[s + 1] - gt->sib_off[s];
 }
 
 static void
@@ -945,6 +1081,59 @@ group_table_clear (GroupTable *gt)
   g_free (gt->members);
   g_free (gt->sib_off);
   g_free (gt->sib);
+  g_free (gt->sib_n);
+}
+
+/* How a group sits on the NVLink domains: how many it spans and the most members in one. */
+static void
+group_layout (const SimTopology *topo, const int *members, int n, GHashTable *scratch, int *domains,
+              int *per_domain)
+{
+  g_hash_table_remove_all (scratch);
+  *per_domain = 0;
+  for (int i = 0; i < n; i++)
+    {
+      gpointer key = GINT_TO_POINTER (sim_topology_domain_of (topo, members[i]) + 1);
+      int c = GPOINTER_TO_INT (g_hash_table_lookup (scratch, key)) + 1;
+      g_hash_table_insert (scratch, key, GINT_TO_POINTER (c));
+      *per_domain = MAX (*per_domain, c);
+    }
+  *domains = (int) g_hash_table_size (scratch);
+}
+
+/* Representatives launch a collective for the sibling groups of their stage. A group that stays
+ * inside one NVLink domain shares no link with the groups of other domains, so only the siblings in
+ * the representative's domain are launched: that domain carries its full load, as in --full, and
+ * flows leaving it (DP rings, PP sends) meet the same contention there. Groups spanning domains
+ * launch every sibling of the stage. */
+static void
+restrict_siblings (Runner *r)
+{
+  g_autoptr (GHashTable) scratch = g_hash_table_new (NULL, NULL);
+  for (int k = 0; k < G_COUNT; k++)
+    {
+      GroupTable *gt = &r->groups[k];
+      if (k == G_EMB || gt->size <= 1)
+        continue;
+      for (int s = 0; s < r->plan->pp; s++)
+        {
+          int rep = r->stage_ranks[(gsize) s * r->per_stage];
+          int g = gt->group_of[rep];
+          if (g < 0)
+            continue;
+          int domains, per_domain;
+          group_layout (r->topo, gt->members + (gsize) g * gt->size, gt->size, scratch, &domains,
+                        &per_domain);
+          if (domains != 1)
+            continue;
+          int dom = sim_topology_domain_of (r->topo, gt->members[(gsize) g * gt->size]);
+          int *sib = gt->sib + gt->sib_off[s], n = 0;
+          for (int i = 0; i < gt->sib_n[s]; i++)
+            if (sim_topology_domain_of (r->topo, gt->members[(gsize) sib[i] * gt->size]) == dom)
+              sib[n++] = sib[i];
+          gt->sib_n[s] = n;
+        }
+    }
 }
 
 /* All groups of a kind have the same shape on the topology (members, per domain, domains), and PP
@@ -952,21 +1141,23 @@ group_table_clear (GroupTable *gt)
 static gboolean
 placement_symmetric (Runner *r)
 {
+  g_autoptr (GHashTable) scratch = g_hash_table_new (NULL, NULL);
   for (int k = 0; k < G_COUNT; k++)
     {
       GroupTable *gt = &r->groups[k];
       if (gt->size <= 1)
         continue;
-      SimCollectiveShape first = { 0 };
+      int d0 = 0, p0 = 0;
       for (int g = 0; g < gt->n_groups; g++)
         {
-          SimCollectiveShape sh;
-          if (!sim_collective_shape (r->topo, gt->members + (gsize) g * gt->size, gt->size, &sh, NULL))
-            return FALSE;
+          int d, pd;
+          group_layout (r->topo, gt->members + (gsize) g * gt->size, gt->size, scratch, &d, &pd);
           if (g == 0)
-            first = sh;
-          else if (sh.ranks_per_domain != first.ranks_per_domain || sh.domains != first.domains
-                   || sh.uniform != first.uniform)
+            {
+              d0 = d;
+              p0 = pd;
+            }
+          else if (d != d0 || pd != p0)
             return FALSE;
         }
     }
@@ -1067,6 +1258,7 @@ sim_runner_run (const ModelShape *shape, const ModelPlan *plan, const SimGpuSpec
 
   r.per_stage = plan->gpus / plan->pp;
   r.stage_ranks = g_new (int, plan->gpus);
+  r.stage_index = g_new (int, plan->gpus);
   {
     g_autofree int *fill = g_new0 (int, plan->pp);
     for (int rank = 0; rank < plan->gpus; rank++)
@@ -1074,6 +1266,7 @@ sim_runner_run (const ModelShape *shape, const ModelPlan *plan, const SimGpuSpec
         int coords[MODEL_DIM_COUNT];
         model_plan_rank_coords (plan, rank, coords);
         int s = coords[MODEL_DIM_PP];
+        r.stage_index[rank] = fill[s];
         r.stage_ranks[(gsize) s * r.per_stage + fill[s]++] = rank;
       }
   }
@@ -1083,12 +1276,28 @@ sim_runner_run (const ModelShape *shape, const ModelPlan *plan, const SimGpuSpec
   if (!r.full && !opts.force_symmetric && !placement_symmetric (&r))
     r.full = TRUE;
   out->symmetric = !r.full;
+  if (!r.full)
+    restrict_siblings (&r);
 
   r.engine = sim_engine_new ();
   g_autofree double *caps = g_new (double, sim_topology_n_links (topo));
   sim_collective_link_capacities (topo, coll_profile, caps);
   SimFlowNet *net = sim_flow_net_new (r.engine, caps, sim_topology_n_links (topo));
   r.coll = sim_collective_new (r.engine, net, topo, coll_profile);
+  r.net = net;
+  r.profile = coll_profile;
+  r.pp_links = g_new0 (guint32 *, 2 * plan->pp);
+  r.pp_n_links = g_new0 (int, 2 * plan->pp);
+  r.pp_latency = g_new0 (gint64, 2 * plan->pp);
+  r.pair_latency[0] = r.pair_latency[1] = -1;
+  r.pp_pair_links = g_new0 (guint32 *, 2 * plan->pp);
+  r.pp_pair_off = g_new0 (int *, 2 * plan->pp);
+  /* Routes chosen up front in a fixed order, so representatives and --full see the same ones. */
+  for (int s = 0; plan->pp > 1 && s < plan->pp; s++)
+    {
+      pp_route_build (&r, s, TRUE, (s + 1) % plan->pp);
+      pp_route_build (&r, s, FALSE, (s + plan->pp - 1) % plan->pp);
+    }
   r.pending = g_hash_table_new (g_int64_hash, g_int64_equal);
   r.allocated = g_ptr_array_new_with_free_func (g_free);
   r.state_of = g_new0 (RankState *, plan->gpus);
@@ -1177,6 +1386,19 @@ sim_runner_run (const ModelShape *shape, const ModelPlan *plan, const SimGpuSpec
   g_hash_table_destroy (r.pending);
   g_ptr_array_free (r.allocated, TRUE);
   sim_collective_free (r.coll);
+  for (int i = 0; i < 2 * plan->pp; i++)
+    {
+      g_free (r.pp_links[i]);
+      g_free (r.pp_pair_links[i]);
+      g_free (r.pp_pair_off[i]);
+    }
+  g_free (r.pp_pair_links);
+  g_free (r.pp_pair_off);
+  g_free (r.route_load);
+  g_free (r.stage_index);
+  g_free (r.pp_links);
+  g_free (r.pp_n_links);
+  g_free (r.pp_latency);
   sim_flow_net_free (net);
   sim_engine_free (r.engine);
   for (int k = 0; k < G_COUNT; k++)
