@@ -598,6 +598,8 @@ typedef struct {
   int **pp_pair_off;
   guint32 *route_load;       /* routes chosen per link so far (balanced ECMP choice) */
   int *stage_index;          /* rank -> its index among the ranks of its stage */
+  SimRunnerTraceFn trace;    /* --trace hook (planning module) */
+  gpointer trace_user;
 } Runner;
 
 static Pending *
@@ -980,6 +982,15 @@ hook_done (gpointer user, int gpu, guint32 op_index, gint64 start_ns)
   const TOp *op = &prog->ops[op_index];
   gboolean async = op->kind != K_COMPUTE;
   r->ops_executed++;
+  if (r->trace)
+    {
+      static const char *const stream_names[N_STREAMS] = { "compute", "tp", "cp", "pp-send-fwd", "pp-send-bwd",
+                                                           "dp", "ep" };
+      SimRunnerTraceEvent ev = { st->rank, st->stage, op->stream, stream_names[op->stream],
+                                 sim_breakdown_name ((SimBreakdown) op->cat), start_ns,
+                                 sim_engine_now (r->engine), op->kind == K_COMPUTE ? 0.0 : op->bytes };
+      r->trace (r->trace_user, &ev);
+    }
   for (guint32 i = 0; i < op->n_succ; i++)
     {
       guint32 s = prog->succ[op->succ_off + i];
@@ -1236,6 +1247,8 @@ sim_runner_run (const ModelShape *shape, const ModelPlan *plan, const SimGpuSpec
 
   Runner r = { 0 };
   r.plan = plan;
+  r.trace = opts.trace;
+  r.trace_user = opts.trace_user;
   r.topo = topo;
   r.slowdown = gpu->overlap_slowdown;
   r.progs = g_new0 (Program, plan->pp);
