@@ -20,6 +20,8 @@ set xtics rotate by -45 left nomirror font ",12"
 # Room under the plot for the rotated labels (about 0.4 character heights per character at -45°).
 maxlen = int(system(sprintf("awk -F'\t' '!/^#/ && n++ {if (length($1) > m) m = length($1)} END {print m + 0}' '%s'", IN)))
 set bmargin (5 + 0.4 * maxlen)
+stats IN using 2 nooutput
+if (STATS_records <= 4) { set xtics norotate center; set bmargin 5 }
 set yrange [0:*]
 set offsets 0, 0, graph 0.05, 0
 # Parts that are zero everywhere stay out of the legend.

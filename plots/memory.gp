@@ -6,7 +6,7 @@ IN = ARG1; OUT = ARG2
 load sprintf("%s/common.gp", system(sprintf("dirname '%s'", ARG0)))
 # The x label is the first column's name (the swept keys, or the plan fields).
 xl = system(sprintf("awk -F'\t' '!/^#/ {print $1; exit}' '%s'", IN))
-set title "Memory per GPU (fullest pipeline stage)"
+set title "Memory per GPU, by kind"
 set ylabel "memory per GPU (GiB)"
 set xlabel xl
 set style data histograms
@@ -18,6 +18,8 @@ set xtics rotate by -45 left nomirror font ",12"
 # Room under the plot for the rotated labels (about 0.4 character heights per character at -45°).
 maxlen = int(system(sprintf("awk -F'\t' '!/^#/ && n++ {if (length($1) > m) m = length($1)} END {print m + 0}' '%s'", IN)))
 set bmargin (5 + 0.4 * maxlen)
+stats IN using 2 nooutput
+if (STATS_records <= 4) { set xtics norotate center; set bmargin 5 }
 set yrange [0:*]
 set offsets 0, 0, graph 0.08, 0
 array memcolor[5] = ["#4c72b0", "#dd8452", "#55a868", "#c44e52", "#bdbdbd"]

@@ -4,9 +4,18 @@
  * then the installed data directory. */
 #pragma once
 #include <glib.h>
+#include "sim/runner.h"
+#include "sim/scenario.h"
+#include "sim/trace.h"
 
 /* Creates `dir` if needed. */
 gboolean sim_plots_prepare_dir (const char *dir, GError **error);
 /* Renders plots/<script>.gp on `in_tsv` into dir/base.png and dir/base.svg. */
 gboolean sim_plots_render (const char *script, const char *in_tsv, const char *dir, const char *base,
                            GError **error);
+
+/* `trainsim run --plots DIR`: run-breakdown (the simulated step's parts; skipped without a
+ * prediction), run-memory (memory per GPU of every pipeline stage, at most 16 shown) and, with a
+ * trace, run-timeline (the first 4 simulated ranks' streams). */
+gboolean sim_plots_run (const char *dir, const SimScenario *sc, const SimRunnerPrediction *pred,
+                        const SimTrace *trace, GError **error);

@@ -7,3 +7,5 @@ TESTS += tests/sweep-cmd.sh
 dist_noinst_SCRIPTS += tests/sweep-cmd.sh
 TESTS += tests/search-cmd.sh
 dist_noinst_SCRIPTS += tests/search-cmd.sh
+TESTS += tests/trace-cmd.sh
+dist_noinst_SCRIPTS += tests/trace-cmd.sh
