@@ -17,9 +17,9 @@ set style fill solid 0.9 border rgb "#404040"
 set boxwidth 0.7
 set key outside right top vertical Left reverse noautotitle
 set xtics rotate by -45 left nomirror font ",12"
-# Room under the plot for the rotated labels (about 0.4 character heights per character at -45°).
+# Room under the plot for the rotated labels (about 0.3 character heights per character at -45°).
 maxlen = int(system(sprintf("awk -F'\t' '!/^#/ && n++ {if (length($1) > m) m = length($1)} END {print m + 0}' '%s'", IN)))
-set bmargin (5 + 0.4 * maxlen)
+set bmargin (5 + 0.33 * maxlen)
 stats IN using 2 nooutput
 if (STATS_records <= 4) { set xtics norotate center; set bmargin 5 }
 set yrange [0:*]

@@ -4,7 +4,7 @@
 # IN: TSV, header row, then tp, pp, best_step_s (trainsim search --plots: search-heat.tsv).
 IN = ARG1; OUT = ARG2
 load sprintf("%s/common.gp", system(sprintf("dirname '%s'", ARG0)))
-set title "Best predicted step time per tensor × pipeline parallel degree"
+set title "Best step time per tensor × pipeline parallel degree (closed-form estimate, plans that fit)"
 set xlabel "tensor-parallel degree (TP)"
 set ylabel "pipeline-parallel degree (PP)"
 set cblabel "best step time (s)"
