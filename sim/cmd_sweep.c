@@ -220,16 +220,12 @@ sim_cmd_sweep (int argc, char **argv)
 
   /* Errors that are not a property of a point (unreadable file, unknown key) stop the sweep
    * before any work: point 0 shows them. */
-  {
-    SimSweepRow probe = { 0 };
-    if (!sim_sweep_eval (sw, 0, &probe, &error))
-      {
-        int st = fail (error->message, 2);
-        g_error_free (error);
-        return st;
-      }
-    sim_sweep_row_clear (&probe);
-  }
+  if (!sim_sweep_check (sw, &error))
+    {
+      int st = fail (error->message, 2);
+      g_error_free (error);
+      return st;
+    }
 
   g_autoptr (GPtrArray) rows = g_ptr_array_new_with_free_func (row_free);
   SimSweepLog *log = NULL;

@@ -244,6 +244,34 @@ fill_plan (SimSweepRow *row, const ModelPlan *plan)
   row->micro_batch = plan->micro_batch, row->global_batch = plan->global_batch;
 }
 
+static gboolean
+point_error (const GError *err)
+{
+  return err->domain == SIM_SCENARIO_ERROR
+         && (err->code == SIM_SCENARIO_ERROR_VALUE || err->code == SIM_SCENARIO_ERROR_INVALID);
+}
+
+gboolean
+sim_sweep_check (const SimSweep *sw, GError **error)
+{
+  if (sim_sweep_n_points (sw) == 0)
+    return TRUE;
+  g_auto (GStrv) point = sim_sweep_point_sets (sw, 0);
+  g_autoptr (GStrvBuilder) b = g_strv_builder_new ();
+  g_strv_builder_addv (b, (const char **) sw->sets);
+  g_strv_builder_addv (b, (const char **) point);
+  g_auto (GStrv) sets = g_strv_builder_end (b);
+  GError *err = NULL;
+  g_autoptr (SimScenario) sc = sim_scenario_load ((const char *const *) sw->files, (const char *const *) sets, &err);
+  if (sc || point_error (err))
+    {
+      g_clear_error (&err);
+      return TRUE;
+    }
+  g_propagate_error (error, err);
+  return FALSE;
+}
+
 gboolean
 sim_sweep_eval (const SimSweep *sw, guint index, SimSweepRow *row, GError **error)
 {
@@ -264,8 +292,7 @@ sim_sweep_eval (const SimSweep *sw, guint index, SimSweepRow *row, GError **erro
   g_autoptr (SimScenario) sc = sim_scenario_load ((const char *const *) sw->files, (const char *const *) sets, &err);
   if (!sc)
     {
-      if (err->domain == SIM_SCENARIO_ERROR
-          && (err->code == SIM_SCENARIO_ERROR_VALUE || err->code == SIM_SCENARIO_ERROR_INVALID))
+      if (point_error (err))
         {
           row->status = SIM_SWEEP_INVALID;
           row->reason = flatten (err->message);

@@ -64,6 +64,10 @@ guint sim_sweep_n_points (const SimSweep *sw);
 /* The `group.key=value` assignments of point i (caller frees with g_strfreev). */
 char **sim_sweep_point_sets (const SimSweep *sw, guint index);
 
+/* Loads point 0 without predicting it: FALSE for the errors that would stop the sweep (unreadable
+ * file, unknown key, syntax), TRUE when the scenario loads or fails only for a point's reason. */
+gboolean sim_sweep_check (const SimSweep *sw, GError **error);
+
 /* Evaluates point `index` into `row` (cleared first). Returns FALSE only for errors that are not a
  * property of the point (unknown key, unreadable file): those stop the sweep. */
 gboolean sim_sweep_eval (const SimSweep *sw, guint index, SimSweepRow *row, GError **error);

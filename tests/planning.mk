@@ -9,3 +9,7 @@ TESTS += tests/search-cmd.sh
 dist_noinst_SCRIPTS += tests/search-cmd.sh
 TESTS += tests/trace-cmd.sh
 dist_noinst_SCRIPTS += tests/trace-cmd.sh
+check_PROGRAMS += tests/test-search-sim
+TESTS += tests/test-search-sim
+tests_test_search_sim_SOURCES = tests/test-search-sim.c
+tests_test_search_sim_LDADD = $(TEST_LIBS)
