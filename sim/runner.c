@@ -1412,6 +1412,14 @@ sim_runner_run (const ModelShape *shape, const ModelPlan *plan, const SimGpuSpec
   g_free (r.pp_links);
   g_free (r.pp_n_links);
   g_free (r.pp_latency);
+  if (opts.link_stats && ok)
+    {
+      int nl = sim_topology_n_links (topo);
+      g_autofree double *bytes = g_new (double, nl);
+      for (int i = 0; i < nl; i++)
+        bytes[i] = sim_flow_net_link_bytes (net, i);
+      opts.link_stats (opts.trace_user, topo, bytes, out->step_ns);
+    }
   sim_flow_net_free (net);
   sim_engine_free (r.engine);
   for (int k = 0; k < G_COUNT; k++)

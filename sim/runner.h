@@ -57,6 +57,9 @@ typedef struct {
   double memory_overhead_bytes; /* per-GPU framework overhead for the memory check; < 0: model's */
   SimRunnerTraceFn trace;     /* added by the planning module: called as each op ends; NULL: none */
   gpointer trace_user;
+  /* Added by the planning module (--link-stats): called once after the step with the topology, the
+   * bytes each link carried (indexed by link id) and the step end; NULL: none. */
+  void (*link_stats) (gpointer user, const SimTopology *topo, const double *link_bytes, gint64 step_ns);
 } SimRunnerOptions;
 
 /* Defaults: representatives, the model's memory overhead. */
