@@ -45,7 +45,7 @@ sim_cmd_run (int argc, char **argv)
   gboolean keys = FALSE, list = FALSE, full = FALSE, no_sim = FALSE;
   int base_gpus = 0;
   g_autofree char *scaling = NULL;
-  g_autofree char *trace_path = NULL, *plots_dir = NULL;
+  g_autofree char *trace_path = NULL, *plots_dir = NULL, *links_path = NULL;
   GOptionEntry entries[] = {
     { "set", 's', 0, G_OPTION_ARG_STRING_ARRAY, &sets, "Override one key after the files (repeatable)",
       "GROUP.KEY=VALUE" },
@@ -62,6 +62,8 @@ sim_cmd_run (int argc, char **argv)
     { G_OPTION_REMAINING, 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &files, NULL, NULL },
     { "trace", 0, 0, G_OPTION_ARG_FILENAME, &trace_path,
       "Write the simulated step as Chrome trace JSON (Perfetto): a track per simulated rank and stream", "FILE" },
+    { "link-stats", 0, 0, G_OPTION_ARG_FILENAME, &links_path,
+      "Write the bytes and utilisation of every fabric link in the simulated step (TSV)", "FILE" },
     { "plots", 0, 0, G_OPTION_ARG_FILENAME, &plots_dir,
       "Write the step breakdown, memory and pipeline timeline plots (TSV, PNG, SVG) into DIR", "DIR" },
     { NULL },
@@ -125,7 +127,7 @@ sim_cmd_run (int argc, char **argv)
       return 2;
     }
   g_autoptr (SimTrace) trace = NULL;
-  if ((trace_path || plots_dir) && !no_sim)
+  if ((trace_path || plots_dir || links_path) && !no_sim)
     {
       if (!(trace = sim_trace_new (trace_path, &error)))
         {
@@ -133,8 +135,13 @@ sim_cmd_run (int argc, char **argv)
           g_error_free (error);
           return 2;
         }
-      po.run.trace = sim_trace_event;
+      po.run.trace = trace_path || plots_dir ? sim_trace_event : NULL;
       po.run.trace_user = trace;
+      if (links_path)
+        {
+          sim_trace_set_link_stats (trace, links_path);
+          po.run.link_stats = sim_trace_links;
+        }
     }
   SimRunnerPrediction pred;
   if (!no_sim && !sim_runner_predict (sc, &po, &pred, &error)
@@ -160,7 +167,8 @@ sim_cmd_run (int argc, char **argv)
       return status;
     }
   if ((trace && !sim_trace_finish (trace, &error))
-      || (plots_dir && !sim_plots_run (plots_dir, sc, no_sim ? NULL : &pred, trace, &error)))
+      || (plots_dir && !sim_plots_run (plots_dir, sc, no_sim ? NULL : &pred, trace_path || plots_dir ? trace : NULL,
+                                       &error)))
     {
       fprintf (stderr, "trainsim run: %s\n", error->message);
       g_error_free (error);

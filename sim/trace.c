@@ -18,7 +18,72 @@ struct SimTrace {
   GArray *intervals;      /* Interval, merged */
   GHashTable *last;       /* (rank, stream) -> index of its last interval + 1 */
   GHashTable *named;      /* rank -> stage, for metadata; (rank << 4 | stream) for thread names */
+  char *link_path;
+  gboolean link_failed;
 };
+
+void
+sim_trace_set_link_stats (SimTrace *t, const char *path)
+{
+  g_free (t->link_path);
+  t->link_path = g_strdup (path);
+}
+
+static const char *
+node_name (SimNodeKind k)
+{
+  static const char *const names[] = { "gpu", "nvswitch", "nic", "leaf", "spine", "core" };
+  return (unsigned) k < G_N_ELEMENTS (names) ? names[k] : "?";
+}
+
+void
+sim_trace_links (gpointer user, const SimTopology *topo, const double *bytes, gint64 step_ns)
+{
+  SimTrace *t = user;
+  if (!t->link_path)
+    return;
+  FILE *f = fopen (t->link_path, "w");
+  if (!f)
+    {
+      t->link_failed = TRUE;
+      return;
+    }
+  int n = sim_topology_n_links (topo);
+  double step_s = step_ns > 0 ? step_ns * 1e-9 : 1.0;
+  double sum[SIM_LINK_KIND_COUNT] = { 0 }, max[SIM_LINK_KIND_COUNT] = { 0 };
+  int cnt[SIM_LINK_KIND_COUNT] = { 0 }, used[SIM_LINK_KIND_COUNT] = { 0 };
+  for (int i = 0; i < n; i++)
+    {
+      const SimLink *l = sim_topology_link (topo, i);
+      double u = l->bandwidth_bytes_per_s > 0 ? bytes[i] / (l->bandwidth_bytes_per_s * step_s) : 0.0;
+      cnt[l->kind]++;
+      sum[l->kind] += u;
+      max[l->kind] = MAX (max[l->kind], u);
+      used[l->kind] += bytes[i] > 0;
+    }
+  fprintf (f, "# trainsim run: bytes per link over one simulated step of %.6f s (every flow of the step is\n"
+              "# on the fabric, also with representative ranks); utilisation = bytes / (capacity x step)\n"
+              "# kind\tlinks\tused\tmean_util\tmax_util\n", step_s);
+  for (int k = 0; k < SIM_LINK_KIND_COUNT; k++)
+    if (cnt[k] > 0)
+      fprintf (f, "# %s\t%d\t%d\t%.4f\t%.4f\n", sim_link_kind_name (k), cnt[k], used[k], sum[k] / cnt[k], max[k]);
+  fprintf (f, "link\tkind\tfrom\tto\tcapacity_GBps\tbytes\tutilisation\n");
+  for (int i = 0; i < n; i++)
+    {
+      if (bytes[i] <= 0)
+        continue;
+      const SimLink *l = sim_topology_link (topo, i);
+      SimNodeRef a, b;
+      sim_topology_link_ends (topo, i, &a, &b);
+      fprintf (f, "%d\t%s\t%s%d\t%s%d\t%.3f\t%.0f\t%.6f\n", i, sim_link_kind_name (l->kind), node_name (a.kind),
+               a.index, node_name (b.kind), b.index, l->bandwidth_bytes_per_s / 1e9, bytes[i],
+               l->bandwidth_bytes_per_s > 0 ? bytes[i] / (l->bandwidth_bytes_per_s * step_s) : 0.0);
+    }
+  if (ferror (f))
+    t->link_failed = TRUE;
+  if (fclose (f) != 0)
+    t->link_failed = TRUE;
+}
 
 SimTrace *
 sim_trace_new (const char *path, GError **error)
@@ -100,6 +165,11 @@ sim_trace_n_events (const SimTrace *t)
 gboolean
 sim_trace_finish (SimTrace *t, GError **error)
 {
+  if (t->link_failed)
+    {
+      g_set_error (error, G_FILE_ERROR, G_FILE_ERROR_FAILED, "--link-stats %s: write failed", t->link_path);
+      return FALSE;
+    }
   if (!t->f)
     return TRUE;
   fputs ("\n]}\n", t->f);
@@ -170,6 +240,7 @@ sim_trace_free (SimTrace *t)
   if (t->f)
     fclose (t->f);
   g_free (t->path);
+  g_free (t->link_path);
   g_array_unref (t->intervals);
   g_hash_table_unref (t->last);
   g_hash_table_unref (t->named);

@@ -16,7 +16,13 @@ typedef struct SimTrace SimTrace;
 SimTrace *sim_trace_new (const char *path, GError **error);
 /* The SimRunnerTraceFn to install with `user` = the SimTrace. */
 void sim_trace_event (gpointer user, const SimRunnerTraceEvent *event);
-/* Ends the JSON document and closes the file. */
+/* `--link-stats FILE`: with the SimTrace as trace_user and sim_trace_links as the runner's
+ * link_stats hook, the bytes every link carried in the simulated step and its utilisation
+ * (bytes / (capacity · step)), a TSV with a per-kind summary in its comment lines. */
+void sim_trace_set_link_stats (SimTrace *trace, const char *path);
+void sim_trace_links (gpointer user, const SimTopology *topo, const double *link_bytes, gint64 step_ns);
+
+/* Ends the JSON document and closes the file; reports a --link-stats write failure too. */
 gboolean sim_trace_finish (SimTrace *trace, GError **error);
 guint64 sim_trace_n_events (const SimTrace *trace);
 /* Writes the timeline of at most `max_ranks` ranks (the lowest stage first) as the TSV
