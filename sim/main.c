@@ -16,8 +16,8 @@ static const Command commands[] = {
   { "run", sim_cmd_run, "predict one scenario (files merged in order, then --set overrides)" },
   { "sweep", sim_cmd_sweep, "what-if grid over any scenario keys (--vary); scaling efficiency; MPI" },
   { "search", sim_cmd_search, "best valid parallelism plans under the memory limit, ranked; MPI" },
-  { "topology", sim_cmd_topology, "build a scenario's cluster; print switches per tier, links, bisection" },
   { "collective", sim_cmd_collective, "predicted nccl-tests rows for one collective over a plan group" },
+  { "topology", sim_cmd_topology, "build a scenario's cluster; print switches per tier, links, bisection" },
 };
 
 static void

@@ -287,6 +287,10 @@ sim_sweep_eval (const SimSweep *sw, guint index, SimSweepRow *row, GError **erro
   g_autoptr (GStrvBuilder) b = g_strv_builder_new ();
   g_strv_builder_addv (b, (const char **) sw->sets);
   g_strv_builder_addv (b, (const char **) point);
+  /* The sweep computes scaling efficiency from its own rows: the simulator need not simulate the
+   * scenario's [scenario] base_gpus scale at every point. */
+  if (sw->simulate)
+    g_strv_builder_add (b, "scenario.base_gpus=0");
   g_auto (GStrv) sets = g_strv_builder_end (b);
   GError *err = NULL;
   g_autoptr (SimScenario) sc = sim_scenario_load ((const char *const *) sw->files, (const char *const *) sets, &err);
