@@ -7,7 +7,7 @@
 struct SimProgress {
   char *what;
   guint64 total, done;
-  gint64 start_us, last_draw_us;
+  gint64 start_us, last_draw_us, after_us;
   gboolean tty, drawn;
 };
 
@@ -19,6 +19,9 @@ sim_progress_new (const char *what, guint64 total, gboolean enabled)
   p->total = total;
   p->start_us = g_get_monotonic_time ();
   p->tty = enabled && isatty (fileno (stderr)) && g_getenv ("TRAINSIM_NO_PROGRESS") == NULL;
+  /* TRAINSIM_PROGRESS_AFTER_MS: how long work runs before the line appears (default 1000 ms). */
+  const char *after = g_getenv ("TRAINSIM_PROGRESS_AFTER_MS");
+  p->after_us = after ? (gint64) g_ascii_strtoll (after, NULL, 10) * 1000 : G_USEC_PER_SEC;
   return p;
 }
 
@@ -51,7 +54,7 @@ sim_progress_update (SimProgress *p, guint64 done)
   if (!p->tty)
     return;
   gint64 now = g_get_monotonic_time ();
-  if (now - p->start_us < G_USEC_PER_SEC || now - p->last_draw_us < G_USEC_PER_SEC / 10)
+  if (now - p->start_us < p->after_us || now - p->last_draw_us < G_USEC_PER_SEC / 10)
     return;
   p->last_draw_us = now;
   g_autofree char *line = sim_progress_format (p->what, done, p->total, (now - p->start_us) / 1e6);

@@ -1,6 +1,7 @@
 /* Progress of long work on a terminal: done/total, rate, ETA on one self-overwriting stderr line.
- * Silent when stderr is not a TTY (piped, in tests) or until the work has run for a second, and
- * redrawn at most 10 times a second so it never costs measurable time. */
+ * Silent when stderr is not a TTY (piped, in tests), with TRAINSIM_NO_PROGRESS set, or until the
+ * work has run for a second (TRAINSIM_PROGRESS_AFTER_MS changes that), and redrawn at most 10 times
+ * a second so it never costs measurable time. */
 #pragma once
 #include <glib.h>
 

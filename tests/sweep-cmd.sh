@@ -67,6 +67,17 @@ check "resumed file holds each point once" \
 "$bin" sweep --estimate "$gpt3" --vary cluster.gpus=2688 --out "$tmp/r.out" >/dev/null 2>"$tmp/err"; rc=$?
 check "another sweep's --out refused" '[ $rc = 2 ] && grep -q "another sweep" "$tmp/err"'
 
+# Progress: on a terminal (script(1) gives the sweep a pty) a done/total, rate, ETA line on stderr;
+# nothing when stderr is a pipe or a file.
+if command -v script >/dev/null 2>&1; then
+  TRAINSIM_PROGRESS_AFTER_MS=0 script -qec "\"$bin\" sweep $args >/dev/null" "$tmp/typescript" >/dev/null 2>&1 </dev/null
+  check "progress line on a TTY" 'grep -aEq "[0-9]+/24 points \([0-9]+%\), [0-9.]+/s" "$tmp/typescript"'
+else
+  n=$((n + 1)); echo "ok $n - progress line on a TTY # SKIP script(1) not found"
+fi
+TRAINSIM_PROGRESS_AFTER_MS=0 "$bin" sweep $args >/dev/null 2>"$tmp/perr"
+check "no progress when piped" '[ ! -s "$tmp/perr" ]'
+
 # MPI: 2 ranks on this machine, byte for byte the serial output.
 # Open MPI's own allocations are reported as leaks by LeakSanitizer in sanitizer builds: not ours,
 # so leak detection is off for the MPI runs (memory errors are still caught). mpirun must not read
