@@ -26,6 +26,6 @@ curves = "100 with lines lw 2 dt 2 lc rgb '#808080' title 'ideal (100%)', " . \
   "IN using 1:($3 * 100) with linespoints lw 3 pt 7 ps 1.5 lc rgb '#4c72b0' title 'predicted efficiency', " . \
   "IN using 1:2 axes x1y2 with linespoints lw 2 pt 5 ps 1.2 lc rgb '#dd8452' title 'predicted step time (right axis)'"
 if (ARGC >= 3) {
-  curves = curves . ", ARG3 using 1:($2 * 100) with points pt 9 ps 2.5 lc rgb '#c44e52' title 'measured'"
+  curves = curves . ", ARG3 using 1:($2 * 100) with points pt 9 ps 2.5 lc rgb '#c44e52' title 'measured (base: its smallest scale)'"
 }
 plot @curves

@@ -55,9 +55,59 @@ point_label (const SimSweep *sw, const SimSweepRow *r)
   return g_string_free (s, FALSE);
 }
 
+/* --measured FILE: lines "GPUS STEP_S" ('#' comments); written as (gpus, efficiency against the
+ * file's smallest scale, by the same formula as the predicted curve) for plots/scaling.gp. */
+static gboolean
+write_measured (const char *in, const char *out, gboolean weak, GError **error)
+{
+  g_autofree char *text = NULL;
+  if (!g_file_get_contents (in, &text, NULL, error))
+    return FALSE;
+  g_auto (GStrv) lines = g_strsplit (text, "\n", -1);
+  GArray *g = g_array_new (FALSE, FALSE, sizeof (double)), *t = g_array_new (FALSE, FALSE, sizeof (double));
+  for (int i = 0; lines[i]; i++)
+    {
+      double a, b;
+      if (lines[i][0] == '#' || sscanf (lines[i], "%lf %lf", &a, &b) != 2)
+        continue;
+      if (!(a > 0 && b > 0))
+        continue;
+      g_array_append_val (g, a);
+      g_array_append_val (t, b);
+    }
+  gboolean ok = g->len > 0;
+  if (!ok)
+    g_set_error (error, G_FILE_ERROR, G_FILE_ERROR_INVAL,
+                 "--measured %s: no \"GPUS STEP_S\" lines; give one measured step time per GPU count", in);
+  FILE *f = ok ? fopen (out, "w") : NULL;
+  if (ok && !f)
+    {
+      g_set_error (error, G_FILE_ERROR, G_FILE_ERROR_FAILED, "--plots: cannot write %s", out);
+      ok = FALSE;
+    }
+  if (ok)
+    {
+      guint base = 0;
+      for (guint i = 1; i < g->len; i++)
+        if (g_array_index (g, double, i) < g_array_index (g, double, base))
+          base = i;
+      double g0 = g_array_index (g, double, base), t0 = g_array_index (t, double, base);
+      fprintf (f, "# measured scaling from %s (base %.0f GPUs, %s)\ngpus\tefficiency\n", in, g0, weak ? "weak" : "strong");
+      for (guint i = 0; i < g->len; i++)
+        {
+          double gi = g_array_index (g, double, i), ti = g_array_index (t, double, i);
+          fprintf (f, "%.0f\t%.6g\n", gi, weak ? t0 / ti : t0 * g0 / (ti * gi));
+        }
+      fclose (f);
+    }
+  g_array_unref (g);
+  g_array_unref (t);
+  return ok;
+}
+
 static gboolean
 write_plots (const SimSweep *sw, SimSweepRow *const *rows, guint n, const double *scaling, SimSweepScaling mode,
-             const char *dir, const char *argv_text, GError **error)
+             const char *dir, const char *measured, const char *argv_text, GError **error)
 {
   if (!sim_plots_prepare_dir (dir, error))
     return FALSE;
@@ -140,7 +190,12 @@ write_plots (const SimSweep *sw, SimSweepRow *const *rows, guint n, const double
             fprintf (fs, "%d\t%.6g\t%.6g\n", rows[r]->gpus, rows[r]->step_s, scaling[r]);
         }
       fclose (fs);
-      if (!sim_plots_render ("scaling", sp, dir, "scaling", error))
+      gboolean weak = mode == SIM_SWEEP_SCALING_WEAK
+                      || (mode == SIM_SWEEP_SCALING_AUTO && n > 1 && rows[0]->global_batch != rows[n - 1]->global_batch);
+      g_autofree char *mp = g_build_filename (dir, "measured-scaling.tsv", NULL);
+      if (measured && !write_measured (measured, mp, weak, error))
+        return FALSE;
+      if (!sim_plots_render_with (("scaling"), sp, measured ? mp : NULL, dir, "scaling", error))
         return FALSE;
     }
   return TRUE;
@@ -152,7 +207,7 @@ sim_cmd_sweep (int argc, char **argv)
   g_auto (GStrv) sets = NULL;
   g_auto (GStrv) varies = NULL;
   g_auto (GStrv) files = NULL;
-  g_autofree char *format_name = NULL, *out_path = NULL, *scaling_name = NULL, *plots_dir = NULL;
+  g_autofree char *format_name = NULL, *out_path = NULL, *scaling_name = NULL, *plots_dir = NULL, *measured = NULL;
   int base_gpus = 0;
   gboolean estimate = FALSE;
   GOptionEntry entries[] = {
@@ -171,6 +226,8 @@ sim_cmd_sweep (int argc, char **argv)
       "or auto (default: weak where the global batch grew with the GPUs, else strong)", "auto|weak|strong" },
     { "base-gpus", 0, 0, G_OPTION_ARG_INT, &base_gpus, "Base scale of the efficiency (default: the smallest)", "N" },
     { "plots", 0, 0, G_OPTION_ARG_FILENAME, &plots_dir, "Write sweep.tsv and gnuplot PNG/SVG plots into DIR", "DIR" },
+    { "measured", 0, 0, G_OPTION_ARG_FILENAME, &measured,
+      "Measured step times (lines \"GPUS STEP_S\") drawn on the scaling plot", "FILE" },
     { G_OPTION_REMAINING, 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &files, NULL, NULL },
     { NULL },
   };
@@ -351,7 +408,7 @@ sim_cmd_sweep (int argc, char **argv)
       sim_sweep_write (stdout, sw, rv, rows->len, eff, mode, format, argv_text);
       if (fflush (stdout) != 0)
         status = 1;
-      if (plots_dir && !write_plots (sw, rv, rows->len, eff, mode, plots_dir, argv_text, &error))
+      if (plots_dir && !write_plots (sw, rv, rows->len, eff, mode, plots_dir, measured, argv_text, &error))
         {
           fprintf (stderr, "trainsim sweep: %s\n", error->message);
           g_clear_error (&error);

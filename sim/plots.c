@@ -45,8 +45,15 @@ find_script (const char *script)
 gboolean
 sim_plots_render (const char *script, const char *in_tsv, const char *dir, const char *base, GError **error)
 {
+  return sim_plots_render_with (script, in_tsv, NULL, dir, base, error);
+}
+
+gboolean
+sim_plots_render_with (const char *script, const char *in_tsv, const char *extra, const char *dir, const char *base,
+                       GError **error)
+{
 #ifndef GNUPLOT_PATH
-  (void) script, (void) in_tsv, (void) dir, (void) base;
+  (void) script, (void) in_tsv, (void) extra, (void) dir, (void) base;
   g_set_error (error, G_FILE_ERROR, G_FILE_ERROR_NOENT,
                "--plots: gnuplot was not found when trainsim was configured; install gnuplot-nox and reconfigure");
   return FALSE;
@@ -64,7 +71,7 @@ sim_plots_render (const char *script, const char *in_tsv, const char *dir, const
     {
       g_autofree char *file = g_strdup_printf ("%s.%s", base, exts[i]);
       g_autofree char *out = g_build_filename (dir, file, NULL);
-      const char *argv[] = { GNUPLOT_PATH, "-c", path, in_tsv, out, NULL };
+      const char *argv[] = { GNUPLOT_PATH, "-c", path, in_tsv, out, extra, NULL };
       g_autofree char *err_text = NULL;
       int status = 0;
       if (!g_spawn_sync (NULL, (char **) argv, NULL, G_SPAWN_STDOUT_TO_DEV_NULL, NULL, NULL, NULL, &err_text, &status,

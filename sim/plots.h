@@ -14,6 +14,10 @@ gboolean sim_plots_prepare_dir (const char *dir, GError **error);
 gboolean sim_plots_render (const char *script, const char *in_tsv, const char *dir, const char *base,
                            GError **error);
 
+/* The same with a third script argument (e.g. measured points); extra NULL: none. */
+gboolean sim_plots_render_with (const char *script, const char *in_tsv, const char *extra, const char *dir,
+                                const char *base, GError **error);
+
 /* `trainsim run --plots DIR`: run-breakdown (the simulated step's parts; skipped without a
  * prediction), run-memory (memory per GPU of every pipeline stage, at most 16 shown) and, with a
  * trace, run-timeline (the first 4 simulated ranks' streams). */

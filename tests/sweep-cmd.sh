@@ -40,6 +40,12 @@ check "weak efficiency is 1 at the base" \
 "$bin" sweep --estimate "$llama" --vary cluster.gpus=4096,8192 --scaling strong --base-gpus 4096 --format tsv >"$tmp/s.tsv"
 check "strong efficiency is 1 at --base-gpus" \
   '[ "$(awk -F"\t" "!/^#/ && \$1==4096 {print \$(NF-1)}" "$tmp/s.tsv")" = 1 ] && grep -q strong_scaling_eff "$tmp/s.tsv"'
+# --plots with --measured: the measured points (Azure MLPerf v6.0: 1.2734 s at 7,168 GPUs, 1.2712 s at
+# 8,192, reference/mlperf.md) become efficiencies against their own base: 1.2734 / 1.2712 = 1.00173.
+printf '7168 1.2734\n8192 1.2712\n' >"$tmp/meas.txt"
+"$bin" sweep --estimate "$llama" --vary cluster.gpus=4096,8192 --plots "$tmp/pl" --measured "$tmp/meas.txt" >/dev/null 2>"$tmp/err"
+check "scaling plot with measured points" \
+  '[ -s "$tmp/pl/scaling.png" ] && [ -s "$tmp/pl/scaling.svg" ] && [ -s "$tmp/pl/breakdown.png" ] && [ -s "$tmp/pl/memory.png" ] && grep -q "^8192	1.00173$" "$tmp/pl/measured-scaling.tsv"'
 # A plan the loader rejects (gpus not divisible by tp·cp·pp) is an invalid row.
 out=$("$bin" sweep --estimate "$llama" --vary cluster.gpus=8192,8100 2>&1)
 check "invalid point listed with its reason" 'printf "%s\n" "$out" | grep -Eq "point 1 \(cluster.gpus=8100\): .*not a multiple"'
