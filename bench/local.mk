@@ -6,3 +6,4 @@ include bench/collective.mk
 include bench/step.mk
 bench: $(bench_targets)
 .PHONY: bench
+include bench/search.mk

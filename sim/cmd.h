@@ -12,3 +12,5 @@ int sim_cmd_calib_plan (int argc, char **argv);
 int sim_cmd_goodput (int argc, char **argv);
 int sim_cmd_straggler (int argc, char **argv);
 int sim_cmd_compare (int argc, char **argv);
+int sim_cmd_sweep (int argc, char **argv);
+int sim_cmd_search (int argc, char **argv);

@@ -9,6 +9,8 @@
 #include "sim/cmd.h"
 #include "sim/report.h"
 #include "sim/scenario.h"
+#include "sim/trace.h"
+#include "sim/plots.h"
 #include "sim/runner.h"
 
 static int
@@ -43,6 +45,7 @@ sim_cmd_run (int argc, char **argv)
   gboolean keys = FALSE, list = FALSE, full = FALSE, no_sim = FALSE;
   int base_gpus = 0;
   g_autofree char *scaling = NULL;
+  g_autofree char *trace_path = NULL, *plots_dir = NULL, *links_path = NULL;
   GOptionEntry entries[] = {
     { "set", 's', 0, G_OPTION_ARG_STRING_ARRAY, &sets, "Override one key after the files (repeatable)",
       "GROUP.KEY=VALUE" },
@@ -57,6 +60,12 @@ sim_cmd_run (int argc, char **argv)
     { "scaling", 0, 0, G_OPTION_ARG_STRING, &scaling, "weak (default: global batch per DP replica kept) "
       "or strong (global batch kept)", "KIND" },
     { G_OPTION_REMAINING, 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &files, NULL, NULL },
+    { "trace", 0, 0, G_OPTION_ARG_FILENAME, &trace_path,
+      "Write the simulated step as Chrome trace JSON (Perfetto): a track per simulated rank and stream", "FILE" },
+    { "link-stats", 0, 0, G_OPTION_ARG_FILENAME, &links_path,
+      "Write the bytes and utilisation of every fabric link in the simulated step (TSV)", "FILE" },
+    { "plots", 0, 0, G_OPTION_ARG_FILENAME, &plots_dir,
+      "Write the step breakdown, memory and pipeline timeline plots (TSV, PNG, SVG) into DIR", "DIR" },
     { NULL },
   };
   g_autoptr (GOptionContext) ctx = g_option_context_new ("[SCENARIO.ini...] - predict one training scenario");
@@ -117,6 +126,23 @@ sim_cmd_run (int argc, char **argv)
       fprintf (stderr, "trainsim run: --scaling %s: use weak or strong\n", scaling);
       return 2;
     }
+  g_autoptr (SimTrace) trace = NULL;
+  if ((trace_path || plots_dir || links_path) && !no_sim)
+    {
+      if (!(trace = sim_trace_new (trace_path, &error)))
+        {
+          fprintf (stderr, "trainsim run: %s\n", error->message);
+          g_error_free (error);
+          return 2;
+        }
+      po.run.trace = trace_path || plots_dir ? sim_trace_event : NULL;
+      po.run.trace_user = trace;
+      if (links_path)
+        {
+          sim_trace_set_link_stats (trace, links_path);
+          po.run.link_stats = sim_trace_links;
+        }
+    }
   SimRunnerPrediction pred;
   if (!no_sim && !sim_runner_predict (sc, &po, &pred, &error)
       && g_error_matches (error, MODEL_ERROR, MODEL_ERROR_OUT_OF_MEMORY))
@@ -139,6 +165,14 @@ sim_cmd_run (int argc, char **argv)
       int status = error->domain == SIM_SCENARIO_ERROR ? 2 : 1;
       g_error_free (error);
       return status;
+    }
+  if ((trace && !sim_trace_finish (trace, &error))
+      || (plots_dir && !sim_plots_run (plots_dir, sc, no_sim ? NULL : &pred, trace_path || plots_dir ? trace : NULL,
+                                       &error)))
+    {
+      fprintf (stderr, "trainsim run: %s\n", error->message);
+      g_error_free (error);
+      return 1;
     }
   return 0;
 }

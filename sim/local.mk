@@ -11,3 +11,4 @@ include sim/collective.mk
 include sim/runner.mk
 include sim/goodput.mk
 include sim/compare.mk
+include sim/planning.mk

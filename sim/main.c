@@ -14,6 +14,8 @@ typedef struct {
 
 static const Command commands[] = {
   { "run", sim_cmd_run, "predict one scenario (files merged in order, then --set overrides)" },
+  { "sweep", sim_cmd_sweep, "what-if grid over any scenario keys (--vary); scaling efficiency; MPI" },
+  { "search", sim_cmd_search, "best valid parallelism plans under the memory limit, ranked; MPI" },
   { "collective", sim_cmd_collective, "predicted nccl-tests rows for one collective over a plan group" },
   { "topology", sim_cmd_topology, "build a scenario's cluster; print switches per tier, links, bisection" },
   { "fit", sim_cmd_fit, "fit a hardware profile layer from benchmark TSVs and nccl-tests output" },

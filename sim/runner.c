@@ -600,6 +600,8 @@ typedef struct {
   int **pp_pair_off;
   guint32 *route_load;       /* routes chosen per link so far (balanced ECMP choice) */
   int *stage_index;          /* rank -> its index among the ranks of its stage */
+  SimRunnerTraceFn trace;    /* --trace hook (planning module) */
+  gpointer trace_user;
 } Runner;
 
 static Pending *
@@ -985,6 +987,15 @@ hook_done (gpointer user, int gpu, guint32 op_index, gint64 start_ns)
   const TOp *op = &prog->ops[op_index];
   gboolean async = op->kind != K_COMPUTE;
   r->ops_executed++;
+  if (r->trace)
+    {
+      static const char *const stream_names[N_STREAMS] = { "compute", "tp", "cp", "pp-send-fwd", "pp-send-bwd",
+                                                           "dp", "ep" };
+      SimRunnerTraceEvent ev = { st->rank, st->stage, op->stream, stream_names[op->stream],
+                                 sim_breakdown_name ((SimBreakdown) op->cat), start_ns,
+                                 sim_engine_now (r->engine), op->kind == K_COMPUTE ? 0.0 : op->bytes };
+      r->trace (r->trace_user, &ev);
+    }
   for (guint32 i = 0; i < op->n_succ; i++)
     {
       guint32 s = prog->succ[op->succ_off + i];
@@ -1241,6 +1252,8 @@ sim_runner_run (const ModelShape *shape, const ModelPlan *plan, const SimGpuSpec
 
   Runner r = { 0 };
   r.plan = plan;
+  r.trace = opts.trace;
+  r.trace_user = opts.trace_user;
   r.topo = topo;
   r.slowdown = gpu->overlap_slowdown;
   r.progs = g_new0 (Program, plan->pp);
@@ -1409,6 +1422,14 @@ sim_runner_run (const ModelShape *shape, const ModelPlan *plan, const SimGpuSpec
   g_free (r.pp_links);
   g_free (r.pp_n_links);
   g_free (r.pp_latency);
+  if (opts.link_stats && ok)
+    {
+      int nl = sim_topology_n_links (topo);
+      g_autofree double *bytes = g_new (double, nl);
+      for (int i = 0; i < nl; i++)
+        bytes[i] = sim_flow_net_link_bytes (net, i);
+      opts.link_stats (opts.trace_user, topo, bytes, out->step_ns);
+    }
   sim_flow_net_free (net);
   sim_engine_free (r.engine);
   for (int k = 0; k < G_COUNT; k++)

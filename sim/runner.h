@@ -38,6 +38,19 @@ typedef enum {
 
 const char *sim_breakdown_name (SimBreakdown b);
 
+/* Added by the planning module (--trace): one executed op of a simulated rank. */
+typedef struct {
+  int rank;                   /* global rank */
+  int stage;                  /* pipeline stage */
+  int stream;                 /* 0 compute; 1.. communication streams */
+  const char *stream_name;    /* "compute", "tp", "cp", "pp-send-fwd", "pp-send-bwd", "dp", "ep" */
+  const char *category;       /* sim_breakdown_name() of what the op is accounted to */
+  gint64 start_ns, end_ns;
+  double bytes;               /* communication bytes (0 for compute) */
+} SimRunnerTraceEvent;
+
+typedef void (*SimRunnerTraceFn) (gpointer user, const SimRunnerTraceEvent *event);
+
 typedef struct {
   gboolean full;              /* simulate every rank */
   gboolean force_symmetric;   /* representatives even if the placement check fails (benchmarks) */
@@ -50,6 +63,11 @@ typedef struct {
    * start. Set: every rank is simulated (full). */
   double (*link_scale) (gpointer user, int link);
   gpointer link_scale_user;
+  SimRunnerTraceFn trace;     /* added by the planning module: called as each op ends; NULL: none */
+  gpointer trace_user;
+  /* Added by the planning module (--link-stats): called once after the step with the topology, the
+   * bytes each link carried (indexed by link id) and the step end; NULL: none. */
+  void (*link_stats) (gpointer user, const SimTopology *topo, const double *link_bytes, gint64 step_ns);
 } SimRunnerOptions;
 
 /* Defaults: representatives, the model's memory overhead. */

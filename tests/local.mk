@@ -23,3 +23,4 @@ include tests/calib.mk
 include tests/trainer.mk
 include tests/goodput.mk
 include tests/compare.mk
+include tests/planning.mk
