@@ -1,7 +1,8 @@
 #!/bin/sh
 # trainsim set-up and build: installs what is missing (Debian 12, as root or with sudo), builds
 # out of tree, then either runs trainsim or the test suite. Idempotent; fast when nothing changed.
-#   ./dev.sh run [TRAINSIM ARGS…]   build, then run trainsim (default: the embedded scenario)
+#   ./dev.sh run [TRAINSIM ARGS…]   build, then run trainsim (no args: the embedded default
+#                                   scenario, plots written to trainsim-out/)
 #   ./dev.sh check                  build, then run the whole test suite
 # Environment: TRAINSIM_BUILD_DIR (default build), TRAINSIM_CONFIGURE_FLAGS (e.g. --enable-werror).
 set -e
@@ -36,7 +37,13 @@ fi
 jobs=$(nproc 2>/dev/null || echo 2)
 make -s -j"$jobs"
 case "$mode" in
-  run) exec ./trainsim "$@" ;;
+  run)
+    # No arguments: the main job, the embedded default scenario with its plots.
+    if [ $# -eq 0 ]; then
+      echo "dev.sh: trainsim run --plots $top/trainsim-out (the embedded default scenario)" >&2
+      exec ./trainsim run --plots "$top/trainsim-out"
+    fi
+    exec ./trainsim "$@" ;;
   check) make -s -j"$jobs" check "$@" ;;
   build) ;;
   *) echo "usage: ./dev.sh run [ARGS…] | check | build" >&2; exit 2 ;;
