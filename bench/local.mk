@@ -3,5 +3,6 @@
 bench_targets =
 include bench/engine.mk
 include bench/collective.mk
+include bench/step.mk
 bench: $(bench_targets)
 .PHONY: bench

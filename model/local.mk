@@ -3,3 +3,4 @@ libtrainsim_a_SOURCES += model/dtype.h model/shape.h model/plan.h \
 	model/op.h model/layer.h model/flops.h model/memory.h \
 	model/dtype.c model/shape.c model/plan.c model/op.c model/layer.c \
 	model/flops.c model/memory.c
+include model/schedule.mk

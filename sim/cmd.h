@@ -5,6 +5,7 @@
 typedef int (*SimCmdFn) (int argc, char **argv);
 
 int sim_cmd_run (int argc, char **argv);
+int sim_cmd_collective (int argc, char **argv);
 int sim_cmd_topology (int argc, char **argv);
 int sim_cmd_fit (int argc, char **argv);
 int sim_cmd_calib_plan (int argc, char **argv);

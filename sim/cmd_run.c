@@ -9,6 +9,7 @@
 #include "sim/cmd.h"
 #include "sim/report.h"
 #include "sim/scenario.h"
+#include "sim/runner.h"
 
 static int
 compare_names (const void *a, const void *b)
@@ -39,13 +40,22 @@ sim_cmd_run (int argc, char **argv)
   g_auto (GStrv) sets = NULL;
   g_auto (GStrv) files = NULL;
   g_autofree char *format_name = NULL;
-  gboolean keys = FALSE, list = FALSE;
+  gboolean keys = FALSE, list = FALSE, full = FALSE, no_sim = FALSE;
+  int base_gpus = 0;
+  g_autofree char *scaling = NULL;
   GOptionEntry entries[] = {
     { "set", 's', 0, G_OPTION_ARG_STRING_ARRAY, &sets, "Override one key after the files (repeatable)",
       "GROUP.KEY=VALUE" },
     { "format", 'f', 0, G_OPTION_ARG_STRING, &format_name, "Output format: text (default), tsv, json", "FORMAT" },
     { "keys", 0, 0, G_OPTION_ARG_NONE, &keys, "Print every scenario key (the tables of scenarios/README.md)", NULL },
     { "list", 0, 0, G_OPTION_ARG_NONE, &list, "List the scenarios embedded in the binary", NULL },
+    { "full", 0, 0, G_OPTION_ARG_NONE, &full, "Simulate every rank (default: one per pipeline stage, "
+      "every flow still on the fabric)", NULL },
+    { "no-simulate", 0, 0, G_OPTION_ARG_NONE, &no_sim, "Only the workload report (no step simulation)", NULL },
+    { "base-gpus", 0, 0, G_OPTION_ARG_INT, &base_gpus, "Scaling efficiency against this many GPUs "
+      "(DP shrunk to fit)", "N" },
+    { "scaling", 0, 0, G_OPTION_ARG_STRING, &scaling, "weak (default: global batch per DP replica kept) "
+      "or strong (global batch kept)", "KIND" },
     { G_OPTION_REMAINING, 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &files, NULL, NULL },
     { NULL },
   };
@@ -56,8 +66,9 @@ sim_cmd_run (int argc, char **argv)
     "does not exist on disk is looked up among the embedded scenarios (see --list).\n"
     "Without a file: the embedded default, " SIM_SCENARIO_DEFAULT ".\n\n"
     "Prints the resolved scenario with the provenance of every hardware figure, the\n"
-    "parameter count, tokens and FLOPs per step, the plan, and the ideal compute-only step\n"
-    "time at peak FLOP/s: a LOWER BOUND, not a prediction.");
+    "parameter count, tokens and FLOPs per step, the plan, the ideal compute-only step\n"
+    "time at peak FLOP/s (a LOWER BOUND), then the prediction: one training step simulated\n"
+    "on the cluster (step time, its breakdown, MFU, tokens/s, memory, time to train).");
   g_option_context_add_main_entries (ctx, entries, NULL);
   /* Keep the full command line for provenance before GOption consumes it. */
   g_autofree char *argv_text = g_strjoinv (" ", argv);
@@ -94,7 +105,35 @@ sim_cmd_run (int argc, char **argv)
       g_error_free (error);
       return 2;
     }
-  if (!sim_report_write (stdout, sc, format, argv_text, &error))
+  SimPredictOptions po = { 0 };
+  sim_runner_options_init (&po.run);
+  po.run.full = full;
+  po.base_gpus = base_gpus;
+  po.weak = TRUE;
+  if (scaling && strcmp (scaling, "strong") == 0)
+    po.weak = FALSE;
+  else if (scaling && strcmp (scaling, "weak") != 0)
+    {
+      fprintf (stderr, "trainsim run: --scaling %s: use weak or strong\n", scaling);
+      return 2;
+    }
+  SimRunnerPrediction pred;
+  if (!no_sim && !sim_runner_predict (sc, &po, &pred, &error)
+      && g_error_matches (error, MODEL_ERROR, MODEL_ERROR_OUT_OF_MEMORY))
+    {
+      /* The workload report shows the memory that does not fit; the step is not simulated. */
+      fprintf (stderr, "trainsim run: no prediction: %s\n", error->message);
+      g_clear_error (&error);
+      no_sim = TRUE;
+    }
+  if (error != NULL)
+    {
+      fprintf (stderr, "trainsim run: %s\n", error->message);
+      int status = error->domain == MODEL_ERROR ? 2 : 1;
+      g_error_free (error);
+      return status;
+    }
+  if (!sim_report_write_prediction (stdout, sc, format, argv_text, no_sim ? NULL : &pred, &error))
     {
       fprintf (stderr, "%s\n", error->message);
       int status = error->domain == SIM_SCENARIO_ERROR ? 2 : 1;

@@ -17,6 +17,9 @@ guint64 sim_engine_at (SimEngine *engine, gint64 at_ns, SimEventFn fn, gpointer 
 guint64 sim_engine_after (SimEngine *engine, gint64 delay_ns, SimEventFn fn, gpointer data, guint64 arg);
 /* TRUE if the event was pending and is now cancelled. */
 gboolean sim_engine_cancel (SimEngine *engine, guint64 id);
-/* Runs until the queue is empty (or until_ns, if >= 0); returns the events executed. */
+/* Runs until the queue is empty (or until_ns, if >= 0: events at times <= until_ns run, then the
+ * clock is set to until_ns); returns the events executed. */
 guint64 sim_engine_run (SimEngine *engine, gint64 until_ns);
+/* Called from an event: sim_engine_run returns after the current event (the clock stays there). */
+void sim_engine_stop (SimEngine *engine);
 guint64 sim_engine_pending (const SimEngine *engine);

@@ -2,7 +2,15 @@
  *
  * A flow is bytes over a fixed list of link ids. Whenever a flow starts or ends, the rates of the
  * flows it shares links with are recomputed (see sim/maxmin.h) and completion events re-planned.
- * Path latency is the caller's business (delay the start or the notification). */
+ * Path latency is the caller's business (delay the start or the notification).
+ *
+ * Cost model: starts and ends only mark their links dirty; one recompute event at the current time
+ * then re-solves just the connected component(s) of flows and links reachable from the dirty links
+ * (flows elsewhere keep their rates and their completion events), so 10^4 flows started by one
+ * collective in one event cost one solve. Rates are therefore assigned when that event runs: a
+ * flow's rate reads 0 until then (sim_flow_net_flush forces it). A flow finishes at the first
+ * nanosecond at which all its bytes have arrived (rounded up, never early); flows with identical
+ * histories get bit-identical rates and finish in the same nanosecond. */
 #pragma once
 #include <glib.h>
 #include "sim/engine.h"
@@ -10,12 +18,15 @@
 typedef struct SimFlowNet SimFlowNet;
 typedef void (*SimFlowDoneFn) (gpointer user, guint64 arg);
 
-/* capacities[i]: link i in bytes/s; copied. */
+/* capacities[i]: link i in bytes/s, > 0; copied. The engine must outlive the net; freeing the net
+ * cancels its pending events. */
 SimFlowNet *sim_flow_net_new (SimEngine *engine, const double *capacities, int n_links);
 void sim_flow_net_free (SimFlowNet *net);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (SimFlowNet, sim_flow_net_free)
 
-/* Starts a flow now; done(user, arg) runs when its last byte arrives. Returns a flow id. */
+/* Starts a flow now; done(user, arg) runs (from an engine event, never from inside this call) when
+ * its last byte arrives. A flow with no links or no bytes finishes at the current time. links are
+ * copied. Returns a flow id (never 0). */
 guint64 sim_flow_net_start (SimFlowNet *net, const guint32 *links, int n_links, double bytes,
                             SimFlowDoneFn done, gpointer user, guint64 arg);
 /* Current rate of an active flow in bytes/s (0 if finished). */
@@ -23,3 +34,13 @@ double sim_flow_net_rate (const SimFlowNet *net, guint64 flow_id);
 /* Bytes carried by a link so far, for --link-stats. */
 double sim_flow_net_link_bytes (const SimFlowNet *net, int link);
 int sim_flow_net_active (const SimFlowNet *net);
+/* Runs the pending rate recompute now instead of at the end of the current time step. */
+void sim_flow_net_flush (SimFlowNet *net);
+
+/* Work counters, for benchmarks and reports. */
+typedef struct {
+  guint64 recomputes;        /* batched re-solves */
+  guint64 flows_resolved;    /* flows passed to the solver, summed over recomputes */
+  guint64 reschedules;       /* completion events moved because a rate changed */
+} SimFlowNetStats;
+SimFlowNetStats sim_flow_net_stats (const SimFlowNet *net);

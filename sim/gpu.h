@@ -5,6 +5,7 @@
 #pragma once
 #include <glib.h>
 #include "model/dtype.h"
+#include "sim/engine.h"
 
 typedef struct {
   char name[64];
@@ -24,3 +25,63 @@ typedef struct {
   gint64 launch_ns;                     /* per-kernel launch/tail overhead */
   double overlap_slowdown;              /* compute slowdown while communication kernels share SMs */
 } SimGpuSpec;
+
+/* ---- Kernel time (sim/gpu.c) -------------------------------------------------------------------
+ * t = max(FLOPs / (peak[dtype] · eff), bytes / (hbm_bw · mem_eff)) + launch_ns, where eff is
+ *   GEMM:      gemm_eff_max · G / (G + gemm_eff_half_gflop) · wave(M, N)   (G = 2MNK / 1e9)
+ *   attention: attn_eff
+ *   memory:    no FLOP term (bytes only). */
+typedef enum { SIM_KERNEL_GEMM, SIM_KERNEL_ATTENTION, SIM_KERNEL_MEMORY } SimKernelKind;
+
+typedef struct {
+  SimKernelKind kind;
+  ModelDtype dtype;     /* math precision (peak_flops index) */
+  double flops;
+  double bytes;         /* HBM traffic */
+  gint64 m, n, k;       /* GEMM shape (0 if not a GEMM) */
+} SimGpuKernel;
+
+/* Wave quantization: an M×N output tiled 128×128 per SM (the CTA tile of cuBLAS/CUTLASS Hopper
+ * GEMMs) runs ceil(tiles / sm_count) waves; efficiency = tiles / (waves · sm_count). 1 if unknown. */
+double sim_gpu_wave_efficiency (const SimGpuSpec *spec, gint64 m, gint64 n);
+/* Fraction of peak a GEMM achieves. */
+double sim_gpu_gemm_efficiency (const SimGpuSpec *spec, gint64 m, gint64 n, gint64 k);
+/* Kernel duration in ns (>= launch_ns). Unsupported dtype (peak 0): falls back to bf16, which is
+ * what frameworks do for a format the GPU lacks. */
+gint64 sim_gpu_kernel_ns (const SimGpuSpec *spec, const SimGpuKernel *kernel);
+
+/* ---- Streams (sim/gpu.c) -----------------------------------------------------------------------
+ * One GPU's streams, each an ordered list of op ids (owned by the caller, shared between GPUs
+ * running the same program). A stream starts its head op once the previous one finished and the
+ * caller's ready() says its dependencies are met. Stream 0 is the compute stream; the others carry
+ * communication. A compute op that starts while a communication op of the same GPU is running is
+ * `overlapped`: the caller stretches it by overlap_slowdown (SMs lent to NCCL kernels). */
+typedef struct {
+  gboolean (*ready) (gpointer user, int gpu, guint32 op);
+  /* Returns the op's duration (>= 0), or -1 for an asynchronous op that the caller finishes later
+   * with sim_gpu_finish(). */
+  gint64 (*start) (gpointer user, int gpu, guint32 op, gboolean overlapped);
+  void (*done) (gpointer user, int gpu, guint32 op, gint64 start_ns);
+} SimGpuHooks;
+
+#define SIM_GPU_MAX_STREAMS 8
+
+typedef struct SimGpu SimGpu;
+
+SimGpu *sim_gpu_new (SimEngine *engine, int index, int n_streams, const SimGpuHooks *hooks,
+                     gpointer user);
+void sim_gpu_free (SimGpu *gpu);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (SimGpu, sim_gpu_free)
+/* Sets (and rewinds) a stream's program; ops must outlive the SimGpu's use of it. */
+void sim_gpu_set_stream (SimGpu *gpu, int stream, const guint32 *ops, int n_ops);
+/* Something the stream's head may wait on changed: start it if idle and ready. */
+void sim_gpu_poke (SimGpu *gpu, int stream);
+/* The running asynchronous op of `stream` completed now. */
+void sim_gpu_finish (SimGpu *gpu, int stream);
+/* Ops left on a stream (0 when it is drained). */
+int sim_gpu_pending (const SimGpu *gpu, int stream);
+gboolean sim_gpu_stream_busy (const SimGpu *gpu, int stream);
+/* Total time the stream ran an op so far. */
+gint64 sim_gpu_busy_ns (const SimGpu *gpu, int stream);
+/* Time the last op of the stream ended (0 if none). */
+gint64 sim_gpu_last_end_ns (const SimGpu *gpu, int stream);

@@ -8,3 +8,4 @@ include sim/scenario.mk
 include sim/engine.mk
 include sim/net.mk
 include sim/collective.mk
+include sim/runner.mk

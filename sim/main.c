@@ -17,6 +17,7 @@ static const Command commands[] = {
   { "topology", sim_cmd_topology, "build a scenario's cluster; print switches per tier, links, bisection" },
   { "fit", sim_cmd_fit, "fit a hardware profile layer from benchmark TSVs and nccl-tests output" },
   { "calib-plan", sim_cmd_calib_plan, "GEMM/attention shapes and collective sizes a scenario needs measured" },
+  { "collective", sim_cmd_collective, "predicted nccl-tests rows for one collective over a plan group" },
 };
 
 static void

@@ -115,8 +115,11 @@ location (const SimScenarioValue *v)
   return g_strdup_printf ("%s:%d", v->file, v->line);
 }
 
+static void write_text_prediction (FILE *out, const SimScenario *sc, const SimReportWorkload *w,
+                                   const SimRunnerPrediction *p);
+
 static void
-write_text (FILE *out, const SimScenario *sc, const SimReportWorkload *w)
+write_text (FILE *out, const SimScenario *sc, const SimReportWorkload *w, const SimRunnerPrediction *pred)
 {
   const ModelShape *shape = sim_scenario_shape (sc);
   const ModelPlan *plan = sim_scenario_plan (sc);
@@ -204,11 +207,14 @@ write_text (FILE *out, const SimScenario *sc, const SimReportWorkload *w)
     }
   if (run->measured_time_to_train_s > 0 && run->measured_gpus == plan->gpus)
     fprintf (out, "time to train, measured:    %.1f s\n", run->measured_time_to_train_s);
+  if (pred)
+    write_text_prediction (out, sc, w, pred);
 }
 
 /* One TSV row per scenario: `#` provenance lines, then a header with units in the names. */
 static void
-write_tsv (FILE *out, const SimScenario *sc, const SimReportWorkload *w, const char *argv_text)
+write_tsv (FILE *out, const SimScenario *sc, const SimReportWorkload *w, const char *argv_text,
+           const SimRunnerPrediction *pred)
 {
   const ModelPlan *plan = sim_scenario_plan (sc);
   const SimScenarioRun *run = sim_scenario_run (sc);
@@ -223,18 +229,33 @@ write_tsv (FILE *out, const SimScenario *sc, const SimReportWorkload *w, const c
   fprintf (out, "scenario\tgpu\tgpus\ttp\tcp\tpp\tvpp\tdp\tep\tmicro_batch\tglobal_batch_seqs\tmatmul_dtype\t"
                 "params_total\tparams_active\ttokens_per_step\tmodel_flops_per_step\thardware_flops_per_step\t"
                 "peak_flops_per_s_per_gpu\tideal_step_s\tmeasured_step_s\tmeasured_mfu\tmemory_per_gpu_GiB\tmemory_capacity_GiB\t"
-                "memory_fits\n");
+                "memory_fits%s\n", pred ? "\tstep_time_s\tmfu\ttokens_per_s\tmodel_tflops_per_gpu\t"
+                "breakdown_compute_s\tbreakdown_tp_s\tbreakdown_cp_s\tbreakdown_pp_s\tbreakdown_dp_s\t"
+                "breakdown_ep_s\tbreakdown_bubble_s\tbreakdown_optimizer_s\tbreakdown_overlap_slowdown_s\t"
+                "time_to_train_s\tscaling_efficiency" : "");
   fprintf (out, "%s\t%s\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%s\t%" G_GINT64_FORMAT "\t%" G_GINT64_FORMAT "\t%"
-           G_GINT64_FORMAT "\t%.6e\t%.6e\t%.6e\t%.6f\t%.6f\t%.4f\t%.3f\t%.3f\t%d\n",
+           G_GINT64_FORMAT "\t%.6e\t%.6e\t%.6e\t%.6f\t%.6f\t%.4f\t%.3f\t%.3f\t%d",
            run->name ? run->name : "", gpu->name, plan->gpus, plan->tp, plan->cp, plan->pp, plan->vpp, plan->dp,
            plan->ep, plan->micro_batch, plan->global_batch, model_dtype_name (plan->matmul_dtype), w->params_total,
            w->params_active, w->tokens_per_step, w->model_flops, w->hardware_flops, w->peak_flops_per_gpu,
            w->ideal_step_s, w->measured_step_s, w->measured_mfu, w->memory.total_bytes / GIB,
            w->memory_capacity_bytes / GIB, w->memory_fits ? 1 : 0);
+  if (pred)
+    {
+      fprintf (out, "\t%.6f\t%.5f\t%.6e\t%.3f", pred->step_s, pred->step.mfu, pred->step.tokens_per_s,
+               pred->step.model_tflops_per_gpu);
+      for (int i = 0; i < SIM_BD_COUNT; i++)
+        fprintf (out, "\t%.6f", pred->step.breakdown_s[i]);
+      fprintf (out, "\t%.3f\t%.5f", pred->time_to_train_s, pred->scaling_efficiency);
+    }
+  fprintf (out, "\n");
 }
 
+static void json_prediction (JsonBuilder *b, const SimScenario *sc, const SimRunnerPrediction *p);
+
 static void
-write_json (FILE *out, const SimScenario *sc, const SimReportWorkload *w, const char *argv_text)
+write_json (FILE *out, const SimScenario *sc, const SimReportWorkload *w, const char *argv_text,
+            const SimRunnerPrediction *pred)
 {
   const SimScenarioRun *run = sim_scenario_run (sc);
   const ModelPlan *plan = sim_scenario_plan (sc);
@@ -249,6 +270,8 @@ write_json (FILE *out, const SimScenario *sc, const SimReportWorkload *w, const 
       json_builder_set_member_name (b, "command");
       json_builder_add_string_value (b, argv_text);
     }
+  if (pred)
+    json_prediction (b, sc, pred);
   json_builder_set_member_name (b, "scenario");
   json_builder_begin_object (b);
   json_builder_set_member_name (b, "name");
@@ -352,20 +375,153 @@ write_json (FILE *out, const SimScenario *sc, const SimReportWorkload *w, const 
 gboolean
 sim_report_write (FILE *out, const SimScenario *sc, SimReportFormat format, const char *argv_text, GError **error)
 {
+  return sim_report_write_prediction (out, sc, format, argv_text, NULL, error);
+}
+
+gboolean
+sim_report_write_prediction (FILE *out, const SimScenario *sc, SimReportFormat format, const char *argv_text,
+                             const SimRunnerPrediction *pred, GError **error)
+{
   SimReportWorkload w;
   if (!sim_report_workload (sc, &w, error))
     return FALSE;
   switch (format)
     {
     case SIM_REPORT_TEXT:
-      write_text (out, sc, &w);
+      write_text (out, sc, &w, pred);
       break;
     case SIM_REPORT_TSV:
-      write_tsv (out, sc, &w, argv_text);
+      write_tsv (out, sc, &w, argv_text, pred);
       break;
     case SIM_REPORT_JSON:
-      write_json (out, sc, &w, argv_text);
+      write_json (out, sc, &w, argv_text, pred);
       break;
     }
   return TRUE;
+}
+
+/* ---------------------------------------------------------------------------------------------- */
+/* The simulated prediction (sim/runner.h). */
+
+static const char *const bd_text[SIM_BD_COUNT] = {
+  "compute", "exposed TP comm", "exposed CP comm", "exposed PP comm", "exposed DP comm",
+  "exposed EP comm", "pipeline bubble", "optimizer", "overlap slowdown",
+};
+
+static void
+write_text_prediction (FILE *out, const SimScenario *sc, const SimReportWorkload *w, const SimRunnerPrediction *p)
+{
+  const ModelPlan *plan = sim_scenario_plan (sc);
+  const SimScenarioRun *run = sim_scenario_run (sc);
+  const SimRunnerResult *r = &p->step;
+  double step = p->step_s;
+  fprintf (out, "\n== Prediction (simulated step) ==\n");
+  fprintf (out, "step time            %.4f s", step);
+  if (run->virtualization_overhead > 0)
+    fprintf (out, " (simulated %.4f s × (1 + %.3g virtualization overhead))", r->step_ns / 1e9,
+             run->virtualization_overhead);
+  fprintf (out, "\n");
+  if (w->measured_step_s > 0)
+    fprintf (out, "measured             %.4f s: prediction %+.1f%%\n", w->measured_step_s,
+             100.0 * (step - w->measured_step_s) / w->measured_step_s);
+  fprintf (out, "breakdown            (critical rank %d, pipeline stage %d; sums to the step)\n", r->critical_rank,
+           r->critical_stage);
+  double sim_step = r->step_ns / 1e9;
+  for (int i = 0; i < SIM_BD_COUNT; i++)
+    fprintf (out, "  %-18s %9.4f s  %5.1f%%\n", bd_text[i], r->breakdown_s[i],
+             sim_step > 0 ? 100.0 * r->breakdown_s[i] / sim_step : 0.0);
+  fprintf (out, "communication busy   tp %.4f s, cp %.4f s, pp %.4f s, dp %.4f s, ep %.4f s (overlapped or not)\n",
+           r->comm_busy_s[SIM_BD_TP], r->comm_busy_s[SIM_BD_CP], r->comm_busy_s[SIM_BD_PP],
+           r->comm_busy_s[SIM_BD_DP], r->comm_busy_s[SIM_BD_EP]);
+  /* Critical path: the largest non-compute component of the critical rank. */
+  int worst = -1;
+  for (int i = SIM_BD_TP; i < SIM_BD_COUNT; i++)
+    if (i != SIM_BD_OPTIMIZER && (worst < 0 || r->breakdown_s[i] > r->breakdown_s[worst]))
+      worst = i;
+  fprintf (out, "critical path        rank %d (stage %d of %d) finishes last; compute %.1f%% of its step, "
+           "largest loss: %s (%.1f%%)\n", r->critical_rank, r->critical_stage, plan->pp,
+           100.0 * r->breakdown_s[SIM_BD_COMPUTE] / sim_step, bd_text[worst],
+           100.0 * r->breakdown_s[worst] / sim_step);
+  fprintf (out, "throughput           %.4g tokens/s; %.1f model TFLOP/s per GPU; MFU %.1f%%, HFU %.1f%% "
+           "(of the %s peak)\n", r->tokens_per_s, r->model_tflops_per_gpu, 100 * r->mfu, 100 * r->hfu,
+           model_dtype_name (plan->matmul_dtype));
+  fprintf (out, "memory per GPU       %.2f GiB (stage %d)\n", r->memory_bytes / GIB, r->memory_stage);
+  if (p->time_to_train_s > 0)
+    {
+      fprintf (out, "time to train        %.1f s = init %.0f s + %.0f steps × %.4f s + %.0f evaluations × %.3f s\n",
+               p->time_to_train_s, run->init_s, p->steps, step, p->evals, p->eval_s);
+      if (run->measured_time_to_train_s > 0 && run->measured_gpus == plan->gpus)
+        fprintf (out, "  measured %.1f s: prediction %+.1f%%\n", run->measured_time_to_train_s,
+                 100.0 * (p->time_to_train_s - run->measured_time_to_train_s) / run->measured_time_to_train_s);
+    }
+  if (p->base_gpus > 0)
+    fprintf (out, "scaling efficiency   %.2f%% (%s) against %d GPUs at %.4f s per step\n",
+             100 * p->scaling_efficiency, p->weak ? "weak" : "strong", p->base_gpus, p->base_step_s);
+  fprintf (out, "simulated            %d rank(s) (%s), %" G_GUINT64_FORMAT " events, %" G_GUINT64_FORMAT " ops\n",
+           r->ranks_simulated, r->symmetric ? "one per pipeline stage; every flow on the fabric" : "every rank",
+           r->events, r->ops_executed);
+}
+
+static void
+json_prediction (JsonBuilder *b, const SimScenario *sc, const SimRunnerPrediction *p)
+{
+  const SimRunnerResult *r = &p->step;
+  json_builder_set_member_name (b, "step_time_s");
+  json_builder_add_double_value (b, p->step_s);
+  json_builder_set_member_name (b, "mfu");
+  json_builder_add_double_value (b, r->mfu);
+  json_builder_set_member_name (b, "tokens_per_s");
+  json_builder_add_double_value (b, r->tokens_per_s);
+  json_builder_set_member_name (b, "breakdown");
+  json_builder_begin_object (b);
+  for (int i = 0; i < SIM_BD_COUNT; i++)
+    {
+      g_autofree char *name = g_strdup_printf ("%s_s", sim_breakdown_name ((SimBreakdown) i));
+      json_builder_set_member_name (b, name);
+      json_builder_add_double_value (b, r->breakdown_s[i]);
+    }
+  json_builder_end_object (b);
+  json_builder_set_member_name (b, "prediction");
+  json_builder_begin_object (b);
+#define D(name, v)                                                                                 \
+  do {                                                                                             \
+    json_builder_set_member_name (b, name);                                                        \
+    json_builder_add_double_value (b, v);                                                          \
+  } while (0)
+  D ("simulated_step_s", r->step_ns / 1e9);
+  D ("hfu", r->hfu);
+  D ("model_tflops_per_gpu", r->model_tflops_per_gpu);
+  D ("model_flops_per_step", r->model_flops_per_step);
+  D ("hardware_flops_per_step", r->hardware_flops_per_step);
+  D ("memory_per_gpu_bytes", r->memory_bytes);
+  D ("time_to_train_s", p->time_to_train_s);
+  D ("steps", p->steps);
+  D ("evals", p->evals);
+  D ("eval_s", p->eval_s);
+  if (p->base_gpus > 0)
+    {
+      D ("base_gpus", p->base_gpus);
+      D ("base_step_s", p->base_step_s);
+      D ("scaling_efficiency", p->scaling_efficiency);
+    }
+  json_builder_set_member_name (b, "comm_busy");
+  json_builder_begin_object (b);
+  for (int i = SIM_BD_TP; i <= SIM_BD_EP; i++)
+    {
+      g_autofree char *name = g_strdup_printf ("%s_s", sim_breakdown_name ((SimBreakdown) i));
+      D (name, r->comm_busy_s[i]);
+    }
+  json_builder_end_object (b);
+#undef D
+  json_builder_set_member_name (b, "critical_rank");
+  json_builder_add_int_value (b, r->critical_rank);
+  json_builder_set_member_name (b, "critical_stage");
+  json_builder_add_int_value (b, r->critical_stage);
+  json_builder_set_member_name (b, "ranks_simulated");
+  json_builder_add_int_value (b, r->ranks_simulated);
+  json_builder_set_member_name (b, "symmetric");
+  json_builder_add_boolean_value (b, r->symmetric);
+  json_builder_set_member_name (b, "events");
+  json_builder_add_int_value (b, (gint64) r->events);
+  json_builder_end_object (b);
 }

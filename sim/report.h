@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <glib.h>
 #include "sim/scenario.h"
+#include "sim/runner.h"
 #include "model/memory.h"
 
 typedef enum { SIM_REPORT_TEXT, SIM_REPORT_TSV, SIM_REPORT_JSON } SimReportFormat;
@@ -43,3 +44,10 @@ gboolean sim_report_workload (const SimScenario *sc, SimReportWorkload *out, GEr
 /* Writes the report. `argv_text` (may be NULL) is the command line, for provenance. */
 gboolean sim_report_write (FILE *out, const SimScenario *sc, SimReportFormat format, const char *argv_text,
                            GError **error);
+
+/* The same with the simulated prediction (sim/runner.h): a prediction section in text, extra columns
+ * in TSV, and in JSON the top-level members step_time_s, mfu, tokens_per_s and breakdown (seconds
+ * per component of the critical rank's step) beside a `prediction` object. pred may be NULL. */
+gboolean sim_report_write_prediction (FILE *out, const SimScenario *sc, SimReportFormat format,
+                                      const char *argv_text, const SimRunnerPrediction *pred,
+                                      GError **error);

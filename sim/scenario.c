@@ -26,7 +26,7 @@ void trainsim_scenarios_register_resource (void);
 #define EMBEDDED_PREFIX "embedded:"
 
 typedef enum { T_INT, T_DOUBLE, T_BOOL, T_STRING, T_ENUM, T_LIST } KeyType;
-typedef enum { TGT_NONE, TGT_SHAPE, TGT_PLAN, TGT_GPU, TGT_CLUSTER, TGT_FABRIC, TGT_RUN } Target;
+typedef enum { TGT_NONE, TGT_SHAPE, TGT_PLAN, TGT_GPU, TGT_CLUSTER, TGT_FABRIC, TGT_RUN, TGT_COLL } Target;
 /* How a checked value is stored: S_NONE keys are handled in resolve() by name. */
 typedef enum { S_NONE, S_INT, S_I64, S_DOUBLE, S_NS, S_BOOL, S_ENUM, S_NAME64, S_STR } Store;
 
@@ -55,6 +55,7 @@ typedef struct {
 #define FA(f) TGT_FABRIC, offsetof (SimFabricSpec, f), "SimFabricSpec." #f
 #define RU(f) TGT_RUN, offsetof (SimScenarioRun, f), "SimScenarioRun." #f
 #define NO(what) TGT_NONE, 0, what
+#define CO(f) TGT_COLL, offsetof (SimCollectiveProfile, f), "SimCollectiveProfile." #f
 
 static const char *const dtype_enums = "fp32, tf32, fp16, bf16, fp8, fp4";
 
@@ -181,7 +182,18 @@ static const Key keys[] = {
   { "hardware", "mem_eff", T_DOUBLE, "", 1, OPT, 0, 1, NULL, TRUE, S_DOUBLE, GP (mem_eff),
     "achieved HBM bandwidth / hbm_TBps (stream-like kernels); absent: not known" },
   { "hardware", "nvlink_eff", T_DOUBLE, "", 1, OPT, 0, 1, NULL, TRUE, S_DOUBLE, GP (nvlink_eff),
-    "achieved ring bus bandwidth / nvlink_unidir_GBps; absent: not known" },
+    "achieved NVLink bus bandwidth / nvlink_unidir_GBps (NCCL protocol overhead); needed by collectives" },
+  { "hardware", "nvls_eff", T_DOUBLE, "", 1, OPT, 0, 1, NULL, TRUE, S_DOUBLE, CO (nvls_eff),
+    "NVLS in-switch reduction rate as a fraction of the achieved NVLink rate; needed with nvls" },
+  { "hardware", "coll_base_latency_us", T_DOUBLE, "us", 1e3, "8.4", 0, 1e6, NULL, TRUE, S_NS,
+    CO (base_latency_ns[SIM_COLLECTIVE_ALGO_RING]),
+    "per-call collective latency, ring/tree/hier/direct (NCCL tuning.cc baseLat, Simple protocol)" },
+  { "hardware", "nvls_latency_us", T_DOUBLE, "us", 1e3, "25", 0, 1e6, NULL, TRUE, S_NS,
+    CO (base_latency_ns[SIM_COLLECTIVE_ALGO_NVLS]), "per-call NVLS latency (NCCL tuning.cc hwLat NVLink NVLS, Simple)" },
+  { "hardware", "nvlink_step_latency_us", T_DOUBLE, "us", 1e3, "3.4", 0, 1e6, NULL, TRUE, S_NS,
+    CO (nvlink_step_latency_ns), "per collective step over NVLink (NCCL tuning.cc hwLat NVLink ring, Simple)" },
+  { "hardware", "coll_chunk_KiB", T_DOUBLE, "KiB", 1024, "512", 0, 1e6, NULL, TRUE, S_DOUBLE, CO (chunk_bytes),
+    "pipelining chunk of chains and trees (NCCL_BUFFSIZE 4 MiB / 8 steps)" },
   { "hardware", "launch_us", T_DOUBLE, "us", 1e3, OPT, 0, 1e5, NULL, TRUE, S_NS, GP (launch_ns),
     "per-kernel launch and tail overhead; absent: not known" },
   { "hardware", "overlap_slowdown", T_DOUBLE, "", 1, OPT, 0, 1, NULL, TRUE, S_DOUBLE, GP (overlap_slowdown),
@@ -265,6 +277,12 @@ static const Key keys[] = {
     "switch-to-switch link rate; 0: the NIC rate" },
   { "fabric", "hop_latency_us", T_DOUBLE, "us", 1e3, OPT, 0, 1e6, NULL, FALSE, S_NS, FA (hop_latency_ns),
     "latency per switch hop; absent: not known" },
+  { "fabric", "nic_eff", T_DOUBLE, "", 1, OPT, 0, 1, NULL, FALSE, S_DOUBLE, CO (nic_eff),
+    "payload / wire bytes on the scale-out network (packet headers); needed by collectives" },
+  { "fabric", "net_step_latency_us", T_DOUBLE, "us", 1e3, "14", 0, 1e6, NULL, FALSE, S_NS, CO (net_step_latency_ns),
+    "per collective step across the network (NCCL tuning.cc hwLat NET ring, Simple)" },
+  { "fabric", "coll_channels", T_INT, "", 1, "0", 0, 1024, NULL, FALSE, S_INT, CO (channels),
+    "parallel rings per collective; 0: one per rail the group spans (NCCL uses one channel per NIC)" },
 
   /* [training] */
   { "training", "seq_len", T_INT, "", 1, REQ, 1, 16777216, NULL, FALSE, S_INT, SH (seq_len), "tokens per sequence" },
@@ -309,6 +327,7 @@ struct SimScenario {
   SimClusterSpec cluster;
   SimFabricSpec fabric;
   SimScenarioRun run;
+  SimCollectiveProfile coll;
   GArray *values;           /* SimScenarioValue, after resolve */
   GPtrArray *strings;       /* owned strings backing values */
 };
@@ -994,6 +1013,7 @@ target_base (SimScenario *sc, Target t)
     case TGT_CLUSTER: return &sc->cluster;
     case TGT_FABRIC: return &sc->fabric;
     case TGT_RUN: return &sc->run;
+    case TGT_COLL: return &sc->coll;
     case TGT_NONE: return NULL;
     }
   return NULL;
@@ -1297,6 +1317,11 @@ sim_scenario_resolve (SimScenario *sc, GError **error)
   run->domains = (cl->gpus + used - 1) / used;
   cl->nvlink_bw_bytes_per_s = sc->gpu.nvlink_bw_bytes_per_s;
   cl->nvls = sc->gpu.nvls;
+  /* Collectives: one base latency for the non-NVLS algorithms; NVLink efficiency from [hardware]. */
+  for (int a = 0; a < SIM_COLLECTIVE_ALGO_COUNT; a++)
+    if (a != SIM_COLLECTIVE_ALGO_NVLS)
+      sc->coll.base_latency_ns[a] = sc->coll.base_latency_ns[SIM_COLLECTIVE_ALGO_RING];
+  sc->coll.nvlink_eff = sc->gpu.nvlink_eff;
 
   /* Plan: dp from the GPU count, then the batch. */
   plan->gpus = cl->gpus;
@@ -1414,6 +1439,25 @@ const ModelPlan *sim_scenario_plan (const SimScenario *sc) { return &sc->plan; }
 const SimGpuSpec *sim_scenario_gpu (const SimScenario *sc) { return &sc->gpu; }
 const SimClusterSpec *sim_scenario_cluster (const SimScenario *sc) { return &sc->cluster; }
 const SimFabricSpec *sim_scenario_fabric (const SimScenario *sc) { return &sc->fabric; }
+
+gboolean
+sim_scenario_collective_profile (const SimScenario *sc, SimCollectiveProfile *out, GError **error)
+{
+  g_return_val_if_fail (sc != NULL && sc->resolved && out != NULL, FALSE);
+  *out = sc->coll;
+  if (!(out->nvlink_eff > 0))
+    return fail_at (sc, error, SIM_SCENARIO_ERROR_MISSING, "hardware", "nvlink_eff",
+                    "not set, and collectives need it: give the achieved NVLink fraction with its source");
+  if (sc->cluster.gpus > (sc->cluster.gpus_per_domain_used ? sc->cluster.gpus_per_domain_used
+                                                             : sc->cluster.nvlink_domain)
+      && !(out->nic_eff > 0))
+    return fail_at (sc, error, SIM_SCENARIO_ERROR_MISSING, "fabric", "nic_eff",
+                    "not set, and collectives across NVLink domains need it: give payload / wire bytes");
+  if (sc->gpu.nvls && !(out->nvls_eff > 0))
+    return fail_at (sc, error, SIM_SCENARIO_ERROR_MISSING, "hardware", "nvls_eff",
+                    "not set while nvls = true: give the NVLS reduction efficiency with its source");
+  return TRUE;
+}
 const SimScenarioRun *sim_scenario_run (const SimScenario *sc) { return &sc->run; }
 
 const char *const *

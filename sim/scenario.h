@@ -16,6 +16,7 @@
 #include "model/plan.h"
 #include "sim/gpu.h"
 #include "sim/topology.h"
+#include "sim/collective.h"
 
 #define SIM_SCENARIO_ERROR (sim_scenario_error_quark ())
 GQuark sim_scenario_error_quark (void);
@@ -104,6 +105,10 @@ const SimGpuSpec *sim_scenario_gpu (const SimScenario *sc);
 const SimClusterSpec *sim_scenario_cluster (const SimScenario *sc);
 const SimFabricSpec *sim_scenario_fabric (const SimScenario *sc);
 const SimScenarioRun *sim_scenario_run (const SimScenario *sc);
+/* Added by the collective module: the collective constants ([hardware] nvlink_eff, nvls_eff,
+ * coll_*_latency_us, coll_chunk_KiB; [fabric] nic_eff, net_step_latency_us, coll_channels). Fails,
+ * naming the key, when one the cluster needs is not set. */
+gboolean sim_scenario_collective_profile (const SimScenario *sc, SimCollectiveProfile *out, GError **error);
 /* The files read, in order (includes first), for provenance lines. */
 const char *const *sim_scenario_files (const SimScenario *sc);
 

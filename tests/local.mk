@@ -13,6 +13,8 @@ TESTS += tests/layering.sh
 dist_noinst_SCRIPTS += tests/layering.sh
 
 include tests/model.mk
+include tests/schedule.mk
+include tests/runner.mk
 include tests/scenario.mk
 include tests/engine.mk
 include tests/net.mk

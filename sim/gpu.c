@@ -1,0 +1,183 @@
+/* One GPU: kernel durations from the hardware profile and streams that run ops in order.
+ *
+ * Kernel time (DESIGN.md §4, compute): t = max(F / (P[dtype] · e), B / (W · e_mem)) + t_launch,
+ * with F the FLOPs, B the HBM bytes, P the dense tensor-core peak, W the HBM bandwidth. e is
+ *   GEMM       e_max · G / (G + G_half) · wave(M, N): a saturating curve in the GEMM's size G (GFLOP)
+ *              for the fixed costs small GEMMs cannot amortise (prologue/epilogue, tail), times the
+ *              wave quantization of 128×128 output tiles over the SMs (tiles / (waves · SMs));
+ *   attention  attn_eff (fused flash attention, fraction of peak);
+ *   memory     no FLOP term.
+ * Every constant (P, W, e_max, G_half, attn_eff, mem_eff, launch_ns, overlap_slowdown) comes from the
+ * [hardware] profile, where each carries its source. The 128×128 tile is the common CTA tile of
+ * cuBLAS/CUTLASS tensor-core GEMMs on Ampere/Hopper (CUTLASS profiler defaults); it only matters for
+ * GEMMs of a few waves.
+ *
+ * Streams: as CUDA streams, each runs its ops one at a time in issue order; an op also waits for
+ * its dependencies (the caller's ready()). Compute starting while a communication op runs on the
+ * same GPU is flagged `overlapped` so the caller can apply the profile's slowdown. */
+#include "config.h"
+#include <math.h>
+#include "sim/gpu.h"
+
+double
+sim_gpu_wave_efficiency (const SimGpuSpec *spec, gint64 m, gint64 n)
+{
+  if (spec->sm_count <= 0 || m <= 0 || n <= 0)
+    return 1.0;
+  const gint64 tile = 128;
+  gint64 tiles = ((m + tile - 1) / tile) * ((n + tile - 1) / tile);
+  gint64 waves = (tiles + spec->sm_count - 1) / spec->sm_count;
+  return (double) tiles / ((double) waves * spec->sm_count);
+}
+
+double
+sim_gpu_gemm_efficiency (const SimGpuSpec *spec, gint64 m, gint64 n, gint64 k)
+{
+  double g = 2.0 * (double) m * (double) n * (double) k / 1e9;
+  double size = spec->gemm_eff_half_gflop > 0 ? g / (g + spec->gemm_eff_half_gflop) : 1.0;
+  return spec->gemm_eff_max * size * sim_gpu_wave_efficiency (spec, m, n);
+}
+
+gint64
+sim_gpu_kernel_ns (const SimGpuSpec *spec, const SimGpuKernel *kernel)
+{
+  g_return_val_if_fail (spec != NULL && kernel != NULL, 0);
+  double t = 0;
+  if (kernel->kind != SIM_KERNEL_MEMORY && kernel->flops > 0)
+    {
+      double peak = spec->peak_flops[kernel->dtype];
+      if (peak <= 0)
+        peak = spec->peak_flops[MODEL_DTYPE_BF16];
+      double eff = kernel->kind == SIM_KERNEL_GEMM
+                       ? sim_gpu_gemm_efficiency (spec, kernel->m, kernel->n, kernel->k)
+                       : spec->attn_eff;
+      if (peak > 0 && eff > 0)
+        t = kernel->flops / (peak * eff);
+    }
+  if (kernel->bytes > 0 && spec->hbm_bw_bytes_per_s > 0 && spec->mem_eff > 0)
+    t = MAX (t, kernel->bytes / (spec->hbm_bw_bytes_per_s * spec->mem_eff));
+  return (gint64) ceil (t * 1e9) + spec->launch_ns;
+}
+
+typedef struct {
+  const guint32 *ops;
+  int n_ops, next;      /* next: index of the head (not yet started) */
+  gboolean busy;
+  guint32 running;
+  gint64 started_ns, busy_ns, last_end_ns;
+} Stream;
+
+struct SimGpu {
+  SimEngine *engine;
+  int index, n_streams;
+  SimGpuHooks hooks;
+  gpointer user;
+  Stream streams[SIM_GPU_MAX_STREAMS];
+};
+
+SimGpu *
+sim_gpu_new (SimEngine *engine, int index, int n_streams, const SimGpuHooks *hooks, gpointer user)
+{
+  g_return_val_if_fail (engine != NULL && hooks != NULL, NULL);
+  g_return_val_if_fail (n_streams >= 1 && n_streams <= SIM_GPU_MAX_STREAMS, NULL);
+  SimGpu *gpu = g_new0 (SimGpu, 1);
+  gpu->engine = engine;
+  gpu->index = index;
+  gpu->n_streams = n_streams;
+  gpu->hooks = *hooks;
+  gpu->user = user;
+  return gpu;
+}
+
+void
+sim_gpu_free (SimGpu *gpu)
+{
+  g_free (gpu);
+}
+
+void
+sim_gpu_set_stream (SimGpu *gpu, int stream, const guint32 *ops, int n_ops)
+{
+  g_return_if_fail (gpu != NULL && stream >= 0 && stream < gpu->n_streams);
+  Stream *s = &gpu->streams[stream];
+  g_return_if_fail (!s->busy);
+  s->ops = ops;
+  s->n_ops = n_ops;
+  s->next = 0;
+}
+
+static void stream_end (SimEngine *engine, gpointer data, guint64 arg);
+
+static gboolean
+comm_running (const SimGpu *gpu)
+{
+  for (int i = 1; i < gpu->n_streams; i++)
+    if (gpu->streams[i].busy)
+      return TRUE;
+  return FALSE;
+}
+
+void
+sim_gpu_poke (SimGpu *gpu, int stream)
+{
+  g_return_if_fail (gpu != NULL && stream >= 0 && stream < gpu->n_streams);
+  Stream *s = &gpu->streams[stream];
+  if (s->busy || s->next >= s->n_ops)
+    return;
+  guint32 op = s->ops[s->next];
+  if (!gpu->hooks.ready (gpu->user, gpu->index, op))
+    return;
+  s->next++;
+  s->busy = TRUE;
+  s->running = op;
+  s->started_ns = sim_engine_now (gpu->engine);
+  gint64 d = gpu->hooks.start (gpu->user, gpu->index, op, stream == 0 && comm_running (gpu));
+  if (d >= 0)
+    sim_engine_after (gpu->engine, d, stream_end, gpu, (guint64) stream);
+}
+
+void
+sim_gpu_finish (SimGpu *gpu, int stream)
+{
+  g_return_if_fail (gpu != NULL && stream >= 0 && stream < gpu->n_streams);
+  Stream *s = &gpu->streams[stream];
+  g_return_if_fail (s->busy);
+  gint64 now = sim_engine_now (gpu->engine);
+  s->busy = FALSE;
+  s->busy_ns += now - s->started_ns;
+  s->last_end_ns = now;
+  /* done() may make other ops ready (and poke them); then this stream's next head. */
+  gpu->hooks.done (gpu->user, gpu->index, s->running, s->started_ns);
+  sim_gpu_poke (gpu, stream);
+}
+
+static void
+stream_end (SimEngine *engine, gpointer data, guint64 arg)
+{
+  sim_gpu_finish (data, (int) arg);
+}
+
+int
+sim_gpu_pending (const SimGpu *gpu, int stream)
+{
+  const Stream *s = &gpu->streams[stream];
+  return s->n_ops - s->next + (s->busy ? 1 : 0);
+}
+
+gboolean
+sim_gpu_stream_busy (const SimGpu *gpu, int stream)
+{
+  return gpu->streams[stream].busy;
+}
+
+gint64
+sim_gpu_busy_ns (const SimGpu *gpu, int stream)
+{
+  return gpu->streams[stream].busy_ns;
+}
+
+gint64
+sim_gpu_last_end_ns (const SimGpu *gpu, int stream)
+{
+  return gpu->streams[stream].last_end_ns;
+}

@@ -1,0 +1,65 @@
+/* Test helper (header-only): the collective constants of a scenarios/hardware + scenarios/fabrics pair,
+ * read straight from the files so the accuracy tests use exactly what the scenarios use. */
+#pragma once
+#include <string.h>
+#include <glib.h>
+#include "sim/collective.h"
+
+typedef struct {
+  double nvlink_bw_bytes_per_s, nic_bw_bytes_per_s;
+  int nics_per_gpu;
+  gboolean nvls;
+  gint64 nvlink_latency_ns, nic_latency_ns, hop_latency_ns;
+} CollHw;
+
+static double
+coll_ini_double (GKeyFile *kf, const char *group, const char *key, double fallback)
+{
+  g_autoptr (GError) error = NULL;
+  double v = g_key_file_get_double (kf, group, key, &error);
+  return error ? fallback : v;
+}
+
+static GKeyFile *
+coll_ini_load (const char *dir, const char *name)
+{
+  g_autofree char *file = g_strconcat (name, ".ini", NULL);
+  g_autofree char *path = g_build_filename (g_getenv ("TRAINSIM_SRCDIR") ? g_getenv ("TRAINSIM_SRCDIR") : TRAINSIM_SRCDIR,
+                                            "scenarios", dir, file, NULL);
+  GKeyFile *kf = g_key_file_new ();
+  g_autoptr (GError) error = NULL;
+  if (!g_key_file_load_from_file (kf, path, G_KEY_FILE_NONE, &error))
+    g_error ("%s: %s", path, error->message);
+  return kf;
+}
+
+/* Defaults as in the key table of sim/scenario.c (the files give every key anyway). */
+static void
+coll_profile_load (const char *hardware, const char *fabric, SimCollectiveProfile *p, CollHw *hw)
+{
+  g_autoptr (GKeyFile) h = coll_ini_load ("hardware", hardware);
+  g_autoptr (GKeyFile) f = coll_ini_load ("fabrics", fabric);
+  memset (p, 0, sizeof *p);
+  memset (hw, 0, sizeof *hw);
+  p->nvlink_eff = coll_ini_double (h, "hardware", "nvlink_eff", 0);
+  p->nvls_eff = coll_ini_double (h, "hardware", "nvls_eff", 0);
+  gint64 base = (gint64) (coll_ini_double (h, "hardware", "coll_base_latency_us", 8.4) * 1e3 + 0.5);
+  for (int a = 0; a < SIM_COLLECTIVE_ALGO_COUNT; a++)
+    p->base_latency_ns[a] = base;
+  p->base_latency_ns[SIM_COLLECTIVE_ALGO_NVLS] = (gint64) (coll_ini_double (h, "hardware", "nvls_latency_us", 25) * 1e3 + 0.5);
+  p->nvlink_step_latency_ns = (gint64) (coll_ini_double (h, "hardware", "nvlink_step_latency_us", 3.4) * 1e3 + 0.5);
+  p->chunk_bytes = coll_ini_double (h, "hardware", "coll_chunk_KiB", 512) * 1024;
+  p->nic_eff = coll_ini_double (f, "fabric", "nic_eff", 0);
+  p->net_step_latency_ns = (gint64) (coll_ini_double (f, "fabric", "net_step_latency_us", 14) * 1e3 + 0.5);
+  p->channels = (int) coll_ini_double (f, "fabric", "coll_channels", 0);
+  hw->nvlink_bw_bytes_per_s = coll_ini_double (h, "hardware", "nvlink_unidir_GBps", 0) * 1e9;
+  hw->nvls = g_key_file_get_boolean (h, "hardware", "nvls", NULL);
+  hw->nic_bw_bytes_per_s = coll_ini_double (f, "cluster", "nic_Gbps", 0) * 1e9 / 8;
+  hw->nics_per_gpu = (int) coll_ini_double (f, "cluster", "nics_per_gpu", 1);
+  hw->nvlink_latency_ns = (gint64) (coll_ini_double (f, "cluster", "nvlink_latency_us", 0) * 1e3 + 0.5);
+  hw->nic_latency_ns = (gint64) (coll_ini_double (f, "cluster", "nic_latency_us", 0) * 1e3 + 0.5);
+  hw->hop_latency_ns = (gint64) (coll_ini_double (f, "fabric", "hop_latency_us", 0) * 1e3 + 0.5);
+  g_assert_cmpfloat (p->nvlink_eff, >, 0);
+  g_assert_cmpfloat (p->nic_eff, >, 0);
+  g_assert_cmpfloat (hw->nvlink_bw_bytes_per_s, >, 0);
+}

@@ -1,0 +1,233 @@
+/* Closed-form collective times (sim/alphabeta.c): nccl-tests bus-bandwidth conventions, the
+ * equations on hand-derived cases, algorithm choice, and the published busbw figures of
+ * tests/data/nccl-busbw.tsv predicted within 10% from line rates and published overheads. */
+#include "config.h"
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <glib.h>
+#include "sim/alphabeta.h"
+#include "coll-profile.h"
+
+#define GBPS 1e9
+
+/* Profile constants (the same figures as scenarios/hardware/ files, with their sources there):
+ * nvlink_eff 0.80: "about 20% protocol overhead" takes 450 GB/s to ~370 GB/s (NVIDIA, nccl-tests#212);
+ * nic_eff 4096/4122: InfiniBand 4 KiB MTU payload with LRH 8 + BTH 12 + ICRC 4 + VCRC 2 header bytes;
+ * nvls_eff 0.85 (Hopper), 0.74 (Blackwell): NCCL src/graph/tuning.cc nvlsEfficiency;
+ * latencies: NCCL Simple protocol tuning (baseLat 8.4 us, NVLink ring step 3.4 us, net step 14 us,
+ * NVLS 25 us). */
+static void
+profile_for (SimCollectiveProfile *p, gboolean blackwell)
+{
+  memset (p, 0, sizeof *p);
+  p->nvlink_eff = 0.80;
+  p->nvls_eff = blackwell ? 0.74 : 0.85;
+  p->nic_eff = 4096.0 / 4122.0;
+  for (int a = 0; a < SIM_COLLECTIVE_ALGO_COUNT; a++)
+    p->base_latency_ns[a] = 8400;
+  p->base_latency_ns[SIM_COLLECTIVE_ALGO_NVLS] = 25000;
+  p->nvlink_step_latency_ns = 3400;
+  p->net_step_latency_ns = 14000;
+  p->channels = 0;
+  p->chunk_bytes = 512 * 1024;
+}
+
+typedef struct {
+  const char *gpu;
+  double nvlink_GBps;   /* per direction, datasheet (hardware.md section 1) */
+  double nic_GBps;      /* per GPU, datasheet line rate (hardware.md section 1b) */
+  gboolean nvls;
+  gboolean blackwell;
+} Hw;
+
+static const Hw hw_table[] = {
+  { "H100-SXM", 450, 50, TRUE, FALSE },        /* NVLink 4 900 GB/s bidirectional; NDR 400 Gb/s */
+  { "H200-SXM", 450, 50, TRUE, FALSE },        /* NVLink 4; NDR */
+  { "A100-SXM4-80GB", 300, 25, FALSE, FALSE }, /* NVLink 3 600 GB/s bidirectional; HDR 200 Gb/s */
+  { "GB200", 900, 50, TRUE, TRUE },            /* NVLink 5 1.8 TB/s bidirectional; NDR */
+};
+
+static const Hw *
+hw_lookup (const char *gpu)
+{
+  for (gsize i = 0; i < G_N_ELEMENTS (hw_table); i++)
+    if (strcmp (hw_table[i].gpu, gpu) == 0)
+      return &hw_table[i];
+  return NULL;
+}
+
+static void
+shape_for (SimCollectiveShape *s, const Hw *hw, int ranks, int per_node)
+{
+  memset (s, 0, sizeof *s);
+  s->ranks = ranks;
+  s->ranks_per_domain = MIN (ranks, per_node);
+  s->domains = (ranks + per_node - 1) / per_node;
+  s->uniform = ranks % s->ranks_per_domain == 0;
+  s->nvlink_bw_bytes_per_s = hw->nvlink_GBps * GBPS;
+  s->nic_bw_bytes_per_s = hw->nic_GBps * GBPS;
+  s->nvls = hw->nvls;
+  s->nvlink_latency_ns = 1000;
+  s->net_latency_ns = 3000;
+}
+
+/* Names as in the TSV (the test does not depend on the flow model's parser). */
+static SimCollectiveOp
+op_of (const char *s)
+{
+  static const char *const names[] = { "allreduce", "reducescatter", "allgather", "alltoall", "broadcast", "sendrecv" };
+  for (gsize i = 0; i < G_N_ELEMENTS (names); i++)
+    if (strcmp (s, names[i]) == 0)
+      return (SimCollectiveOp) i;
+  g_assert_not_reached ();
+}
+
+static SimCollectiveAlgo
+algo_of (const char *s)
+{
+  static const char *const names[] = { "auto", "ring", "tree", "nvls", "hier", "direct" };
+  for (gsize i = 0; i < G_N_ELEMENTS (names); i++)
+    if (strcmp (s, names[i]) == 0)
+      return (SimCollectiveAlgo) i;
+  g_assert_not_reached ();
+}
+
+static double
+busbw_GBps (SimCollectiveOp op, int n, double bytes, gint64 t_ns)
+{
+  return bytes / (t_ns * 1e-9) * sim_alphabeta_busbw_factor (op, n) / GBPS;
+}
+
+static void
+test_busbw_factors (void)
+{
+  /* nccl-tests doc/PERFORMANCE.md: all-reduce 2(n-1)/n, all-gather/reduce-scatter (n-1)/n. */
+  g_assert_cmpfloat_with_epsilon (sim_alphabeta_busbw_factor (SIM_COLLECTIVE_ALLREDUCE, 8), 1.75, 1e-12);
+  g_assert_cmpfloat_with_epsilon (sim_alphabeta_busbw_factor (SIM_COLLECTIVE_ALLGATHER, 8), 0.875, 1e-12);
+  g_assert_cmpfloat_with_epsilon (sim_alphabeta_busbw_factor (SIM_COLLECTIVE_REDUCE_SCATTER, 4), 0.75, 1e-12);
+  g_assert_cmpfloat_with_epsilon (sim_alphabeta_busbw_factor (SIM_COLLECTIVE_BROADCAST, 8), 1.0, 1e-12);
+  g_assert_cmpfloat_with_epsilon (sim_alphabeta_busbw_factor (SIM_COLLECTIVE_SENDRECV, 2), 1.0, 1e-12);
+}
+
+static void
+test_ring_busbw_is_link_rate (void)
+{
+  /* A ring moves 2(n-1)/n S over each rank's link, so busbw -> the achievable link rate at any n
+   * once latency is negligible: 8 H100 in one domain: 450 * 0.8 = 360 GB/s. */
+  SimCollectiveProfile p;
+  SimCollectiveShape s;
+  profile_for (&p, FALSE);
+  shape_for (&s, hw_lookup ("H100-SXM"), 8, 8);
+  double bytes = 16.0 * (1 << 30);
+  gint64 t = sim_alphabeta_time_ns (SIM_COLLECTIVE_ALLREDUCE, SIM_COLLECTIVE_ALGO_RING, &s, &p, bytes);
+  g_assert_cmpfloat (fabs (busbw_GBps (SIM_COLLECTIVE_ALLREDUCE, 8, bytes, t) - 360.0), <, 0.5);
+  /* The latency term: base 8.4 us + 14 steps * (3.4 + 1.0) us = 70 us, the whole time at 0+ bytes. */
+  g_assert_cmpint (sim_alphabeta_latency_ns (SIM_COLLECTIVE_ALLREDUCE, SIM_COLLECTIVE_ALGO_RING, &s, &p),
+                   ==, 8400 + 14 * 4400);
+  g_assert_cmpint (sim_alphabeta_time_ns (SIM_COLLECTIVE_ALLREDUCE, SIM_COLLECTIVE_ALGO_RING, &s, &p, 0), ==, 0);
+}
+
+static void
+test_hier_equation (void)
+{
+  /* 2 domains x 8 H100: hier AR of 1 GiB = 2 * 7/8 S/360e9 + 2 * 1/2 * (S/8)/(50e9*eff) + latency. */
+  SimCollectiveProfile p;
+  SimCollectiveShape s;
+  profile_for (&p, FALSE);
+  shape_for (&s, hw_lookup ("H100-SXM"), 16, 8);
+  double S = 1 << 30;
+  double expect = 2 * 7.0 / 8 * S / 360e9 + (S / 8) / (50e9 * p.nic_eff);
+  gint64 lat = sim_alphabeta_latency_ns (SIM_COLLECTIVE_ALLREDUCE, SIM_COLLECTIVE_ALGO_HIER, &s, &p);
+  /* base x3 (three phases) + 14 NVLink steps + 2 network steps */
+  g_assert_cmpint (lat, ==, 3 * 8400 + 14 * 4400 + 2 * 17000);
+  gint64 t = sim_alphabeta_time_ns (SIM_COLLECTIVE_ALLREDUCE, SIM_COLLECTIVE_ALGO_HIER, &s, &p, S);
+  g_assert_cmpfloat (fabs ((t - lat) * 1e-9 - expect), <, 2e-9);
+}
+
+static void
+test_applicability_and_choice (void)
+{
+  SimCollectiveProfile p;
+  SimCollectiveShape one, two;
+  profile_for (&p, FALSE);
+  shape_for (&one, hw_lookup ("H100-SXM"), 8, 8);
+  shape_for (&two, hw_lookup ("H100-SXM"), 16, 8);
+  /* NVLS needs one NVLink domain with SHARP; hierarchical needs several domains. */
+  g_assert_true (sim_alphabeta_applicable (SIM_COLLECTIVE_ALLREDUCE, SIM_COLLECTIVE_ALGO_NVLS, &one));
+  g_assert_false (sim_alphabeta_applicable (SIM_COLLECTIVE_ALLREDUCE, SIM_COLLECTIVE_ALGO_NVLS, &two));
+  g_assert_false (sim_alphabeta_applicable (SIM_COLLECTIVE_ALLREDUCE, SIM_COLLECTIVE_ALGO_HIER, &one));
+  g_assert_true (sim_alphabeta_applicable (SIM_COLLECTIVE_ALLREDUCE, SIM_COLLECTIVE_ALGO_HIER, &two));
+  g_assert_false (sim_alphabeta_applicable (SIM_COLLECTIVE_ALLTOALL, SIM_COLLECTIVE_ALGO_RING, &one));
+  g_assert_cmpint (sim_alphabeta_time_ns (SIM_COLLECTIVE_ALLREDUCE, SIM_COLLECTIVE_ALGO_NVLS, &two, &p, 1e6), ==, -1);
+  /* Large all-reduce in a DGX H100: NVLS moves (1+1/8) S at 306 GB/s vs the ring's 1.75 S at 360. */
+  g_assert_cmpint (sim_alphabeta_best (SIM_COLLECTIVE_ALLREDUCE, &one, &p, 1e9, NULL), ==, SIM_COLLECTIVE_ALGO_NVLS);
+  /* A100 has no NVLS: ring. */
+  SimCollectiveShape a100;
+  shape_for (&a100, hw_lookup ("A100-SXM4-80GB"), 8, 8);
+  g_assert_cmpint (sim_alphabeta_best (SIM_COLLECTIVE_ALLREDUCE, &a100, &p, 1e9, NULL), ==, SIM_COLLECTIVE_ALGO_RING);
+  /* Small messages across many domains: the tree's 2 log2(n) steps beat the ring's 2(n-1). */
+  SimCollectiveShape wide;
+  shape_for (&wide, hw_lookup ("H100-SXM"), 256, 1);
+  g_assert_cmpint (sim_alphabeta_best (SIM_COLLECTIVE_ALLREDUCE, &wide, &p, 1024, NULL), ==, SIM_COLLECTIVE_ALGO_TREE);
+  g_assert_cmpint (sim_alphabeta_best (SIM_COLLECTIVE_ALLTOALL, &two, &p, 1e6, NULL), ==, SIM_COLLECTIVE_ALGO_DIRECT);
+}
+
+static void
+test_published_busbw (void)
+{
+  /* Every published figure of tests/data/nccl-busbw.tsv within 10%, from the constants of the
+   * scenario files the row names (line rates, protocol overheads, NCCL latencies; see their sources). */
+  g_autofree char *path = g_test_build_filename (G_TEST_DIST, "data", "nccl-busbw.tsv", NULL);
+  g_autofree char *text = NULL;
+  g_autoptr (GError) error = NULL;
+  g_assert_true (g_file_get_contents (path, &text, NULL, &error));
+  g_auto (GStrv) lines = g_strsplit (text, "\n", -1);
+  int checked = 0;
+  for (int i = 0; lines[i]; i++)
+    {
+      if (lines[i][0] == '#' || lines[i][0] == '\0' || g_str_has_prefix (lines[i], "case\t"))
+        continue;
+      g_auto (GStrv) f = g_strsplit (lines[i], "\t", -1);
+      g_assert_cmpint (g_strv_length (f), ==, 11);
+      SimCollectiveProfile p;
+      CollHw hw;
+      coll_profile_load (f[1], f[2], &p, &hw);
+      SimCollectiveOp op = op_of (f[3]);
+      SimCollectiveAlgo algo = algo_of (f[4]);
+      int ranks = atoi (f[5]), per_node = atoi (f[6]);
+      double bytes = g_ascii_strtod (f[7], NULL), measured = g_ascii_strtod (f[8], NULL);
+      gboolean per_nic = atoi (f[9]) != 0;
+      SimCollectiveShape s;
+      memset (&s, 0, sizeof s);
+      s.ranks = ranks;
+      s.ranks_per_domain = MIN (ranks, per_node);
+      s.domains = (ranks + per_node - 1) / per_node;
+      s.uniform = ranks % s.ranks_per_domain == 0;
+      s.nvlink_bw_bytes_per_s = hw.nvlink_bw_bytes_per_s;
+      s.nic_bw_bytes_per_s = hw.nic_bw_bytes_per_s * hw.nics_per_gpu;
+      s.nvls = hw.nvls;
+      s.nvlink_latency_ns = hw.nvlink_latency_ns;
+      s.net_latency_ns = hw.nic_latency_ns + 3 * hw.hop_latency_ns;
+      gint64 t = sim_alphabeta_time_ns (op, algo, &s, &p, bytes);
+      g_assert_cmpint (t, >, 0);
+      double predicted = busbw_GBps (op, ranks, bytes, t) / (per_nic ? per_node : 1);
+      g_test_message ("%s: predicted %.1f GB/s, measured %.1f GB/s (%+.1f%%)", f[0], predicted, measured,
+                      100 * (predicted / measured - 1));
+      g_assert_cmpfloat (fabs (predicted / measured - 1), <, 0.10);
+      checked++;
+    }
+  g_assert_cmpint (checked, >=, 8);
+}
+
+int
+main (int argc, char **argv)
+{
+  g_test_init (&argc, &argv, NULL);
+  g_test_add_func ("/sim/alphabeta/busbw-factors", test_busbw_factors);
+  g_test_add_func ("/sim/alphabeta/ring-busbw-is-link-rate", test_ring_busbw_is_link_rate);
+  g_test_add_func ("/sim/alphabeta/hier-equation", test_hier_equation);
+  g_test_add_func ("/sim/alphabeta/applicability-and-choice", test_applicability_and_choice);
+  g_test_add_func ("/sim/alphabeta/published-busbw", test_published_busbw);
+  return g_test_run ();
+}

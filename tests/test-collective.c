@@ -1,0 +1,372 @@
+/* The flow model of collectives (sim/collective.c) against the closed forms (sim/alphabeta.c):
+ * agreement where nothing is shared (within 1%), a case where contention makes them differ, the
+ * published busbw figures through the flow model, completion callbacks and bad input. */
+#include "config.h"
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <glib.h>
+#include "sim/alphabeta.h"
+#include "sim/collective.h"
+#include "coll-profile.h"
+
+/* The same sourced constants as tests/test-alphabeta.c and scenarios/hardware/ (see there). */
+static void
+profile_for (SimCollectiveProfile *p, gboolean blackwell)
+{
+  memset (p, 0, sizeof *p);
+  p->nvlink_eff = 0.80;
+  p->nvls_eff = blackwell ? 0.74 : 0.85;
+  p->nic_eff = 4096.0 / 4122.0;
+  for (int a = 0; a < SIM_COLLECTIVE_ALGO_COUNT; a++)
+    p->base_latency_ns[a] = 8400;
+  p->base_latency_ns[SIM_COLLECTIVE_ALGO_NVLS] = 25000;
+  p->nvlink_step_latency_ns = 3400;
+  p->net_step_latency_ns = 14000;
+  p->chunk_bytes = 512 * 1024;   
+}
+
+/* nodes x per_node GPUs, one NVLink domain per node, one NIC per GPU on a 2-tier fabric. */
+static SimTopology *
+cluster (int nodes, int per_node, double nvlink_GBps, double nic_GBps, gboolean nvls, SimFabricKind kind,
+         int radix, double oversub)
+{
+  SimClusterSpec c = { 0 };
+  c.gpus = nodes * per_node;
+  c.gpus_per_node = per_node;
+  c.nvlink_domain = per_node;
+  c.nvlink_bw_bytes_per_s = nvlink_GBps * 1e9;
+  c.nvls = nvls;
+  c.nvlink_latency_ns = 1000;
+  c.nics_per_gpu = 1;
+  c.nic_bw_bytes_per_s = nic_GBps * 1e9;
+  c.nic_latency_ns = 2000;
+  SimFabricSpec f = { 0 };
+  f.kind = kind;
+  f.tiers = 2;
+  f.radix = radix;
+  f.oversubscription[0] = oversub;
+  f.oversubscription[1] = 1;
+  f.hop_latency_ns = 500;
+  g_autoptr (GError) error = NULL;
+  SimTopology *t = sim_topology_new (&c, &f, &error);
+  g_assert_no_error (error);
+  return t;
+}
+
+typedef struct {
+  SimEngine *engine;
+  SimFlowNet *net;
+  SimCollective *coll;
+  double *caps;
+  gint64 done_ns[8];
+  int done_count;
+} Sim;
+
+static void
+sim_setup (Sim *s, const SimTopology *t, const SimCollectiveProfile *p)
+{
+  memset (s, 0, sizeof *s);
+  int n = sim_topology_n_links (t);
+  s->caps = g_new (double, n);
+  sim_collective_link_capacities (t, p, s->caps);
+  s->engine = sim_engine_new ();
+  s->net = sim_flow_net_new (s->engine, s->caps, n);
+  s->coll = sim_collective_new (s->engine, s->net, t, p);
+}
+
+static void
+sim_teardown (Sim *s)
+{
+  sim_collective_free (s->coll);
+  sim_flow_net_free (s->net);
+  sim_engine_free (s->engine);
+  g_free (s->caps);
+}
+
+static void
+on_done (gpointer user, guint64 arg)
+{
+  Sim *s = user;
+  g_assert_cmpuint (arg, <, G_N_ELEMENTS (s->done_ns));
+  s->done_ns[arg] = sim_engine_now (s->engine);
+  s->done_count++;
+}
+
+/* Runs one collective alone; returns its time in ns. */
+static gint64
+run_one (const SimTopology *t, const SimCollectiveProfile *p, SimCollectiveOp op, SimCollectiveAlgo algo,
+         const int *gpus, int n, double bytes)
+{
+  Sim s;
+  sim_setup (&s, t, p);
+  g_autoptr (GError) error = NULL;
+  g_assert_true (sim_collective_start (s.coll, op, algo, gpus, n, bytes, on_done, &s, 0, NULL, &error));
+  g_assert_no_error (error);
+  sim_engine_run (s.engine, -1);
+  g_assert_cmpint (s.done_count, ==, 1);
+  g_assert_cmpint (sim_collective_active (s.coll), ==, 0);
+  gint64 t_ns = s.done_ns[0];
+  sim_teardown (&s);
+  return t_ns;
+}
+
+static gint64
+closed (const SimTopology *t, const SimCollectiveProfile *p, SimCollectiveOp op, SimCollectiveAlgo algo,
+        const int *gpus, int n, double bytes)
+{
+  SimCollectiveShape sh;
+  g_assert_true (sim_collective_shape (t, gpus, n, &sh, NULL));
+  return sim_alphabeta_time_ns (op, algo, &sh, p, bytes);
+}
+
+static void
+assert_agree (const SimTopology *t, const SimCollectiveProfile *p, SimCollectiveOp op, SimCollectiveAlgo algo,
+              const int *gpus, int n, double bytes)
+{
+  gint64 f = run_one (t, p, op, algo, gpus, n, bytes);
+  gint64 c = closed (t, p, op, algo, gpus, n, bytes);
+  g_test_message ("%s/%s n=%d %.0f B: flow %" G_GINT64_FORMAT " ns, closed form %" G_GINT64_FORMAT " ns",
+                  sim_collective_op_name (op), sim_collective_algo_name (algo), n, bytes, f, c);
+  g_assert_cmpint (c, >, 0);
+  /* 1%: both share the latency term exactly; only rounding of event times differs. */
+  g_assert_cmpfloat (fabs ((double) f / c - 1), <, 0.01);
+}
+
+static void
+iota (int *g, int n, int first, int stride)
+{
+  for (int i = 0; i < n; i++)
+    g[i] = first + i * stride;
+}
+
+static void
+test_one_domain_agrees (void)
+{
+  /* DGX H100: every algorithm inside one NVLink domain loads each GPU's up and down link exactly as
+   * the closed form counts, and nothing else shares them. */
+  SimCollectiveProfile p;
+  profile_for (&p, FALSE);
+  g_autoptr (SimTopology) t = cluster (1, 8, 450, 50, TRUE, SIM_FABRIC_RAIL_OPTIMIZED, 64, 1);
+  int g[8];
+  iota (g, 8, 0, 1);
+  double S = 256.0 * (1 << 20);
+  assert_agree (t, &p, SIM_COLLECTIVE_ALLREDUCE, SIM_COLLECTIVE_ALGO_RING, g, 8, S);
+  assert_agree (t, &p, SIM_COLLECTIVE_REDUCE_SCATTER, SIM_COLLECTIVE_ALGO_RING, g, 8, S);
+  assert_agree (t, &p, SIM_COLLECTIVE_ALLGATHER, SIM_COLLECTIVE_ALGO_RING, g, 8, S);
+  assert_agree (t, &p, SIM_COLLECTIVE_BROADCAST, SIM_COLLECTIVE_ALGO_RING, g, 8, S);
+  assert_agree (t, &p, SIM_COLLECTIVE_ALLREDUCE, SIM_COLLECTIVE_ALGO_NVLS, g, 8, S);
+  assert_agree (t, &p, SIM_COLLECTIVE_ALLGATHER, SIM_COLLECTIVE_ALGO_NVLS, g, 8, S);
+  assert_agree (t, &p, SIM_COLLECTIVE_ALLREDUCE, SIM_COLLECTIVE_ALGO_TREE, g, 8, S);
+  assert_agree (t, &p, SIM_COLLECTIVE_ALLTOALL, SIM_COLLECTIVE_ALGO_DIRECT, g, 8, S);
+  int pair[2] = { 3, 5 };
+  assert_agree (t, &p, SIM_COLLECTIVE_SENDRECV, SIM_COLLECTIVE_ALGO_DIRECT, pair, 2, S);
+}
+
+static void
+test_across_domains_agrees (void)
+{
+  /* 4 nodes x 8 H100, rail-optimized non-blocking fabric. Ring: 8 channels, each leaving every node
+   * once on a different rail, so each NIC carries one channel and each NVLink up-link seven, as the
+   * closed form's R = min(L*Bi, L/(L-1)*Bn) assumes. Hier: per-rail rings stay on their rail's leaf. */
+  SimCollectiveProfile p;
+  profile_for (&p, FALSE);
+  g_autoptr (SimTopology) t = cluster (4, 8, 450, 50, TRUE, SIM_FABRIC_RAIL_OPTIMIZED, 64, 1);
+  int g[32];
+  iota (g, 32, 0, 1);
+  double S = 512.0 * (1 << 20);
+  assert_agree (t, &p, SIM_COLLECTIVE_ALLREDUCE, SIM_COLLECTIVE_ALGO_RING, g, 32, S);
+  assert_agree (t, &p, SIM_COLLECTIVE_ALLREDUCE, SIM_COLLECTIVE_ALGO_HIER, g, 32, S);
+  assert_agree (t, &p, SIM_COLLECTIVE_REDUCE_SCATTER, SIM_COLLECTIVE_ALGO_HIER, g, 32, S);
+  assert_agree (t, &p, SIM_COLLECTIVE_ALLGATHER, SIM_COLLECTIVE_ALGO_HIER, g, 32, S);
+  /* One GPU per node (a DP group over rail 2): ring and tree over NICs only. */
+  int dp[4];
+  iota (dp, 4, 2, 8);
+  assert_agree (t, &p, SIM_COLLECTIVE_ALLREDUCE, SIM_COLLECTIVE_ALGO_RING, dp, 4, S);
+  assert_agree (t, &p, SIM_COLLECTIVE_ALLREDUCE, SIM_COLLECTIVE_ALGO_TREE, dp, 4, S);
+  int pair[2] = { 1, 9 };
+  assert_agree (t, &p, SIM_COLLECTIVE_SENDRECV, SIM_COLLECTIVE_ALGO_DIRECT, pair, 2, S);
+}
+
+static void
+test_contention_differs (void)
+{
+  /* Plain fat tree, 2 nodes x 8 GPUs, 9-port leaves at 8:1: each leaf has its 8 NIC ports and ONE up
+   * link to the single spine. Group A = GPU 0 of both nodes, group B = GPU 1 of both nodes, each a
+   * 2-rank ring all-reduce. Alone, a group's ring crosses the up link with one flow at the NIC rate,
+   * and the flow model agrees with the closed form. Together, both rings cross the same leaf up link
+   * (and the same down link): max-min halves each one's rate, so the transfer takes twice as long,
+   * while the closed form, which knows only the per-GPU NIC rate, still predicts the solo time. */
+  SimCollectiveProfile p;
+  profile_for (&p, FALSE);
+  g_autoptr (SimTopology) t = cluster (2, 8, 450, 50, TRUE, SIM_FABRIC_FAT_TREE, 9, 8);
+  int a[2] = { 0, 8 }, b[2] = { 1, 9 };
+  double S = 1 << 30;
+  assert_agree (t, &p, SIM_COLLECTIVE_ALLREDUCE, SIM_COLLECTIVE_ALGO_RING, a, 2, S);
+  gint64 c = closed (t, &p, SIM_COLLECTIVE_ALLREDUCE, SIM_COLLECTIVE_ALGO_RING, a, 2, S);
+  SimCollectiveShape sh;
+  g_assert_true (sim_collective_shape (t, a, 2, &sh, NULL));
+  gint64 lat = sim_alphabeta_latency_ns (SIM_COLLECTIVE_ALLREDUCE, SIM_COLLECTIVE_ALGO_RING, &sh, &p);
+
+  Sim s;
+  sim_setup (&s, t, &p);
+  g_assert_true (sim_collective_start (s.coll, SIM_COLLECTIVE_ALLREDUCE, SIM_COLLECTIVE_ALGO_RING, a, 2, S,
+                                       on_done, &s, 0, NULL, NULL));
+  g_assert_true (sim_collective_start (s.coll, SIM_COLLECTIVE_ALLREDUCE, SIM_COLLECTIVE_ALGO_RING, b, 2, S,
+                                       on_done, &s, 1, NULL, NULL));
+  g_assert_cmpint (sim_collective_active (s.coll), ==, 2);
+  sim_engine_run (s.engine, -1);
+  g_assert_cmpint (s.done_count, ==, 2);
+  for (int i = 0; i < 2; i++)
+    {
+      double ratio = (double) (s.done_ns[i] - lat) / (c - lat);
+      g_test_message ("shared spine: group %d transfer %.3f x the closed form", i, ratio);
+      g_assert_cmpfloat (fabs (ratio - 2.0), <, 0.01);
+    }
+  sim_teardown (&s);
+}
+
+static void
+test_overlap_and_callbacks (void)
+{
+  /* Two disjoint DGX H100 nodes: their all-reduces share no link, so running both at once takes the
+   * time of one; each completes by its own callback with its own arg. */
+  SimCollectiveProfile p;
+  profile_for (&p, FALSE);
+  g_autoptr (SimTopology) t = cluster (2, 8, 450, 50, TRUE, SIM_FABRIC_RAIL_OPTIMIZED, 64, 1);
+  int a[8], b[8];
+  iota (a, 8, 0, 1);
+  iota (b, 8, 8, 1);
+  double S = 64.0 * (1 << 20);
+  gint64 solo = run_one (t, &p, SIM_COLLECTIVE_ALLREDUCE, SIM_COLLECTIVE_ALGO_RING, a, 8, S);
+  Sim s;
+  sim_setup (&s, t, &p);
+  SimCollectiveAlgo used = SIM_COLLECTIVE_ALGO_AUTO;
+  g_assert_true (sim_collective_start (s.coll, SIM_COLLECTIVE_ALLREDUCE, SIM_COLLECTIVE_ALGO_RING, a, 8, S,
+                                       on_done, &s, 3, &used, NULL));
+  g_assert_cmpint (used, ==, SIM_COLLECTIVE_ALGO_RING);
+  g_assert_true (sim_collective_start (s.coll, SIM_COLLECTIVE_ALLREDUCE, SIM_COLLECTIVE_ALGO_AUTO, b, 8, S,
+                                       on_done, &s, 5, &used, NULL));
+  /* Auto picks NVLS for a large all-reduce in one NVLS domain (see test-alphabeta). */
+  g_assert_cmpint (used, ==, SIM_COLLECTIVE_ALGO_NVLS);
+  sim_engine_run (s.engine, -1);
+  g_assert_cmpint (s.done_count, ==, 2);
+  g_assert_cmpint (s.done_ns[3], ==, solo);
+  g_assert_cmpint (s.done_ns[5], <, solo);
+  /* One ring flow (one channel in one domain) + 2 NVLink flows per GPU for NVLS. */
+  g_assert_cmpuint (sim_collective_flows_started (s.coll), ==, 1 + 16);
+  /* The same call again reuses the cached plan and takes the same time. */
+  gint64 t0 = sim_engine_now (s.engine);
+  g_assert_true (sim_collective_start (s.coll, SIM_COLLECTIVE_ALLREDUCE, SIM_COLLECTIVE_ALGO_RING, a, 8, S,
+                                       on_done, &s, 4, NULL, NULL));
+  sim_engine_run (s.engine, -1);
+  g_assert_cmpint (s.done_ns[4] - t0, ==, solo);
+  sim_teardown (&s);
+}
+
+static void
+test_bad_input (void)
+{
+  SimCollectiveProfile p;
+  profile_for (&p, FALSE);
+  g_autoptr (SimTopology) t = cluster (2, 8, 450, 50, TRUE, SIM_FABRIC_RAIL_OPTIMIZED, 64, 1);
+  Sim s;
+  sim_setup (&s, t, &p);
+  int across[2] = { 0, 8 }, dup[3] = { 1, 2, 1 }, out[2] = { 0, 16 };
+  GError *error = NULL;
+  g_assert_false (sim_collective_start (s.coll, SIM_COLLECTIVE_ALLREDUCE, SIM_COLLECTIVE_ALGO_NVLS, across, 2,
+                                        1e6, on_done, &s, 0, NULL, &error));
+  g_assert_error (error, SIM_COLLECTIVE_ERROR, SIM_COLLECTIVE_ERROR_NOT_APPLICABLE);
+  g_clear_error (&error);
+  g_assert_false (sim_collective_start (s.coll, SIM_COLLECTIVE_ALLREDUCE, SIM_COLLECTIVE_ALGO_RING, dup, 3,
+                                        1e6, on_done, &s, 0, NULL, &error));
+  g_assert_error (error, SIM_COLLECTIVE_ERROR, SIM_COLLECTIVE_ERROR_INVALID);
+  g_clear_error (&error);
+  g_assert_false (sim_collective_start (s.coll, SIM_COLLECTIVE_ALLREDUCE, SIM_COLLECTIVE_ALGO_RING, out, 2,
+                                        1e6, on_done, &s, 0, NULL, &error));
+  g_assert_error (error, SIM_COLLECTIVE_ERROR, SIM_COLLECTIVE_ERROR_INVALID);
+  g_clear_error (&error);
+  g_assert_false (sim_collective_start (s.coll, SIM_COLLECTIVE_ALLREDUCE, SIM_COLLECTIVE_ALGO_RING, across, 2,
+                                        -1, on_done, &s, 0, NULL, &error));
+  g_assert_error (error, SIM_COLLECTIVE_ERROR, SIM_COLLECTIVE_ERROR_INVALID);
+  g_clear_error (&error);
+  SimCollectiveOp op;
+  g_assert_false (sim_collective_op_parse ("allsum", &op, &error));
+  g_assert_error (error, SIM_COLLECTIVE_ERROR, SIM_COLLECTIVE_ERROR_INVALID);
+  g_clear_error (&error);
+  g_assert_true (sim_collective_op_parse ("all_reduce", &op, NULL));
+  g_assert_cmpint (op, ==, SIM_COLLECTIVE_ALLREDUCE);
+  /* Zero bytes and a single rank complete, by callback, at once. */
+  int one[1] = { 4 };
+  g_assert_true (sim_collective_start (s.coll, SIM_COLLECTIVE_ALLREDUCE, SIM_COLLECTIVE_ALGO_AUTO, one, 1, 1e6,
+                                       on_done, &s, 0, NULL, NULL));
+  g_assert_true (sim_collective_start (s.coll, SIM_COLLECTIVE_ALLGATHER, SIM_COLLECTIVE_ALGO_RING, across, 2, 0,
+                                       on_done, &s, 1, NULL, NULL));
+  sim_engine_run (s.engine, -1);
+  g_assert_cmpint (s.done_count, ==, 2);
+  g_assert_cmpint (s.done_ns[0], ==, 0);
+  g_assert_cmpint (s.done_ns[1], ==, 0);
+  sim_teardown (&s);
+}
+
+static SimCollectiveOp
+op_named (const char *name)
+{
+  SimCollectiveOp op = SIM_COLLECTIVE_OP_COUNT;
+  g_assert_true (sim_collective_op_parse (name, &op, NULL));
+  return op;
+}
+
+static void
+test_published_busbw (void)
+{
+  /* The published figures of tests/data/nccl-busbw.tsv through the flow model on a topology built
+   * from the same scenario files (line rates x sourced efficiencies), each within 10%. */
+  g_autofree char *path = g_test_build_filename (G_TEST_DIST, "data", "nccl-busbw.tsv", NULL);
+  g_autofree char *text = NULL;
+  g_assert_true (g_file_get_contents (path, &text, NULL, NULL));
+  g_auto (GStrv) lines = g_strsplit (text, "\n", -1);
+  int checked = 0;
+  for (int i = 0; lines[i]; i++)
+    {
+      if (lines[i][0] == '#' || lines[i][0] == '\0' || g_str_has_prefix (lines[i], "case\t"))
+        continue;
+      g_auto (GStrv) f = g_strsplit (lines[i], "\t", -1);
+      g_assert_cmpint (g_strv_length (f), ==, 11);
+      SimCollectiveProfile p;
+      CollHw hw;
+      coll_profile_load (f[1], f[2], &p, &hw);
+      SimCollectiveOp op = op_named (f[3]);
+      SimCollectiveAlgo algo = SIM_COLLECTIVE_ALGO_AUTO;
+      g_assert_true (sim_collective_algo_parse (f[4], &algo, NULL));
+      int ranks = atoi (f[5]), per_node = atoi (f[6]);
+      double bytes = g_ascii_strtod (f[7], NULL), measured = g_ascii_strtod (f[8], NULL);
+      gboolean per_nic = atoi (f[9]) != 0;
+      int nodes = (ranks + per_node - 1) / per_node;
+      g_autoptr (SimTopology) t = cluster (nodes, per_node, hw.nvlink_bw_bytes_per_s / 1e9,
+                                           hw.nic_bw_bytes_per_s / 1e9, hw.nvls, SIM_FABRIC_RAIL_OPTIMIZED, 64, 1);
+      int *g = g_new (int, ranks);
+      iota (g, ranks, 0, 1);
+      gint64 t_ns = run_one (t, &p, op, algo, g, ranks, bytes);
+      g_free (g);
+      double predicted = bytes / (t_ns * 1e-9) * sim_alphabeta_busbw_factor (op, ranks) / 1e9 / (per_nic ? per_node : 1);
+      g_test_message ("%s: flow model %.1f GB/s, measured %.1f GB/s (%+.1f%%)", f[0], predicted, measured,
+                      100 * (predicted / measured - 1));
+      g_assert_cmpfloat (fabs (predicted / measured - 1), <, 0.10);
+      checked++;
+    }
+  g_assert_cmpint (checked, >=, 8);
+}
+
+int
+main (int argc, char **argv)
+{
+  g_test_init (&argc, &argv, NULL);
+  g_test_add_func ("/sim/collective/one-domain-agrees", test_one_domain_agrees);
+  g_test_add_func ("/sim/collective/across-domains-agrees", test_across_domains_agrees);
+  g_test_add_func ("/sim/collective/contention-differs", test_contention_differs);
+  g_test_add_func ("/sim/collective/overlap-and-callbacks", test_overlap_and_callbacks);
+  g_test_add_func ("/sim/collective/bad-input", test_bad_input);
+  g_test_add_func ("/sim/collective/published-busbw", test_published_busbw);
+  return g_test_run ();
+}

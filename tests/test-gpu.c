@@ -1,0 +1,150 @@
+/* sim/gpu: kernel time from the roofline with efficiencies, and in-order streams with
+ * dependencies and the overlap flag. */
+#include <math.h>
+#include <string.h>
+#include <glib.h>
+#include "sim/gpu.h"
+
+/* H100-like figures, chosen for the arithmetic below (not a profile). */
+static void
+spec_of (SimGpuSpec *g)
+{
+  memset (g, 0, sizeof *g);
+  g->peak_flops[MODEL_DTYPE_BF16] = 989e12;
+  g->hbm_bw_bytes_per_s = 3.35e12;
+  g->sm_count = 132;
+  g->gemm_eff_max = 0.7;
+  g->gemm_eff_half_gflop = 1.0;
+  g->attn_eff = 0.5;
+  g->mem_eff = 0.887;
+  g->launch_ns = 3000;
+}
+
+/* 8192³ bf16 GEMM: G = 2·8192³/1e9 = 1099.51 GFLOP; size factor G/(G+1) = 0.999091; 64·64 = 4096
+ * tiles of 128×128 over 132 SMs run 32 waves: 4096/4224 = 0.969697; efficiency 0.7 × both =
+ * 0.678171; time 1.0995e12 / (989e12 · 0.678171) = 1,639,321.99 ns → 1,639,322 + 3,000 launch.
+ * Its bytes (3 · 8192² · 2 B = 403 MB at 2.97 TB/s = 135 µs) do not bind. */
+static void
+test_gemm (void)
+{
+  SimGpuSpec g;
+  spec_of (&g);
+  SimGpuKernel k = { SIM_KERNEL_GEMM, MODEL_DTYPE_BF16, 2.0 * 8192 * 8192 * 8192, 3.0 * 8192 * 8192 * 2,
+                     8192, 8192, 8192 };
+  g_assert_cmpfloat (fabs (sim_gpu_wave_efficiency (&g, 8192, 8192) - 4096.0 / 4224.0), <, 1e-12);
+  g_assert_cmpfloat (fabs (sim_gpu_gemm_efficiency (&g, 8192, 8192, 8192) - 0.6781710857784677), <, 1e-9);
+  g_assert_cmpint (sim_gpu_kernel_ns (&g, &k), ==, 1642322);
+  /* FP4 has no peak in this spec: the kernel runs at the bf16 rate, as frameworks fall back. */
+  k.dtype = MODEL_DTYPE_FP4;
+  g_assert_cmpint (sim_gpu_kernel_ns (&g, &k), ==, 1642322);
+}
+
+/* Exactly one wave of tiles is fully efficient; one tile more needs a second, nearly empty wave. */
+static void
+test_waves (void)
+{
+  SimGpuSpec g;
+  spec_of (&g);
+  g_assert_cmpfloat (sim_gpu_wave_efficiency (&g, 128 * 12, 128 * 11), ==, 1.0);
+  g_assert_cmpfloat (fabs (sim_gpu_wave_efficiency (&g, 128 * 133, 128) - 133.0 / 264.0), <, 1e-12);
+  g.sm_count = 0; /* unknown SM count: no quantization */
+  g_assert_cmpfloat (sim_gpu_wave_efficiency (&g, 128 * 133, 128), ==, 1.0);
+}
+
+/* Memory-bound: 1 GB at 3.35 TB/s × 0.887 = 336,536.03 ns → 336,537 + 3,000. Attention: 1e12
+ * FLOPs at 989e12 × 0.5 = 2,022,244.69 ns → 2,022,245 + 3,000. */
+static void
+test_memory_attention (void)
+{
+  SimGpuSpec g;
+  spec_of (&g);
+  SimGpuKernel m = { SIM_KERNEL_MEMORY, MODEL_DTYPE_BF16, 5e9, 1e9, 0, 0, 0 };
+  g_assert_cmpint (sim_gpu_kernel_ns (&g, &m), ==, 339537);
+  SimGpuKernel a = { SIM_KERNEL_ATTENTION, MODEL_DTYPE_BF16, 1e12, 1e6, 0, 0, 0 };
+  g_assert_cmpint (sim_gpu_kernel_ns (&g, &a), ==, 2025245);
+}
+
+/* Streams. Ops: 0 A compute 100 ns; 1 B compute 50 ns, needs C; 2 C asynchronous, finishes 150 ns
+ * after it starts; 3 D compute 10 ns, no dependency but queued behind B on the compute stream.
+ * Stream 0: A, B, D; stream 1: C. Expected: A and C start at 0 (A overlapped with C); B waits for
+ * C (150) although the stream is free at 100; D, in order behind B, starts at 200, not at 100. */
+typedef struct {
+  SimEngine *engine;
+  SimGpu *gpu;
+  gboolean done[4];
+  gint64 start[4];
+  gboolean overlapped[4];
+} Ctx;
+
+static gboolean
+ready (gpointer user, int gpu, guint32 op)
+{
+  Ctx *c = user;
+  return op != 1 || c->done[2];
+}
+
+static void
+finish_c (SimEngine *engine, gpointer data, guint64 arg)
+{
+  Ctx *c = data;
+  sim_gpu_finish (c->gpu, 1);
+}
+
+static gint64
+start (gpointer user, int gpu, guint32 op, gboolean overlapped)
+{
+  Ctx *c = user;
+  static const gint64 dur[4] = { 100, 50, -1, 10 };
+  c->start[op] = sim_engine_now (c->engine);
+  c->overlapped[op] = overlapped;
+  if (op == 2)
+    sim_engine_after (c->engine, 150, finish_c, c, 0);
+  return dur[op];
+}
+
+static void
+done (gpointer user, int gpu, guint32 op, gint64 start_ns)
+{
+  Ctx *c = user;
+  c->done[op] = TRUE;
+  if (op == 2)
+    sim_gpu_poke (c->gpu, 0);
+}
+
+static void
+test_streams (void)
+{
+  static const guint32 s0[] = { 0, 1, 3 }, s1[] = { 2 };
+  static const SimGpuHooks hooks = { ready, start, done };
+  Ctx c = { 0 };
+  c.engine = sim_engine_new ();
+  c.gpu = sim_gpu_new (c.engine, 0, 2, &hooks, &c);
+  sim_gpu_set_stream (c.gpu, 0, s0, 3);
+  sim_gpu_set_stream (c.gpu, 1, s1, 1);
+  sim_gpu_poke (c.gpu, 1);
+  sim_gpu_poke (c.gpu, 0);
+  sim_engine_run (c.engine, -1);
+  g_assert_cmpint (c.start[0], ==, 0);
+  g_assert_cmpint (c.start[2], ==, 0);
+  g_assert_true (c.overlapped[0]);
+  g_assert_cmpint (c.start[1], ==, 150);
+  g_assert_false (c.overlapped[1]);
+  g_assert_cmpint (c.start[3], ==, 200);
+  g_assert_cmpint (sim_gpu_pending (c.gpu, 0), ==, 0);
+  g_assert_cmpint (sim_gpu_busy_ns (c.gpu, 0), ==, 160);
+  g_assert_cmpint (sim_gpu_busy_ns (c.gpu, 1), ==, 150);
+  g_assert_cmpint (sim_gpu_last_end_ns (c.gpu, 0), ==, 210);
+  sim_gpu_free (c.gpu);
+  sim_engine_free (c.engine);
+}
+
+int
+main (int argc, char **argv)
+{
+  g_test_init (&argc, &argv, NULL);
+  g_test_add_func ("/sim/gpu/gemm", test_gemm);
+  g_test_add_func ("/sim/gpu/waves", test_waves);
+  g_test_add_func ("/sim/gpu/memory-attention", test_memory_attention);
+  g_test_add_func ("/sim/gpu/streams", test_streams);
+  return g_test_run ();
+}

@@ -1,0 +1,366 @@
+/* The training-step simulation on small clusters: a hand-computed two-GPU data-parallel step,
+ * representatives vs --full on symmetric plans, the pipeline bubble that emerges from execution,
+ * and TP/PP/DP sanity. */
+#include <math.h>
+#include <string.h>
+#include <glib.h>
+#include "sim/runner.h"
+
+/* An idealised GPU for hand computation: 1 PFLOP/s... made exact: peak 1e12 FLOP/s so a kernel of F
+ * FLOPs takes F/1000 ns; efficiency 1, no size or wave effects (half-GFLOP 0, sm_count 0), no
+ * memory-bound time (hbm bandwidth 0 disables the byte term), no launch overhead or slowdown. */
+static void
+ideal_gpu (SimGpuSpec *g)
+{
+  memset (g, 0, sizeof *g);
+  g_strlcpy (g->name, "ideal", sizeof g->name);
+  for (int d = 0; d < MODEL_DTYPE_COUNT; d++)
+    g->peak_flops[d] = 1e12;
+  g->hbm_bytes = 80e9;
+  g->gemm_eff_max = 1.0;
+  g->attn_eff = 1.0;
+  g->mem_eff = 1.0;
+  g->nvlink_bw_bytes_per_s = 100e9;
+}
+
+/* NVLink domains of `per_node` GPUs, one 50 GB/s NIC per GPU, a rail-optimized two-tier fabric;
+ * every latency 0 unless `latency`. */
+static void
+cluster_of (SimClusterSpec *c, SimFabricSpec *f, SimCollectiveProfile *p, int gpus, int per_node,
+            double nvlink_bw, gboolean latency)
+{
+  memset (c, 0, sizeof *c);
+  c->gpus = gpus;
+  c->gpus_per_node = per_node;
+  c->nvlink_domain = per_node;
+  c->nvlink_bw_bytes_per_s = nvlink_bw;
+  c->nics_per_gpu = 1;
+  c->nic_bw_bytes_per_s = 50e9;
+  c->nvlink_latency_ns = latency ? 1000 : 0;
+  c->nic_latency_ns = latency ? 2000 : 0;
+  memset (f, 0, sizeof *f);
+  f->kind = SIM_FABRIC_RAIL_OPTIMIZED;
+  f->tiers = 2;
+  f->radix = 64;
+  f->oversubscription[0] = f->oversubscription[1] = f->oversubscription[2] = 1;
+  f->hop_latency_ns = latency ? 500 : 0;
+  memset (p, 0, sizeof *p);
+  p->nvlink_eff = 1.0;
+  p->nvls_eff = 1.0;
+  p->nic_eff = 1.0;
+  if (latency)
+    {
+      for (int a = 0; a < SIM_COLLECTIVE_ALGO_COUNT; a++)
+        p->base_latency_ns[a] = 8000;
+      p->nvlink_step_latency_ns = 3000;
+      p->net_step_latency_ns = 10000;
+    }
+}
+
+/* A small GPT: 1024 hidden, 8 heads, 4096 FFN (GeLU), tied embeddings, sequence 1024. */
+static void
+small_gpt (ModelShape *s, int layers, int vocab)
+{
+  memset (s, 0, sizeof *s);
+  g_strlcpy (s->name, "small", sizeof s->name);
+  s->layers = layers;
+  s->hidden = 1024;
+  s->heads = 8;
+  s->ffn_hidden = 4096;
+  s->vocab = vocab;
+  s->seq_len = 1024;
+  s->activation = MODEL_ACT_GELU;
+  s->norm = MODEL_NORM_LAYERNORM;
+  s->position = MODEL_POS_LEARNED;
+  s->tied_embeddings = TRUE;
+  g_autoptr (GError) error = NULL;
+  g_assert_true (model_shape_finish (s, &error));
+  g_assert_no_error (error);
+}
+
+static void
+plan_of (ModelPlan *p, int tp, int pp, int vpp, int cp, int dp, int mbs_per_pipe)
+{
+  model_plan_init (p);
+  p->tp = tp;
+  p->pp = pp;
+  p->vpp = vpp;
+  p->cp = cp;
+  p->dp = dp;
+  p->gpus = tp * pp * cp * dp;
+  p->sp = tp > 1;
+  p->micro_batch = 1;
+  p->global_batch = dp * mbs_per_pipe;
+  p->schedule = vpp > 1 ? MODEL_SCHED_INTERLEAVED : MODEL_SCHED_1F1B;
+}
+
+static SimRunnerResult
+run (const ModelShape *s, const ModelPlan *p, const SimGpuSpec *g, const SimClusterSpec *c,
+     const SimFabricSpec *f, const SimCollectiveProfile *cp, gboolean full)
+{
+  SimRunnerOptions o;
+  sim_runner_options_init (&o);
+  o.full = full;
+  o.memory_overhead_bytes = 0;
+  SimRunnerResult r;
+  g_autoptr (GError) error = NULL;
+  gboolean ok = sim_runner_run (s, p, g, c, f, cp, &o, &r, &error);
+  g_assert_no_error (error);
+  g_assert_true (ok);
+  double sum = 0;
+  for (int b = 0; b < SIM_BD_COUNT; b++)
+    sum += r.breakdown_s[b];
+  /* The breakdown accounts for the whole step of the critical rank. */
+  g_assert_cmpfloat (fabs (sum - r.step_ns / 1e9), <, 1e-9 * 10 + 1e-6 * r.step_ns / 1e9);
+  return r;
+}
+
+/* Two GPUs in one NVLink domain, pure DP (zero 0: all-reduce), one micro-batch each, one DP bucket.
+ * Per micro-batch, with T = 1024 tokens, h = 1024, s = 1024, 8 heads of d = 128, L = 2, vocabulary
+ * V = 32,000 (already a multiple of 128: Megatron does not pad it), at 1e12 FLOP/s (F FLOPs take
+ * F/1000 ns), FLOPs as model/op.h counts them:
+ *   layer forward GEMMs 2·T·h·(3h + h + 4h + 4h) = 24·T·h² = 25,769,803,776
+ *   layer forward attention, causal pairs s(s+1)/2: 4·d·heads·524,800 = 2,149,580,800
+ *   layer backward: GEMMs (dgrad + wgrad) ×2 = 51,539,607,552, attention ×2 = 4,299,161,600
+ *   LM head forward 2·T·V·h = 67,108,864,000, backward ×2 = 134,217,728,000
+ *   compute = 2·83,758,153,728 + 201,326,592,000 = 368,842,899,456 FLOPs = 368,842,899.5 ns
+ * (each of the 2·(5 + 9) + 3 = 31 kernels rounds up to a whole ns: + ≤ 31 ns).
+ * Gradients in fp32, launched as one bucket after the embedding backward (40 GiB bucket), over
+ * the parameters: L·(12h² + 2h) + V·h + 1024·h (positions) + h (final norm) = 58,987,520, so
+ * 235,950,080 B; a 2-GPU ring all-reduce moves 2(n−1)/n = 1× the buffer over one 100 GB/s NVLink
+ * direction: 2,359,500.8 ns, exposed entirely (the optimizer needs it; nothing left to overlap).
+ * Optimizer and memory-bound kernels take 0 (no HBM term). Step = 371,202,400.3 ns (+ rounding). */
+static void
+test_two_gpu_dp (void)
+{
+  SimGpuSpec g;
+  SimClusterSpec c;
+  SimFabricSpec f;
+  SimCollectiveProfile cp;
+  ModelShape s;
+  ModelPlan p;
+  ideal_gpu (&g);
+  cluster_of (&c, &f, &cp, 2, 2, 100e9, FALSE);
+  small_gpt (&s, 2, 32000);
+  plan_of (&p, 1, 1, 1, 1, 2, 1);
+  p.dp_bucket_mb = 40 * 1024;
+  p.dp_overlap = TRUE;
+  SimRunnerResult r = run (&s, &p, &g, &c, &f, &cp, FALSE);
+  double compute_ns = 368842899.456, ar_ns = 2359500.8;
+  g_test_message ("step %" G_GINT64_FORMAT " ns, compute %.0f, dp %.0f", r.step_ns,
+                  r.breakdown_s[SIM_BD_COMPUTE] * 1e9, r.breakdown_s[SIM_BD_DP] * 1e9);
+  g_assert_cmpfloat (fabs (r.breakdown_s[SIM_BD_COMPUTE] * 1e9 - compute_ns), <=, 32);
+  g_assert_cmpfloat (fabs (r.breakdown_s[SIM_BD_DP] * 1e9 - ar_ns), <=, 2);
+  g_assert_cmpfloat (fabs (r.step_ns - (compute_ns + ar_ns)), <=, 34);
+  g_assert_true (r.symmetric);
+  /* Tokens per second and MFU follow from the step: 2 GPUs × 1024 tokens per step. */
+  g_assert_cmpfloat (fabs (r.tokens_per_s - 2048.0 / (r.step_ns / 1e9)), <, 1e-6);
+}
+
+/* Representatives (one rank per stage, sibling collectives launched together) and --full agree
+ * exactly on symmetric placements, for several plans on two 8-GPU nodes. */
+static void
+test_symmetry (void)
+{
+  static const int plans[][6] = {
+    /* tp pp vpp cp dp m */
+    { 2, 2, 1, 1, 4, 4 }, { 4, 2, 2, 1, 2, 4 }, { 2, 2, 1, 2, 2, 2 }, { 1, 4, 1, 1, 4, 6 },
+    { 8, 2, 1, 1, 1, 3 },
+  };
+  SimGpuSpec g;
+  SimClusterSpec c;
+  SimFabricSpec f;
+  SimCollectiveProfile cp;
+  ModelShape s;
+  ideal_gpu (&g);
+  g.hbm_bw_bytes_per_s = 3e12;
+  g.launch_ns = 4000;
+  g.overlap_slowdown = 0.1;
+  small_gpt (&s, 8, 32000);
+  for (gsize i = 0; i < G_N_ELEMENTS (plans); i++)
+    {
+      ModelPlan p;
+      plan_of (&p, plans[i][0], plans[i][1], plans[i][2], plans[i][3], plans[i][4], plans[i][5]);
+      p.zero = 1;
+      p.dp_overlap = TRUE;
+      p.tp_comm_overlap = i % 2 == 0;
+      p.dp_bucket_mb = 16;
+      cluster_of (&c, &f, &cp, p.gpus, 8, 450e9, TRUE);
+      SimRunnerResult a = run (&s, &p, &g, &c, &f, &cp, FALSE);
+      SimRunnerResult b = run (&s, &p, &g, &c, &f, &cp, TRUE);
+      g_test_message ("plan %zu: representatives %" G_GINT64_FORMAT " ns (%d ranks), full %"
+                      G_GINT64_FORMAT " ns (%d ranks)", i, a.step_ns, a.ranks_simulated, b.step_ns,
+                      b.ranks_simulated);
+      g_assert_true (a.symmetric);
+      g_assert_false (b.symmetric);
+      g_assert_cmpint (a.ranks_simulated, ==, p.pp);
+      g_assert_cmpint (b.ranks_simulated, ==, p.gpus);
+      g_assert_cmpint (a.step_ns, ==, b.step_ns);
+    }
+}
+
+/* Pipeline only, uniform stages (the LM head of a 128-token vocabulary is 1/96 of a layer's
+ * FLOPs; the embedding and all memory-bound kernels take no time), communication free
+ * (1e18 B/s, no latency): the measured bubble of the critical stage over its compute must be
+ * (p−1)/m for 1F1B and (p−1)/(v·m) for interleaved 1F1B (Narayanan et al. SC21). The LM head adds
+ * at most 1/96 per layer to one stage: 3% tolerance. */
+static void
+test_bubble (void)
+{
+  static const int cases[][3] = { { 4, 1, 8 }, { 4, 2, 8 }, { 2, 4, 4 }, { 8, 1, 16 }, { 4, 3, 12 } };
+  SimGpuSpec g;
+  SimClusterSpec c;
+  SimFabricSpec f;
+  SimCollectiveProfile cp;
+  ModelShape s;
+  ideal_gpu (&g);
+  for (gsize i = 0; i < G_N_ELEMENTS (cases); i++)
+    {
+      int pp = cases[i][0], v = cases[i][1], m = cases[i][2];
+      small_gpt (&s, pp * v * 2, 128);
+      ModelPlan p;
+      plan_of (&p, 1, pp, v, 1, 1, m);
+      cluster_of (&c, &f, &cp, p.gpus, MIN (p.gpus, 8), 1e18, FALSE);
+      SimRunnerResult r = run (&s, &p, &g, &c, &f, &cp, FALSE);
+      double bubble = r.breakdown_s[SIM_BD_BUBBLE] / r.breakdown_s[SIM_BD_COMPUTE];
+      double expect = (pp - 1.0) / (v * m);
+      g_test_message ("pp %d vpp %d m %d: bubble %.4f, (p-1)/(v·m) %.4f", pp, v, m, bubble, expect);
+      g_assert_cmpfloat (fabs (bubble - expect), <, 0.03 * expect + 1e-9);
+    }
+}
+
+/* TP only, one 8-GPU node: the TP collectives are exposed without overlap and mostly hidden with
+ * tp_comm_overlap; TP across two NVLink domains (4 GPUs each, 50 GB/s NICs) is legal and slower. */
+static void
+test_tp (void)
+{
+  SimGpuSpec g;
+  SimClusterSpec c;
+  SimFabricSpec f;
+  SimCollectiveProfile cp;
+  ModelShape s;
+  ModelPlan p;
+  ideal_gpu (&g);
+  g.peak_flops[MODEL_DTYPE_BF16] = 1e14;
+  small_gpt (&s, 4, 32000);
+  plan_of (&p, 8, 1, 1, 1, 1, 2);
+  cluster_of (&c, &f, &cp, 8, 8, 450e9, TRUE);
+  SimRunnerResult plain = run (&s, &p, &g, &c, &f, &cp, FALSE);
+  p.tp_comm_overlap = TRUE;
+  SimRunnerResult ovl = run (&s, &p, &g, &c, &f, &cp, FALSE);
+  cluster_of (&c, &f, &cp, 8, 4, 450e9, TRUE);
+  SimRunnerResult split = run (&s, &p, &g, &c, &f, &cp, FALSE);
+  g_test_message ("tp8: plain %" G_GINT64_FORMAT " (tp %.6f s), overlap %" G_GINT64_FORMAT
+                  " (tp %.6f s), across domains %" G_GINT64_FORMAT, plain.step_ns,
+                  plain.breakdown_s[SIM_BD_TP], ovl.step_ns, ovl.breakdown_s[SIM_BD_TP], split.step_ns);
+  g_assert_cmpfloat (plain.breakdown_s[SIM_BD_TP], >, 0);
+  g_assert_cmpfloat (ovl.breakdown_s[SIM_BD_TP], <, plain.breakdown_s[SIM_BD_TP]);
+  g_assert_cmpint (ovl.step_ns, <, plain.step_ns);
+  g_assert_cmpint (split.step_ns, >, ovl.step_ns);
+  /* Without communication cost the TP step is compute only: the comm is what makes it longer. */
+  g_assert_cmpfloat (plain.breakdown_s[SIM_BD_COMPUTE], <, plain.step_ns / 1e9);
+}
+
+/* DP only, 16 GPUs on two nodes: the distributed optimizer's reduce-scatter + all-gather, overlapped
+ * with backward/forward, exposes less DP time than the blocking variant, and the blocking step is
+ * compute + exposed DP (no bubble without a pipeline). */
+static void
+test_dp (void)
+{
+  SimGpuSpec g;
+  SimClusterSpec c;
+  SimFabricSpec f;
+  SimCollectiveProfile cp;
+  ModelShape s;
+  ModelPlan p;
+  ideal_gpu (&g);
+  g.peak_flops[MODEL_DTYPE_BF16] = 1e14;
+  small_gpt (&s, 8, 32000);
+  plan_of (&p, 1, 1, 1, 1, 16, 1);
+  p.zero = 1;
+  p.dp_bucket_mb = 16;
+  cluster_of (&c, &f, &cp, 16, 8, 450e9, TRUE);
+  SimRunnerResult blocking = run (&s, &p, &g, &c, &f, &cp, FALSE);
+  p.dp_overlap = TRUE;
+  SimRunnerResult ovl = run (&s, &p, &g, &c, &f, &cp, FALSE);
+  g_test_message ("dp16: blocking %" G_GINT64_FORMAT " (dp %.6f s), overlapped %" G_GINT64_FORMAT
+                  " (dp %.6f s)", blocking.step_ns, blocking.breakdown_s[SIM_BD_DP], ovl.step_ns,
+                  ovl.breakdown_s[SIM_BD_DP]);
+  g_assert_cmpfloat (blocking.breakdown_s[SIM_BD_DP], >, 0);
+  g_assert_cmpfloat (ovl.breakdown_s[SIM_BD_DP], <, blocking.breakdown_s[SIM_BD_DP]);
+  g_assert_cmpint (ovl.step_ns, <, blocking.step_ns);
+  g_assert_cmpfloat (blocking.breakdown_s[SIM_BD_BUBBLE], <, 1e-9);
+}
+
+/* Plans the runner must refuse: micro-batches not a multiple of pp under interleaving, and a plan
+ * whose GPU count disagrees with the cluster. */
+static void
+test_invalid (void)
+{
+  SimGpuSpec g;
+  SimClusterSpec c;
+  SimFabricSpec f;
+  SimCollectiveProfile cp;
+  ModelShape s;
+  ModelPlan p;
+  ideal_gpu (&g);
+  small_gpt (&s, 8, 32000);
+  plan_of (&p, 1, 4, 2, 1, 1, 6);
+  cluster_of (&c, &f, &cp, 4, 4, 450e9, FALSE);
+  SimRunnerResult r;
+  GError *error = NULL;
+  g_assert_false (sim_runner_run (&s, &p, &g, &c, &f, &cp, NULL, &r, &error));
+  g_assert_error (error, MODEL_ERROR, MODEL_ERROR_INVALID_PLAN);
+  g_clear_error (&error);
+  plan_of (&p, 1, 4, 1, 1, 1, 6);
+  cluster_of (&c, &f, &cp, 8, 8, 450e9, FALSE);
+  g_assert_false (sim_runner_run (&s, &p, &g, &c, &f, &cp, NULL, &r, &error));
+  g_assert_nonnull (error);
+  g_clear_error (&error);
+}
+
+/* A plan whose model states alone exceed the GPU is refused with MODEL_ERROR_OUT_OF_MEMORY: 59 M
+ * parameters × 16 B (bf16 weights, fp32 grads, fp32 master + Adam m, v) = 0.94 GB > 0.5 GB; the
+ * same plan with 80 GB runs. */
+static void
+test_memory (void)
+{
+  SimGpuSpec g;
+  SimClusterSpec c;
+  SimFabricSpec f;
+  SimCollectiveProfile cp;
+  ModelShape s;
+  ModelPlan p;
+  ideal_gpu (&g);
+  small_gpt (&s, 2, 32000);
+  plan_of (&p, 1, 1, 1, 1, 2, 1);
+  cluster_of (&c, &f, &cp, 2, 2, 100e9, FALSE);
+  SimRunnerOptions o;
+  sim_runner_options_init (&o);
+  o.memory_overhead_bytes = 0;
+  SimRunnerResult r;
+  GError *error = NULL;
+  g.hbm_bytes = 0.5e9;
+  g_assert_false (sim_runner_run (&s, &p, &g, &c, &f, &cp, &o, &r, &error));
+  g_assert_error (error, MODEL_ERROR, MODEL_ERROR_OUT_OF_MEMORY);
+  g_clear_error (&error);
+  g.hbm_bytes = 80e9;
+  g_assert_true (sim_runner_run (&s, &p, &g, &c, &f, &cp, &o, &r, &error));
+  g_assert_no_error (error);
+  g_assert_cmpfloat (r.memory_bytes, >, 0.94e9);
+  g_assert_cmpfloat (r.memory_bytes, <, 80e9);
+}
+
+int
+main (int argc, char **argv)
+{
+  g_test_init (&argc, &argv, NULL);
+  g_test_add_func ("/sim/runner/two-gpu-dp", test_two_gpu_dp);
+  g_test_add_func ("/sim/runner/symmetry", test_symmetry);
+  g_test_add_func ("/sim/runner/bubble", test_bubble);
+  g_test_add_func ("/sim/runner/tp", test_tp);
+  g_test_add_func ("/sim/runner/dp", test_dp);
+  g_test_add_func ("/sim/runner/invalid", test_invalid);
+  g_test_add_func ("/sim/runner/memory", test_memory);
+  return g_test_run ();
+}

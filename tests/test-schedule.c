@@ -1,0 +1,201 @@
+/* Pipeline schedules: counts, ordering, dependency feasibility and the bubble of a unit-time
+ * execution against the closed forms of Narayanan et al. (SC21): (p−1)/m for GPipe and 1F1B,
+ * (p−1)/(v·m) for interleaved 1F1B, on uniform stages with no communication time. */
+#include <glib.h>
+#include "model/schedule.h"
+
+typedef struct {
+  int p, v, m;
+  gint64 makespan;       /* -1: deadlock */
+  gint64 busy_per_stage; /* m·v·(tf + tb) */
+} UnitRun;
+
+/* Executes every stage's slot list in order; a forward of virtual stage q = c·p + s needs the
+ * forward of q − 1 of the same micro-batch (chunk c on the last stage feeds chunk c+1 on the
+ * first), a backward of q needs the backward of q + 1 (or, on the last virtual stage, its own
+ * forward). Each slot takes tf or tb time units and starts as soon as its stage is free and its
+ * dependency is done (communication takes no time). List scheduling to a fixed point: if some
+ * stage's next slot can never become ready, the schedule deadlocks. */
+static UnitRun
+unit_run (ModelSchedule kind, int p, int v, int m, gint64 tf, gint64 tb)
+{
+  UnitRun r = { p, v, m, -1, (gint64) m * v * (tf + tb) };
+  int n = model_schedule_n_slots (v, m), V = p * v;
+  ModelScheduleSlot *slots = g_new (ModelScheduleSlot, (gsize) p * n);
+  gint64 *fdone = g_new (gint64, (gsize) V * m), *bdone = g_new (gint64, (gsize) V * m);
+  int *next = g_new0 (int, p);
+  gint64 *free_at = g_new0 (gint64, p);
+  for (int i = 0; i < V * m; i++)
+    fdone[i] = bdone[i] = -1;
+  for (int s = 0; s < p; s++)
+    model_schedule_fill (kind, p, v, m, s, slots + (gsize) s * n);
+  gboolean progress = TRUE;
+  int done = 0;
+  while (progress)
+    {
+      progress = FALSE;
+      for (int s = 0; s < p; s++)
+        while (next[s] < n)
+          {
+            ModelScheduleSlot *sl = &slots[(gsize) s * n + next[s]];
+            int q = sl->chunk * p + s;
+            gint64 dep;
+            if (sl->pass == MODEL_PASS_FORWARD)
+              dep = q == 0 ? 0 : fdone[(q - 1) * m + sl->microbatch];
+            else
+              dep = q == V - 1 ? fdone[q * m + sl->microbatch] : bdone[(q + 1) * m + sl->microbatch];
+            if (dep < 0)
+              break;
+            gint64 start = MAX (dep, free_at[s]);
+            free_at[s] = start + (sl->pass == MODEL_PASS_FORWARD ? tf : tb);
+            (sl->pass == MODEL_PASS_FORWARD ? fdone : bdone)[q * m + sl->microbatch] = free_at[s];
+            next[s]++;
+            done++;
+            progress = TRUE;
+          }
+    }
+  if (done == p * n)
+    for (int s = 0; s < p; s++)
+      r.makespan = MAX (r.makespan, free_at[s]);
+  g_free (slots); g_free (fdone); g_free (bdone); g_free (next); g_free (free_at);
+  return r;
+}
+
+static void
+test_counts_and_order (void)
+{
+  const ModelSchedule kinds[] = { MODEL_SCHED_GPIPE, MODEL_SCHED_1F1B, MODEL_SCHED_INTERLEAVED };
+  for (gsize k = 0; k < G_N_ELEMENTS (kinds); k++)
+    for (int p = 1; p <= 8; p *= 2)
+      for (int v = 1; v <= (kinds[k] == MODEL_SCHED_INTERLEAVED ? 4 : 1); v++)
+        for (int m = p; m <= 4 * p; m += p)
+          for (int s = 0; s < p; s++)
+            {
+              int n = model_schedule_n_slots (v, m);
+              g_autofree ModelScheduleSlot *sl = g_new (ModelScheduleSlot, n);
+              g_autofree int *fpos = g_new (int, v * m);
+              g_autofree int *bpos = g_new (int, v * m);
+              for (int i = 0; i < v * m; i++)
+                fpos[i] = bpos[i] = -1;
+              model_schedule_fill (kinds[k], p, v, m, s, sl);
+              for (int i = 0; i < n; i++)
+                {
+                  g_assert_cmpint (sl[i].microbatch, >=, 0);
+                  g_assert_cmpint (sl[i].microbatch, <, m);
+                  g_assert_cmpint (sl[i].chunk, >=, 0);
+                  g_assert_cmpint (sl[i].chunk, <, v);
+                  int *pos = sl[i].pass == MODEL_PASS_FORWARD ? fpos : bpos;
+                  g_assert_cmpint (pos[sl[i].chunk * m + sl[i].microbatch], ==, -1); /* once each */
+                  pos[sl[i].chunk * m + sl[i].microbatch] = i;
+                }
+              for (int i = 0; i < v * m; i++)
+                g_assert_cmpint (fpos[i], <, bpos[i]); /* both present (>= 0), F before B */
+              /* Warm-up = leading forwards before the first backward. */
+              int w = 0;
+              while (sl[w].pass == MODEL_PASS_FORWARD)
+                w++;
+              int total = v * m;
+              int expect = kinds[k] == MODEL_SCHED_GPIPE ? total
+                           : v > 1 ? MIN ((p - s - 1) * 2 + (v - 1) * p, total)
+                                   : MIN (p - s - 1, total);
+              /* The steady phase opens with one more forward before the first backward. */
+              g_assert_cmpint (w, ==, MIN (expect + 1, total));
+              g_assert_cmpint (model_schedule_warmup (kinds[k], p, v, m, s), ==, expect);
+            }
+}
+
+/* Megatron-Core's order for p=2, v=2, m=4, written out by hand from the table
+ * k → (mb, chunk): 0→(0,0) 1→(1,0) 2→(0,1) 3→(1,1) 4→(2,0) 5→(3,0) 6→(2,1) 7→(3,1).
+ * Stage 0 warms up (2−0−1)·2 + (2−1)·2 = 4 forwards, stage 1 warms up 2. */
+static void
+test_interleaved_by_hand (void)
+{
+  static const char *expect[2] = {
+    "F0.0 F1.0 F0.1 F1.1 F2.0 B0.1 F3.0 B1.1 F2.1 B0.0 F3.1 B1.0 B2.1 B3.1 B2.0 B3.0",
+    "F0.0 F1.0 F0.1 B0.1 F1.1 B1.1 F2.0 B0.0 F3.0 B1.0 F2.1 B2.1 F3.1 B3.1 B2.0 B3.0",
+  };
+  for (int s = 0; s < 2; s++)
+    {
+      ModelScheduleSlot sl[16];
+      model_schedule_fill (MODEL_SCHED_INTERLEAVED, 2, 2, 4, s, sl);
+      g_autoptr (GString) got = g_string_new (NULL);
+      for (int i = 0; i < 16; i++)
+        g_string_append_printf (got, "%s%c%d.%d", i ? " " : "",
+                                sl[i].pass == MODEL_PASS_FORWARD ? 'F' : 'B', sl[i].microbatch, sl[i].chunk);
+      g_assert_cmpstr (got->str, ==, expect[s]);
+    }
+}
+
+/* 1F1B on 4 stages, 6 micro-batches, last stage: no warm-up, strict alternation. */
+static void
+test_1f1b_last_stage (void)
+{
+  ModelScheduleSlot sl[12];
+  model_schedule_fill (MODEL_SCHED_1F1B, 4, 1, 6, 3, sl);
+  for (int i = 0; i < 12; i++)
+    {
+      g_assert_cmpint (sl[i].pass, ==, i % 2 ? MODEL_PASS_BACKWARD : MODEL_PASS_FORWARD);
+      g_assert_cmpint (sl[i].microbatch, ==, i / 2);
+    }
+}
+
+/* No deadlock, and the bubble fraction (makespan − busy)/busy equals the closed form exactly:
+ * bubble time (p−1)·(tf+tb) per stage with per-chunk times tf, tb (Narayanan et al. SC21 eq. 1
+ * and §2.2), i.e. (p−1)/m of the ideal time for GPipe/1F1B and (p−1)/(v·m) interleaved. */
+static void
+test_bubble (void)
+{
+  const gint64 times[][2] = { { 1, 1 }, { 1, 2 }, { 2, 3 } };
+  for (gsize t = 0; t < G_N_ELEMENTS (times); t++)
+    for (int p = 1; p <= 8; p *= 2)
+      for (int v = 1; v <= 4; v++)
+        for (int m = p; m <= 4 * p; m += p)
+          {
+            ModelSchedule kinds[3] = { MODEL_SCHED_INTERLEAVED, MODEL_SCHED_1F1B, MODEL_SCHED_GPIPE };
+            for (int k = 0; k < (v == 1 ? 3 : 1); k++)
+              {
+                UnitRun r = unit_run (kinds[k], p, v, m, times[t][0], times[t][1]);
+                if (r.makespan < 0)
+                  g_error ("%s p=%d v=%d m=%d deadlocks", model_schedule_name (kinds[k]), p, v, m);
+                gint64 bubble = r.makespan - r.busy_per_stage;
+                /* bubble / busy == (p−1)/(v·m)  ⇔  bubble·v·m == (p−1)·busy (exact integers) */
+                if (bubble * v * m != (gint64) (p - 1) * r.busy_per_stage)
+                  g_error ("%s p=%d v=%d m=%d tf=%" G_GINT64_FORMAT " tb=%" G_GINT64_FORMAT
+                           ": makespan %" G_GINT64_FORMAT ", busy %" G_GINT64_FORMAT,
+                           model_schedule_name (kinds[k]), p, v, m, times[t][0], times[t][1],
+                           r.makespan, r.busy_per_stage);
+              }
+          }
+}
+
+static void
+test_check (void)
+{
+  GError *error = NULL;
+  g_assert_true (model_schedule_check (MODEL_SCHED_INTERLEAVED, 8, 12, 8, NULL));
+  g_assert_false (model_schedule_check (MODEL_SCHED_INTERLEAVED, 8, 12, 12, &error));
+  g_assert_error (error, MODEL_ERROR, MODEL_ERROR_INVALID_PLAN);
+  g_clear_error (&error);
+  g_assert_false (model_schedule_check (MODEL_SCHED_1F1B, 4, 2, 8, &error));
+  g_assert_error (error, MODEL_ERROR, MODEL_ERROR_INVALID_PLAN);
+  g_clear_error (&error);
+  g_assert_false (model_schedule_check (MODEL_SCHED_GPIPE, 0, 1, 8, &error));
+  g_clear_error (&error);
+  /* 1F1B takes any micro-batch count, even fewer than stages. */
+  g_assert_true (model_schedule_check (MODEL_SCHED_1F1B, 8, 1, 3, NULL));
+  ModelSchedule k;
+  g_assert_true (model_schedule_parse ("Interleaved", &k) && k == MODEL_SCHED_INTERLEAVED);
+  g_assert_false (model_schedule_parse ("zb-v", &k));
+}
+
+int
+main (int argc, char **argv)
+{
+  g_test_init (&argc, &argv, NULL);
+  g_test_add_func ("/model/schedule/counts-and-order", test_counts_and_order);
+  g_test_add_func ("/model/schedule/interleaved-by-hand", test_interleaved_by_hand);
+  g_test_add_func ("/model/schedule/1f1b-last-stage", test_1f1b_last_stage);
+  g_test_add_func ("/model/schedule/bubble", test_bubble);
+  g_test_add_func ("/model/schedule/check", test_check);
+  return g_test_run ();
+}
