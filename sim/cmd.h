@@ -9,3 +9,4 @@ int sim_cmd_collective (int argc, char **argv);
 int sim_cmd_topology (int argc, char **argv);
 int sim_cmd_fit (int argc, char **argv);
 int sim_cmd_calib_plan (int argc, char **argv);
+int sim_cmd_validate (int argc, char **argv);

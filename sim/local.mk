@@ -9,3 +9,4 @@ include sim/engine.mk
 include sim/net.mk
 include sim/collective.mk
 include sim/runner.mk
+include sim/validate.mk

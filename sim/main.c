@@ -18,6 +18,7 @@ static const Command commands[] = {
   { "fit", sim_cmd_fit, "fit a hardware profile layer from benchmark TSVs and nccl-tests output" },
   { "calib-plan", sim_cmd_calib_plan, "GEMM/attention shapes and collective sizes a scenario needs measured" },
   { "collective", sim_cmd_collective, "predicted nccl-tests rows for one collective over a plan group" },
+  { "validate", sim_cmd_validate, "predicted vs measured step time for every row of a validation deck" },
 };
 
 static void
