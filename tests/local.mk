@@ -21,3 +21,4 @@ include tests/net.mk
 include tests/collective.mk
 include tests/calib.mk
 include tests/trainer.mk
+include tests/validate.mk
