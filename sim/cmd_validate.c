@@ -5,6 +5,7 @@
 #include "config.h"
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 #include <glib.h>
 #include "sim/cmd.h"
 #include "sim/validate.h"
@@ -80,7 +81,8 @@ sim_cmd_validate (int argc, char **argv)
       fprintf (stderr, "trainsim validate: %s\n", error->message);
       return 2;
     }
-  SimValidateOptions opts = { (const char *const *) layers, (const char *const *) sets, threads, full };
+  SimValidateOptions opts = { (const char *const *) layers, (const char *const *) sets, threads, full,
+                              isatty (fileno (stderr)) };
   guint n = sim_validate_deck_n_rows (deck);
   g_autofree SimValidateResult *results = g_new0 (SimValidateResult, MAX (n, 1));
   sim_validate_run (deck, &opts, results);

@@ -604,7 +604,21 @@ typedef struct {
   const SimValidateDeck *deck;
   const SimValidateOptions *options;
   SimValidateResult *results;
+  GMutex lock;
+  guint done;
 } Job;
+
+static void
+job_progress (Job *job, guint i)
+{
+  if (!job->options || !job->options->progress)
+    return;
+  g_mutex_lock (&job->lock);
+  job->done++;
+  fprintf (stderr, "[%u/%u] %s: %.1f s\n", job->done, sim_validate_deck_n_rows (job->deck),
+           sim_validate_deck_row (job->deck, i)->id, job->results[i].wall_s);
+  g_mutex_unlock (&job->lock);
+}
 
 static void
 job_run (gpointer data, gpointer user)
@@ -612,6 +626,7 @@ job_run (gpointer data, gpointer user)
   Job *job = user;
   guint i = GPOINTER_TO_UINT (data) - 1;
   sim_validate_run_row (sim_validate_deck_row (job->deck, i), job->options, &job->results[i]);
+  job_progress (job, i);
 }
 
 /* The runner keeps no mutable static state (each run owns its engine, topology and programs) and
@@ -622,13 +637,15 @@ sim_validate_run (const SimValidateDeck *deck, const SimValidateOptions *options
   guint n = sim_validate_deck_n_rows (deck);
   int threads = options && options->threads > 0 ? options->threads : (int) g_get_num_processors ();
   threads = MAX (1, MIN (threads, (int) n));
+  Job job = { deck, options, results };
+  g_mutex_init (&job.lock);
   if (threads == 1)
     {
       for (guint i = 0; i < n; i++)
-        sim_validate_run_row (sim_validate_deck_row (deck, i), options, &results[i]);
+        job_run (GUINT_TO_POINTER (i + 1), &job);
+      g_mutex_clear (&job.lock);
       return;
     }
-  Job job = { deck, options, results };
   GThreadPool *pool = g_thread_pool_new (job_run, &job, threads, TRUE, NULL);
   /* Largest jobs first, so a big row does not start last. */
   g_autofree guint *order = g_new (guint, n);
@@ -649,6 +666,7 @@ sim_validate_run (const SimValidateDeck *deck, const SimValidateOptions *options
   for (guint i = 0; i < n; i++)
     g_thread_pool_push (pool, GUINT_TO_POINTER (order[i] + 1), NULL);
   g_thread_pool_free (pool, FALSE, TRUE);
+  g_mutex_clear (&job.lock);
 }
 
 /* ---- Statistics -------------------------------------------------------------------------------- */
@@ -808,7 +826,7 @@ write_tsv (FILE *out, const SimValidateDeck *deck, const SimValidateResult *res)
   fprintf (out, "id\tsource\tgpu\tstatus\tpredicted_s\tmeasured_s\terror_pct\tmfu");
   for (int b = 0; b < SIM_BD_COUNT; b++)
     fprintf (out, "\t%s_s", sim_breakdown_name (b));
-  fprintf (out, "\treason\n");
+  fprintf (out, "\twall_s\treason\n");
   for (guint i = 0; i < sim_validate_deck_n_rows (deck); i++)
     {
       const SimValidateRow *r = sim_validate_deck_row (deck, i);
@@ -821,7 +839,7 @@ write_tsv (FILE *out, const SimValidateDeck *deck, const SimValidateResult *res)
         fprintf (out, "NaN\t%.6g\tNaN\tNaN", x->measured_s);
       for (int b = 0; b < SIM_BD_COUNT; b++)
         fprintf (out, ok ? "\t%.6g" : "\tNaN", x->breakdown_s[b]);
-      fprintf (out, "\t%s\n", ok ? "" : x->reason);
+      fprintf (out, "\t%.2f\t%s\n", x->wall_s, ok ? "" : x->reason);
     }
   for (int by = 0; by < 3; by++)
     {

@@ -78,6 +78,7 @@ typedef struct {
   const char *const *sets;    /* group.key=value after everything (NULL-terminated) */
   int threads;                /* worker threads; 0: one per processor */
   gboolean full;              /* simulate every rank */
+  gboolean progress;          /* one line per finished row on stderr */
 } SimValidateOptions;
 
 /* The scenario of one row, resolved. Rows trainsim cannot model fail with
