@@ -89,11 +89,83 @@ ring_rate (const SimCollectiveShape *s, const SimCollectiveProfile *p, double bn
   return c * r;
 }
 
+int
+sim_alphabeta_btree_parent (int r, int n)
+{
+  if (r <= 0 || r >= n)
+    return -1;
+  int bit = r & -r;
+  int up = (r ^ bit) | (bit << 1);
+  return up >= n ? (r ^ bit) : up;
+}
+
+int
+sim_alphabeta_dtree_rank (int t, int r, int n)
+{
+  if (t == 0 || r < 0)
+    return r;
+  return n % 2 == 0 ? n - 1 - r : (r + 1) % n;
+}
+
+/* Largest number of tree-edge transfers one domain's head sends (= receives) over both trees: its
+ * edge to the parent plus one per child, summed over the two trees. */
+static int
+dtree_max_degree (int d)
+{
+  if (d <= 1)
+    return 0;
+  int *deg = g_new0 (int, d);
+  for (int t = 0; t < 2; t++)
+    for (int r = 0; r < d; r++)
+      {
+        int up = sim_alphabeta_btree_parent (r, d);
+        if (up < 0)
+          continue;
+        deg[sim_alphabeta_dtree_rank (t, r, d)]++;
+        deg[sim_alphabeta_dtree_rank (t, up, d)]++;
+      }
+  int mx = 0;
+  for (int i = 0; i < d; i++)
+    mx = MAX (mx, deg[i]);
+  g_free (deg);
+  return mx;
+}
+
+/* Transfer time of the tree all-reduce (NCCL's: a double binary tree over domains whose heads are
+ * joined to the other members of their domain by a chain; C channels, each with its own head, S/2
+ * per tree per channel). Chain: a GPU in the middle sends S/(2C) up and S/(2C) down per tree, head
+ * and tail half that, so over C = L channels 2(L-1)/L S per GPU on NVLink. Tree: a head sends
+ * S/(2C) per edge it has in either tree, deg edges at most, on its NIC, head of ceil(C/L) channels. */
 static double
-tree_rate (const SimCollectiveShape *s, const SimCollectiveProfile *p)
+tree_time_s (const SimCollectiveShape *s, const SimCollectiveProfile *p, double bytes)
 {
   double bn = s->nvlink_bw_bytes_per_s * p->nvlink_eff, bi = s->nic_bw_bytes_per_s * p->nic_eff;
-  return s->domains > 1 ? MIN (bn, bi) : bn;
+  int l = s->ranks_per_domain, d = s->domains;
+  int c = d > 1 ? (p->channels > 0 ? p->channels : l) : 1;
+  double t = 0;
+  if (l > 1)
+    {
+      /* Per channel a GPU is middle (2 units), head or tail (1 unit) of the chain; units of S/(2C)
+       * per tree, two trees. */
+      int worst = 0;
+      for (int j = 0; j < l; j++)
+        {
+          int units = 0;
+          for (int k = 0; k < c; k++)
+            {
+              int pos = ((j - k) % l + l) % l; /* channel k's chain starts at local rank k mod L */
+              units += (pos == 0 || pos == l - 1) ? 1 : 2;
+            }
+          worst = MAX (worst, units);
+        }
+      t = MAX (t, 2.0 * worst * bytes / (2.0 * c) / bn);
+    }
+  if (d > 1)
+    {
+      int heads = (c + l - 1) / l;
+      t = MAX (t, heads * dtree_max_degree (d) * bytes / (2.0 * c) / bi);
+    }
+  return t;
 }
 
 gint64
@@ -114,11 +186,9 @@ sim_alphabeta_latency_ns (SimCollectiveOp op, SimCollectiveAlgo algo, const SimC
       ring_steps (op, s, &intra, &inter);
       break;
     case SIM_COLLECTIVE_ALGO_TREE:
-      /* Up and down the tree: depth ceil(log2 n) each way. */
-      if (s->domains > 1)
-        inter = 2 * ceil_log2 (s->ranks);
-      else
-        intra = 2 * ceil_log2 (s->ranks);
+      /* Up and down: the chain inside a domain (L-1 hops) and the tree over domains (log2 D). */
+      intra = 2 * (s->ranks_per_domain - 1);
+      inter = 2 * ceil_log2 (s->domains);
       break;
     case SIM_COLLECTIVE_ALGO_NVLS:
       /* One switch round trip per pass (ld_reduce, st): the NVLS base latency covers the rest. */
@@ -147,23 +217,41 @@ sim_alphabeta_latency_ns (SimCollectiveOp op, SimCollectiveAlgo algo, const SimC
       return -1;
     }
   lat += intra * nv + inter * net;
-  /* Pipeline fill of chains and trees: the last chunk leaves the root (hops - 1) chunk times after the
-   * first. A ring has none (every rank starts sending its own segment at once). */
-  int hops = 0;
-  double b = 0;
+  return lat;
+}
+
+gint64
+sim_alphabeta_fill_ns (SimCollectiveOp op, SimCollectiveAlgo algo, const SimCollectiveShape *s,
+                       const SimCollectiveProfile *p, double bytes)
+{
+  /* Pipeline fill of chains and trees: the first chunk crosses every hop of the longest path before
+   * the last hop streams at the steady rate, so the fill is the path's chunk times (each hop at its
+   * link's rate: the pipeline is still empty) less one hop. A ring has none (every rank starts sending
+   * its own segment at once). A chunk is at most the data a channel carries per tree (NCCL shrinks
+   * chunks for small messages). */
+  if (!(p->chunk_bytes > 0) || !(bytes > 0) || !sim_alphabeta_applicable (op, algo, s) || s->ranks <= 1)
+    return 0;
+  double bn = s->nvlink_bw_bytes_per_s * p->nvlink_eff, bi = s->nic_bw_bytes_per_s * p->nic_eff;
+  int c = s->domains > 1 ? (p->channels > 0 ? p->channels : s->ranks_per_domain) : 1;
+  int nv_hops = 0, net_hops = 0;
+  double chunk = p->chunk_bytes;
   if (algo == SIM_COLLECTIVE_ALGO_RING && op == SIM_COLLECTIVE_BROADCAST)
     {
-      hops = s->ranks - 1;
-      b = ring_rate (s, p, s->nvlink_bw_bytes_per_s * p->nvlink_eff, s->nic_bw_bytes_per_s * p->nic_eff);
+      nv_hops = s->ranks - s->domains;
+      net_hops = s->domains - 1;
+      chunk = MIN (chunk, bytes / c);
     }
   else if (algo == SIM_COLLECTIVE_ALGO_TREE)
     {
-      hops = 2 * ceil_log2 (s->ranks);
-      b = tree_rate (s, p);
+      nv_hops = 2 * (s->ranks_per_domain - 1);
+      net_hops = 2 * ceil_log2 (s->domains);
+      chunk = MIN (chunk, bytes / (2.0 * c));
     }
-  if (hops > 1 && b > 0 && p->chunk_bytes > 0)
-    lat += (gint64) llround ((hops - 1) * p->chunk_bytes / b * 1e9);
-  return lat;
+  int hops = nv_hops + net_hops;
+  if (hops <= 1 || (nv_hops > 0 && !(bn > 0)) || (net_hops > 0 && !(bi > 0)))
+    return 0;
+  double path = (nv_hops > 0 ? nv_hops * chunk / bn : 0) + (net_hops > 0 ? net_hops * chunk / bi : 0);
+  return (gint64) llround (path * (hops - 1) / hops * 1e9);
 }
 
 gint64
@@ -178,6 +266,10 @@ sim_alphabeta_time_ns (SimCollectiveOp op, SimCollectiveAlgo algo, const SimColl
   double n = s->ranks, l = s->ranks_per_domain, d = s->domains;
   double bn = s->nvlink_bw_bytes_per_s * p->nvlink_eff;
   double bi = s->nic_bw_bytes_per_s * p->nic_eff;
+  /* Rates the group needs must be known: no time from a missing figure. */
+  if ((s->ranks_per_domain > 1 && !(bn > 0)) || (s->domains > 1 && !(bi > 0))
+      || (algo == SIM_COLLECTIVE_ALGO_NVLS && !(p->nvls_eff > 0)))
+    return -1;
   double t = 0;                               /* seconds of transfer */
   switch (algo)
     {
@@ -189,7 +281,7 @@ sim_alphabeta_time_ns (SimCollectiveOp op, SimCollectiveAlgo algo, const SimColl
       }
       break;
     case SIM_COLLECTIVE_ALGO_TREE:
-      t = 2.0 * bytes / tree_rate (s, p);
+      t = tree_time_s (s, p, bytes);
       break;
     case SIM_COLLECTIVE_ALGO_NVLS:
       t = (op == SIM_COLLECTIVE_ALLREDUCE ? (1.0 + 1.0 / n) : 1.0) * bytes / (bn * p->nvls_eff);
@@ -211,7 +303,8 @@ sim_alphabeta_time_ns (SimCollectiveOp op, SimCollectiveAlgo algo, const SimColl
     default:
       return -1;
     }
-  return sim_alphabeta_latency_ns (op, algo, s, p) + (gint64) llround (t * 1e9);
+  return sim_alphabeta_latency_ns (op, algo, s, p) + sim_alphabeta_fill_ns (op, algo, s, p, bytes)
+         + (gint64) llround (t * 1e9);
 }
 
 SimCollectiveAlgo

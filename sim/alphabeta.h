@@ -3,15 +3,20 @@
  *
  *   time = latency + bytes_on_the_busiest_link / achievable_rate
  *   latency = base_latency[algo] + steps_nvlink * (nvlink_step + nvlink hop) + steps_net * (net_step + net hop)
- *             + pipeline fill (broadcast chain, tree): (hops - 1) * chunk_bytes / B
+ *             + pipeline fill (broadcast chain, tree): one chunk over the longest path, each hop at its
+ *               link's rate, less one hop (chunk = min(chunk_bytes, bytes per channel and tree))
  *
  * with Bn = nvlink line rate * nvlink_eff and Bi = NIC line rate * nic_eff per GPU, n ranks,
  * L members per NVLink domain, D domains (n = L*D when uniform):
  *   ring all-reduce      2(n-1)/n * S / R       R = Bn (D = 1); with C channels spreading the D domain
  *   ring RS / AG         (n-1)/n  * S / R       exits over the L rails: R = C * min(Bi/ceil(C/L),
  *   ring broadcast       S / R                  Bn/(C - floor(C/L)))  (= min(L*Bi, L/(L-1)*Bn), C = L)
- *   tree all-reduce      2S / B                 B = Bn (D = 1) or min(Bn, Bi): each rank sends S/2 up
- *                                               both trees and S down its interior tree
+ *   tree all-reduce      max(2 w S/(2C) / Bn,   NCCL's shape: per channel a double binary tree over
+ *                          h g S/(2C) / Bi)     the D domains' heads, each chained to the other members
+ *                                               of its domain; S/2 per tree. w: NVLink sends per tree
+ *                                               of the busiest GPU over all chains (2(L-1) for C = L),
+ *                                               g: most tree edges of one domain over both trees (4 for
+ *                                               large D), h = ceil(C/L) channels headed by one GPU
  *   NVLS all-reduce      (1+1/n) S / (Bn*nvls_eff)   per GPU: multimem ld_reduce serves S of reads and
  *                                               receives S/n; multimem st sends S/n, receives S
  *   NVLS RS / AG         S / (Bn*nvls_eff)
@@ -27,13 +32,22 @@
 /* nccl-tests bus-bandwidth factor: busbw = algbw * factor. */
 double sim_alphabeta_busbw_factor (SimCollectiveOp op, int n);
 gboolean sim_alphabeta_applicable (SimCollectiveOp op, SimCollectiveAlgo algo, const SimCollectiveShape *shape);
-/* The latency term alone (also used by the flow model, so both share it exactly); -1 if not applicable. */
+/* The latency term alone, without the fill (also used by the flow model, so both share it exactly);
+ * -1 if not applicable. */
 gint64 sim_alphabeta_latency_ns (SimCollectiveOp op, SimCollectiveAlgo algo, const SimCollectiveShape *shape,
                                  const SimCollectiveProfile *profile);
-/* Whole time in ns; -1 if the algorithm does not apply. One rank or zero bytes take 0 ns. */
+/* The pipeline fill of chains (broadcast) and trees for a size (see above); 0 for other algorithms. */
+gint64 sim_alphabeta_fill_ns (SimCollectiveOp op, SimCollectiveAlgo algo, const SimCollectiveShape *shape,
+                              const SimCollectiveProfile *profile, double bytes);
+/* Whole time in ns (latency + fill + transfer); -1 if the algorithm does not apply. One rank or zero bytes take 0 ns. */
 gint64 sim_alphabeta_time_ns (SimCollectiveOp op, SimCollectiveAlgo algo, const SimCollectiveShape *shape,
                               const SimCollectiveProfile *profile, double bytes);
 /* The fastest applicable algorithm (ties: the lower enum value); its time in *time_ns (may be NULL).
  * Returns SIM_COLLECTIVE_ALGO_AUTO if none applies. */
+/* The binary tree of NCCL's double binary tree over n: parent of r (-1 for the root 0), and rank r's
+ * place in tree t (t = 1: mirrored for even n, shifted by one for odd n, so leaves swap with inner
+ * nodes). Shared by the closed form and the flow model. */
+int sim_alphabeta_btree_parent (int r, int n);
+int sim_alphabeta_dtree_rank (int t, int r, int n);
 SimCollectiveAlgo sim_alphabeta_best (SimCollectiveOp op, const SimCollectiveShape *shape,
                                       const SimCollectiveProfile *profile, double bytes, gint64 *time_ns);

@@ -5,7 +5,8 @@
  * last one ends go to the next phase; after the last, call done. Per algorithm:
  *   ring    C flows (one per channel), path = every edge route of the channel's ring concatenated,
  *           bytes = S * busbw_factor / C (broadcast: a chain from the root, S / C)
- *   tree    two complementary binary trees, one flow per tree over every edge both ways, S/2 each
+ *   tree    per channel two complementary binary trees over domain heads plus chains inside the
+ *           domains, one flow per tree and channel over every edge both ways, S/(2C) each
  *   nvls    per GPU one flow on its NVLink up-link and one on its down-link, bytes per the
  *           multimem traffic (all-reduce (1+1/n) S each way), divided by nvls_eff
  *   hier    phase 1: a ring per domain (reduce-scatter); phase 2: a ring per rail over domains
@@ -215,6 +216,7 @@ struct Run {
   SimCollective *owner;
   const Plan *plan;
   double bytes;
+  gint64 fill_ns;              /* pipeline fill for this size, added to the first phase's latency */
   int phase;
   int pending;
   SimFlowDoneFn done;
@@ -325,11 +327,12 @@ group_get (SimCollective *c, const int *gpus, int n, GError **error)
   return g;
 }
 
-/* Route choice: among ROUTE_TRIES ECMP hashes, the route whose busiest link carries the fewest routes
+/* Route choice: among up to ROUTE_TRIES ECMP hashes, the route whose busiest link carries the fewest routes
  * planned so far (ties: the first). This stands for the balanced static routing of an InfiniBand subnet
  * manager (fat-tree routing spreads the routes of each leaf over its up-links) rather than random
- * hashing, which would let two ring edges collide on one up-link and halve a whole ring. */
-#define ROUTE_TRIES 8
+ * hashing, which would let two ring edges collide on one up-link and halve a whole ring. Loads count
+ * routes of every plan built so far, whether or not those collectives overlap in time. */
+#define ROUTE_TRIES 64
 
 static void
 plan_add_route (SimCollective *c, Plan *p, int src, int dst, guint32 hash)
@@ -339,13 +342,21 @@ plan_add_route (SimCollective *c, Plan *p, int src, int dst, guint32 hash)
   memcpy (best, links, sizeof (guint32) * k);
   if (k > 2) /* through the fabric: ECMP choices exist */
     {
-      guint32 best_load = G_MAXUINT32;
-      for (int t = 0; t < ROUTE_TRIES; t++)
+      /* The end links (NICs) are on every candidate: once a route is no busier than they are, stop. */
+      guint32 floor = MAX (c->route_load[links[0]], c->route_load[links[k - 1]]);
+      guint64 best_load = G_MAXUINT64;
+      for (int t = 0; t < ROUTE_TRIES && (best_load >> 32) > floor; t++)
         {
           int kt = sim_topology_route (c->topo, src, dst, hash + (guint32) t * 0x9E3779B9u, links);
-          guint32 load = 0;
+          /* Busiest link first, then the total: links every candidate shares (the NICs) must not hide
+           * the difference in the switch links. */
+          guint32 mx = 0, sum = 0;
           for (int i = 0; i < kt; i++)
-            load = MAX (load, c->route_load[links[i]]);
+            {
+              mx = MAX (mx, c->route_load[links[i]]);
+              sum += c->route_load[links[i]];
+            }
+          guint64 load = ((guint64) mx << 32) | sum;
           if (load < best_load)
             {
               best_load = load;
@@ -406,16 +417,6 @@ plan_ring_flow (SimCollective *c, Plan *p, const int *order, int m, gboolean clo
   for (int i = 0; i < edges; i++)
     plan_add_route (c, p, order[i], order[(i + 1) % m], salt + (guint32) i * 2654435761u);
   plan_end_flow (p, frac);
-}
-
-static int
-btree_parent (int r, int n)
-{
-  if (r == 0)
-    return -1;
-  int bit = r & -r;
-  int up = (r ^ bit) | (bit << 1);
-  return up >= n ? (r ^ bit) : up;
 }
 
 static void
@@ -494,33 +495,46 @@ plan_build (SimCollective *c, const Group *g, SimCollectiveOp op, SimCollectiveA
       }
       break;
     case SIM_COLLECTIVE_ALGO_TREE:
-      /* Two binary trees over the domain-major order; the second mirrored (n even) or shifted (n odd) so
-       * that the leaves of one are the inner nodes of the other. Reduce up and broadcast down are
-       * pipelined, so in steady state every edge carries S/2 each way at the tree's common rate: one
-       * flow per tree over all its edge routes both ways (a link used by several edges is listed, and
-       * loaded, that many times), as for the ring. */
-      ring_order (g, 0, order);
-      plan_begin_phase (p, sim_alphabeta_latency_ns (op, algo, s, pr));
-      for (int t = 0; t < 2; t++)
-        {
-          plan_begin_flow (p);
-          for (int r = 0; r < n; r++)
+      {
+        /* NCCL's tree: per channel, a double binary tree over the domains whose head in domain d is
+         * its member of local index ch mod L_d, chained to the other members (head, next, ...). Reduce
+         * up and broadcast down are pipelined, so in steady state every edge carries S/(2C) each way
+         * at the tree's common rate: one flow per tree and channel over all its routes both ways (a
+         * link used by several edges is listed, and loaded, that many times), as for the ring. */
+        int ch = D > 1 ? (pr->channels > 0 ? pr->channels : L) : 1;
+        plan_begin_phase (p, sim_alphabeta_latency_ns (op, algo, s, pr));
+        for (int k = 0; k < ch; k++)
+          for (int t = 0; t < 2; t++)
             {
-              int up = btree_parent (r, n);
-              if (up < 0)
-                continue;
-              int a = r, b = up;
-              if (t == 1)
+              plan_begin_flow (p);
+              for (int d = 0; d < D; d++)
                 {
-                  a = n % 2 == 0 ? n - 1 - r : (r + 1) % n;
-                  b = n % 2 == 0 ? n - 1 - up : (up + 1) % n;
+                  const int *m = g->by_domain + g->domain_start[d];
+                  int l = g->domain_start[d + 1] - g->domain_start[d];
+                  for (int i = 0; i + 1 < l; i++)
+                    {
+                      int a = m[(k + i) % l], b = m[(k + i + 1) % l];
+                      guint32 h = g->hash + (guint32) (k * 131 + t * 17 + i) * 2654435761u;
+                      plan_add_route (c, p, b, a, h);          /* up the chain toward the head */
+                      plan_add_route (c, p, a, b, h + 7919u);  /* down */
+                    }
                 }
-              guint32 h = g->hash + (guint32) (2 * r + t) * 2654435761u;
-              plan_add_route (c, p, order[a], order[b], h);
-              plan_add_route (c, p, order[b], order[a], h + 7919u);
+              for (int r = 0; r < D; r++)
+                {
+                  int up = sim_alphabeta_btree_parent (r, D);
+                  if (up < 0)
+                    continue;
+                  int da = sim_alphabeta_dtree_rank (t, r, D), db = sim_alphabeta_dtree_rank (t, up, D);
+                  int la = g->domain_start[da + 1] - g->domain_start[da];
+                  int lb = g->domain_start[db + 1] - g->domain_start[db];
+                  int a = g->by_domain[g->domain_start[da] + k % la], b = g->by_domain[g->domain_start[db] + k % lb];
+                  guint32 h = g->hash + (guint32) (k * 131 + t * 17 + r) * 40503u;
+                  plan_add_route (c, p, a, b, h);
+                  plan_add_route (c, p, b, a, h + 7919u);
+                }
+              plan_end_flow (p, 0.5 / ch);
             }
-          plan_end_flow (p, 0.5);
-        }
+      }
       break;
     case SIM_COLLECTIVE_ALGO_NVLS:
       {
@@ -599,6 +613,10 @@ SimCollective *
 sim_collective_new (SimEngine *engine, SimFlowNet *net, const SimTopology *topo, const SimCollectiveProfile *profile)
 {
   g_return_val_if_fail (engine != NULL && net != NULL && topo != NULL && profile != NULL, NULL);
+  SimTopologySummary sum;
+  sim_topology_summarize (topo, &sum);
+  /* The flow net needs positive capacities (sim_collective_link_capacities): efficiencies are set. */
+  g_return_val_if_fail (profile->nvlink_eff > 0 && (sum.nics == 0 || profile->nic_eff > 0), NULL);
   SimCollective *c = g_new0 (SimCollective, 1);
   c->engine = engine;
   c->net = net;
@@ -621,6 +639,37 @@ sim_collective_free (SimCollective *c)
   g_ptr_array_free (c->free_runs, TRUE);
   g_free (c->route_load);
   g_free (c);
+}
+
+gint64
+sim_collective_estimate_ns (SimCollective *c, SimCollectiveOp op, SimCollectiveAlgo algo, const int *gpus, int n_gpus,
+                            double bytes, SimCollectiveAlgo *algo_used, GError **error)
+{
+  g_return_val_if_fail (c != NULL, -1);
+  if (op < 0 || op >= SIM_COLLECTIVE_OP_COUNT || algo < 0 || algo >= SIM_COLLECTIVE_ALGO_COUNT)
+    {
+      g_set_error (error, SIM_COLLECTIVE_ERROR, SIM_COLLECTIVE_ERROR_INVALID,
+                   "collective operation %d or algorithm %d is out of range", op, algo);
+      return -1;
+    }
+  const Group *g = group_get (c, gpus, n_gpus, error);
+  if (!g)
+    return -1;
+  gint64 t = -1;
+  if (algo == SIM_COLLECTIVE_ALGO_AUTO)
+    algo = sim_alphabeta_best (op, &g->shape, &c->profile, bytes, &t);
+  else
+    t = sim_alphabeta_time_ns (op, algo, &g->shape, &c->profile, bytes);
+  if (t < 0)
+    {
+      g_set_error (error, SIM_COLLECTIVE_ERROR, SIM_COLLECTIVE_ERROR_NOT_APPLICABLE,
+                   "no closed form for %s/%s over %d GPUs: use --algo auto or another algorithm",
+                   sim_collective_op_name (op), sim_collective_algo_name (algo), n_gpus);
+      return -1;
+    }
+  if (algo_used)
+    *algo_used = algo;
+  return t;
 }
 
 int
@@ -660,7 +709,8 @@ run_advance (Run *r)
   if ((guint) r->phase >= r->plan->phases->len)
     sim_engine_after (c->engine, 0, run_finish, r, 0);
   else
-    sim_engine_after (c->engine, g_array_index (r->plan->phases, PlanPhase, r->phase).latency_ns,
+    sim_engine_after (c->engine, g_array_index (r->plan->phases, PlanPhase, r->phase).latency_ns
+                                   + (r->phase == 0 ? r->fill_ns : 0),
                       run_phase_start, r, 0);
 }
 
@@ -752,7 +802,7 @@ sim_collective_start (SimCollective *c, SimCollectiveOp op, SimCollectiveAlgo al
       g_hash_table_add (c->plans, p);
     }
   Run *r = c->free_runs->len ? g_ptr_array_steal_index_fast (c->free_runs, c->free_runs->len - 1) : g_new (Run, 1);
-  *r = (Run) { c, p, bytes, 0, 0, done, user, arg };
+  *r = (Run) { c, p, bytes, sim_alphabeta_fill_ns (op, algo, &g->shape, &c->profile, bytes), 0, 0, done, user, arg };
   c->active++;
   if (bytes <= 0)
     r->phase = (int) p->phases->len; /* nothing to move: done now */

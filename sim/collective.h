@@ -18,10 +18,13 @@
  * that rate is set by the most contended link, as in the real pipeline. The fill/drain and per-step
  * synchronisation are the latency term (base + steps * step latency) added before the flow starts.
  * So a ring costs C flow events, not 2(n-1)*n chunk transfers: the 32 DP groups x 336 ranks of the
- * 10,752-GPU benchmark are 64 flows. What it drops: the ramp of the first and last chunk (bounded by
+ * 10,752-GPU benchmark are 64 flows. A pipelined tree is the same (one flow per tree and channel over
+ * all its edges both ways; a link shared by k edges is listed k times, which SimFlowNet loads k times). What it drops: the ramp of the first and last chunk (bounded by
  * steps * chunk/B, folded into the step latency) and the transient when contention changes mid-ring.
  * Routes of a (op, algo, group) are computed once and cached (the runner repeats the same collective
- * every step); the byte count scales a cached plan.
+ * every step); the byte count scales a cached plan. Among ECMP choices a route takes the least loaded
+ * by the routes planned so far (balanced static routing, as an InfiniBand subnet manager does), so
+ * symmetric groups do not collide by hashing accident.
  *
  * Protocol efficiency (NCCL's ~20% on NVLink, IB header overhead on NICs) lives in the link
  * capacities: build the SimFlowNet from sim_collective_link_capacities(), so every flow, collective or
@@ -112,6 +115,12 @@ gboolean sim_collective_start (SimCollective *coll, SimCollectiveOp op, SimColle
                                const int *gpus, int n_gpus, double bytes, SimFlowDoneFn done,
                                gpointer user, guint64 arg, SimCollectiveAlgo *algo_used,
                                GError **error);
+/* The closed-form time (sim/alphabeta.h) of the same call on this topology, without running it:
+ * for a runner's quick estimates and cross-checks. algo AUTO gives the fastest; *algo_used says which.
+ * Returns -1 with error set if the group is invalid or nothing applies. */
+gint64 sim_collective_estimate_ns (SimCollective *coll, SimCollectiveOp op, SimCollectiveAlgo algo,
+                                   const int *gpus, int n_gpus, double bytes, SimCollectiveAlgo *algo_used,
+                                   GError **error);
 /* Collectives started and not yet done. */
 int sim_collective_active (const SimCollective *coll);
 /* Flows started so far (all collectives), for benchmarks and tests of the decomposition. */

@@ -124,7 +124,8 @@ mark_dirty (SimFlowNet *net, int l)
     net->recompute_event = sim_engine_after (net->engine, 0, recompute_cb, net, 0);
 }
 
-/* The first nanosecond at which the flow's remaining bytes have all arrived. */
+/* The first nanosecond at which the flow's remaining bytes have all arrived. Callers bring the
+ * flow's snapshot to the current time first (updated_ns == now). */
 static gint64
 finish_time (const SimFlowNet *net, const Flow *f)
 {

@@ -215,9 +215,12 @@ sim_maxmin_solve (SimMaxmin *mm, int n_links, const double *capacity, int n_flow
                 heap_remove (mm, l2);
               else
                 {
+                  double old = mm->share[l2];
                   mm->share[l2] = mm->remaining[l2] / mm->unfrozen[l2];
-                  heap_up (mm, mm->heap_pos[l2]);
-                  heap_down (mm, mm->heap_pos[l2]);
+                  if (mm->share[l2] >= old)  /* the usual case (see top); rounding may lower it */
+                    heap_down (mm, mm->heap_pos[l2]);
+                  else
+                    heap_up (mm, mm->heap_pos[l2]);
                 }
             }
         }

@@ -411,11 +411,17 @@ build_program (Program *p, LayerCtx *c, int stage, int dpcp)
   double all = (double) rp.dense + (double) rp.expert;
   int rank_layers = MAX (model_plan_rank_layers (plan, s, stage), 1);
   double per_layer = MAX (all - first_extra - last_extra, 0) / rank_layers;
-  double cap = (double) plan->dp_bucket_mb * 1048576.0;
+  /* Bucket size: Megatron-Core scales it with the data-parallel size so that ring chunks stay
+   * bandwidth-bound, max(40M, 1M × dp·cp) parameters (megatron/training/training.py, get_model;
+   * --ddp-bucket-size unset); the plan's dp_bucket_mb is the floor in bytes. Gradient buckets hold
+   * that many gradient elements, parameter all-gather buckets that many parameters. */
+  double bucket_params = MAX (40e6, 1e6 * dpcp);
+  double cap = MAX ((double) plan->dp_bucket_mb * 1048576.0, bucket_params * c->grad_bytes);
+  double ag_cap = MAX ((double) plan->dp_bucket_mb * 1048576.0, bucket_params * c->param_bytes);
   Buckets k = { 0, per_layer * c->grad_bytes, cap, dpcp, FALSE, NULL, 0, 0 };
   k.max_ops = (int) ceil (all * c->grad_bytes / MAX (cap, 1.0)) + 2 * v + 4;
   k.ops = g_new (int, k.max_ops);
-  int max_ag = (int) ceil (all * c->param_bytes / MAX (cap, 1.0)) + 2 * v + 4;
+  int max_ag = (int) ceil (all * c->param_bytes / MAX (ag_cap, 1.0)) + 2 * v + 4;
   g_autofree int *ag_ops = g_new (int, max_ag);
   g_autofree int *ag_chunk = g_new (int, max_ag);
   int n_ag = 0;
@@ -436,7 +442,7 @@ build_program (Program *p, LayerCtx *c, int stage, int dpcp)
         bytes *= c->param_bytes;
         while (bytes > 0 && n_ag < max_ag)
           {
-            double chunk_bytes = MIN (bytes, cap);
+            double chunk_bytes = MIN (bytes, ag_cap);
             TOp t = { .kind = K_COLL, .stream = ST_DP, .cat = SIM_BD_DP, .group = G_DPCP,
                       .coll = SIM_COLLECTIVE_ALLGATHER, .bytes = chunk_bytes, .seq = b->seq[G_DPCP]++ };
             ag_chunk[n_ag] = ch;
@@ -511,10 +517,10 @@ build_program (Program *p, LayerCtx *c, int stage, int dpcp)
       while (bytes > 0 && n_final < max_ag)
         {
           TOp t = { .kind = K_COLL, .stream = ST_DP, .cat = SIM_BD_DP, .group = G_DPCP,
-                    .coll = SIM_COLLECTIVE_ALLGATHER, .bytes = MIN (bytes, cap), .seq = b->seq[G_DPCP]++ };
+                    .coll = SIM_COLLECTIVE_ALLGATHER, .bytes = MIN (bytes, ag_cap), .seq = b->seq[G_DPCP]++ };
           ag_ops[n_final] = add_op (b, &t);
           edge (b, after, ag_ops[n_final++]);
-          bytes -= MIN (bytes, cap);
+          bytes -= MIN (bytes, ag_cap);
         }
     }
   p->end_op = compute (b, 0, 0, SIM_BD_OPTIMIZER);
@@ -588,6 +594,10 @@ typedef struct {
   int *pp_n_links;
   gint64 *pp_latency;
   gint64 pair_latency[2];    /* PP send latency across / inside a domain; -1 unknown */
+  guint32 **pp_pair_links;   /* per (stage, direction): every pair's route, at pp_pair_off */
+  int **pp_pair_off;
+  guint32 *route_load;       /* routes chosen per link so far (balanced ECMP choice) */
+  int *stage_index;          /* rank -> its index among the ranks of its stage */
 } Runner;
 
 static Pending *
@@ -721,28 +731,68 @@ pair_hash (int src, int dst)
   return (guint32) src * 2654435761u ^ (guint32) dst * 40503u;
 }
 
-/* Representatives: the sibling pairs of a stage's sends, as one flow over their concatenated
- * routes (a link shared by k pairs appears k times, so max-min charges it k times: every pair moves
- * at the rate of the most contended one, as the slowest of separate flows would). Pairs inside one
- * NVLink domain only when the representative's pair is, from the representative's domain. */
+/* Routes of the PP sends from `stage` in one direction, for every pair (stage rank i -> rank i of
+ * to_stage), chosen like sim/collective.c chooses ring routes: among a few ECMP hashes the one whose
+ * busiest link carries the fewest routes so far (a balanced, subnet-manager-like assignment rather
+ * than hash collisions). Representatives send over all sibling pairs as one flow over their
+ * concatenated routes (a link shared by k pairs appears k times, so max-min charges it k times and
+ * every pair moves at the rate of the most contended one); pairs inside one NVLink domain only
+ * from the representative's domain when the representative's pair is inside one. --full sends each
+ * pair's own route. */
+#define PP_ROUTE_TRIES 8
+
 static void
 pp_route_build (Runner *r, int stage, gboolean fwd, int to_stage)
 {
   int k = 2 * stage + (fwd ? 1 : 0);
-  GArray *links = g_array_new (FALSE, FALSE, sizeof (guint32));
-  int rep_src = r->stage_ranks[(gsize) stage * r->per_stage];
-  int rep_dst = r->stage_ranks[(gsize) to_stage * r->per_stage];
-  int dom = sim_topology_domain_of (r->topo, rep_src);
-  gboolean local = dom == sim_topology_domain_of (r->topo, rep_dst);
+  if (r->route_load == NULL)
+    r->route_load = g_new0 (guint32, sim_topology_n_links (r->topo));
+  GArray *all = g_array_new (FALSE, FALSE, sizeof (guint32));
+  int *off = g_new (int, r->per_stage + 1);
   for (int i = 0; i < r->per_stage; i++)
     {
       int src = r->stage_ranks[(gsize) stage * r->per_stage + i];
       int dst = r->stage_ranks[(gsize) to_stage * r->per_stage + i];
+      guint32 links[SIM_TOPOLOGY_MAX_HOPS], best[SIM_TOPOLOGY_MAX_HOPS];
+      guint32 h = pair_hash (src, dst);
+      int n = sim_topology_route (r->topo, src, dst, h, best), best_n = n;
+      if (n > 2)
+        {
+          guint32 best_load = G_MAXUINT32;
+          for (int t = 0; t < PP_ROUTE_TRIES; t++)
+            {
+              int nt = sim_topology_route (r->topo, src, dst, h + (guint32) t * 0x9E3779B9u, links);
+              guint32 load = 0;
+              for (int j = 0; j < nt; j++)
+                load = MAX (load, r->route_load[links[j]]);
+              if (load < best_load)
+                {
+                  best_load = load;
+                  best_n = nt;
+                  memcpy (best, links, sizeof (guint32) * nt);
+                }
+            }
+        }
+      for (int j = 0; j < best_n; j++)
+        r->route_load[best[j]]++;
+      off[i] = (int) all->len;
+      g_array_append_vals (all, best, best_n);
+    }
+  off[r->per_stage] = (int) all->len;
+  r->pp_pair_off[k] = off;
+  r->pp_pair_links[k] = (guint32 *) g_array_free (all, FALSE);
+  /* The representative's flow. */
+  int rep_src = r->stage_ranks[(gsize) stage * r->per_stage];
+  int rep_dst = r->stage_ranks[(gsize) to_stage * r->per_stage];
+  int dom = sim_topology_domain_of (r->topo, rep_src);
+  gboolean local = dom == sim_topology_domain_of (r->topo, rep_dst);
+  GArray *links = g_array_new (FALSE, FALSE, sizeof (guint32));
+  for (int i = 0; i < r->per_stage; i++)
+    {
+      int src = r->stage_ranks[(gsize) stage * r->per_stage + i];
       if (local && sim_topology_domain_of (r->topo, src) != dom)
         continue;
-      guint32 route[SIM_TOPOLOGY_MAX_HOPS];
-      int n = sim_topology_route (r->topo, src, dst, pair_hash (src, dst), route);
-      g_array_append_vals (links, route, n);
+      g_array_append_vals (links, r->pp_pair_links[k] + off[i], off[i + 1] - off[i]);
     }
   r->pp_n_links[k] = (int) links->len;
   r->pp_links[k] = (guint32 *) g_array_free (links, FALSE);
@@ -777,19 +827,19 @@ launch_send (Runner *r, RankState *st, const TOp *op)
   p->recv_stage = to_vs % plan->pp;
   p->recv_op = op->recv_op;
   p->launch_ns = sim_engine_now (r->engine);
+  int k = 2 * st->stage + (op->fwd ? 1 : 0);
+  g_assert (r->pp_links[k] != NULL);
   if (r->full)
     {
       int dst = pp_peer (r, st->rank, p->recv_stage);
-      guint32 route[SIM_TOPOLOGY_MAX_HOPS];
-      int n = sim_topology_route (r->topo, st->rank, dst, pair_hash (st->rank, dst), route);
+      int i = r->stage_index[st->rank];
+      const int *off = r->pp_pair_off[k];
       p->latency_ns = pair_latency (r, st->rank, dst);
-      sim_flow_net_start (r->net, route, n, op->bytes, send_flow_done, p, (guint64) (gsize) r);
+      sim_flow_net_start (r->net, r->pp_pair_links[k] + off[i], off[i + 1] - off[i], op->bytes,
+                          send_flow_done, p, (guint64) (gsize) r);
     }
   else
     {
-      int k = 2 * st->stage + (op->fwd ? 1 : 0);
-      if (r->pp_links[k] == NULL)
-        pp_route_build (r, st->stage, op->fwd, p->recv_stage);
       p->latency_ns = r->pp_latency[k];
       sim_flow_net_start (r->net, r->pp_links[k], r->pp_n_links[k], op->bytes, send_flow_done, p,
                           (guint64) (gsize) r);
@@ -1208,6 +1258,7 @@ sim_runner_run (const ModelShape *shape, const ModelPlan *plan, const SimGpuSpec
 
   r.per_stage = plan->gpus / plan->pp;
   r.stage_ranks = g_new (int, plan->gpus);
+  r.stage_index = g_new (int, plan->gpus);
   {
     g_autofree int *fill = g_new0 (int, plan->pp);
     for (int rank = 0; rank < plan->gpus; rank++)
@@ -1215,6 +1266,7 @@ sim_runner_run (const ModelShape *shape, const ModelPlan *plan, const SimGpuSpec
         int coords[MODEL_DIM_COUNT];
         model_plan_rank_coords (plan, rank, coords);
         int s = coords[MODEL_DIM_PP];
+        r.stage_index[rank] = fill[s];
         r.stage_ranks[(gsize) s * r.per_stage + fill[s]++] = rank;
       }
   }
@@ -1238,6 +1290,14 @@ sim_runner_run (const ModelShape *shape, const ModelPlan *plan, const SimGpuSpec
   r.pp_n_links = g_new0 (int, 2 * plan->pp);
   r.pp_latency = g_new0 (gint64, 2 * plan->pp);
   r.pair_latency[0] = r.pair_latency[1] = -1;
+  r.pp_pair_links = g_new0 (guint32 *, 2 * plan->pp);
+  r.pp_pair_off = g_new0 (int *, 2 * plan->pp);
+  /* Routes chosen up front in a fixed order, so representatives and --full see the same ones. */
+  for (int s = 0; plan->pp > 1 && s < plan->pp; s++)
+    {
+      pp_route_build (&r, s, TRUE, (s + 1) % plan->pp);
+      pp_route_build (&r, s, FALSE, (s + plan->pp - 1) % plan->pp);
+    }
   r.pending = g_hash_table_new (g_int64_hash, g_int64_equal);
   r.allocated = g_ptr_array_new_with_free_func (g_free);
   r.state_of = g_new0 (RankState *, plan->gpus);
@@ -1327,7 +1387,15 @@ sim_runner_run (const ModelShape *shape, const ModelPlan *plan, const SimGpuSpec
   g_ptr_array_free (r.allocated, TRUE);
   sim_collective_free (r.coll);
   for (int i = 0; i < 2 * plan->pp; i++)
-    g_free (r.pp_links[i]);
+    {
+      g_free (r.pp_links[i]);
+      g_free (r.pp_pair_links[i]);
+      g_free (r.pp_pair_off[i]);
+    }
+  g_free (r.pp_pair_links);
+  g_free (r.pp_pair_off);
+  g_free (r.route_load);
+  g_free (r.stage_index);
   g_free (r.pp_links);
   g_free (r.pp_n_links);
   g_free (r.pp_latency);

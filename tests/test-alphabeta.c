@@ -220,6 +220,46 @@ test_published_busbw (void)
   g_assert_cmpint (checked, >=, 8);
 }
 
+static void
+test_profiles_complete (void)
+{
+  /* Every hardware profile carries the collective constants with sources, every fabric its NIC
+   * efficiency: sim_scenario_collective_profile refuses a scenario without them. */
+  const char *src = g_getenv ("TRAINSIM_SRCDIR") ? g_getenv ("TRAINSIM_SRCDIR") : TRAINSIM_SRCDIR;
+  static const struct { const char *dir, *group, *keys[3]; } sets[] = {
+    { "hardware", "hardware", { "nvlink_eff", "coll_base_latency_us", "nvlink_step_latency_us" } },
+    { "fabrics", "fabric", { "nic_eff", "net_step_latency_us", NULL } },
+  };
+  int files = 0;
+  for (gsize k = 0; k < G_N_ELEMENTS (sets); k++)
+    {
+      g_autofree char *dir_path = g_build_filename (src, "scenarios", sets[k].dir, NULL);
+      g_autoptr (GDir) dir = g_dir_open (dir_path, 0, NULL);
+      g_assert_nonnull (dir);
+      const char *name;
+      while ((name = g_dir_read_name (dir)))
+        {
+          if (!g_str_has_suffix (name, ".ini"))
+            continue;
+          g_autofree char *path = g_build_filename (dir_path, name, NULL);
+          g_autoptr (GKeyFile) kf = g_key_file_new ();
+          g_assert_true (g_key_file_load_from_file (kf, path, G_KEY_FILE_NONE, NULL));
+          for (int i = 0; i < 3 && sets[k].keys[i]; i++)
+            {
+              g_autofree char *source = g_strconcat (sets[k].keys[i], ".source", NULL);
+              if (!g_key_file_has_key (kf, sets[k].group, sets[k].keys[i], NULL)
+                  || !g_key_file_has_key (kf, sets[k].group, source, NULL))
+                g_error ("%s: [%s] %s or its .source is missing", path, sets[k].group, sets[k].keys[i]);
+            }
+          if (k == 0 && g_key_file_get_boolean (kf, "hardware", "nvls", NULL)
+              && !g_key_file_has_key (kf, "hardware", "nvls_eff", NULL))
+            g_error ("%s: nvls = true without nvls_eff", path);
+          files++;
+        }
+    }
+  g_assert_cmpint (files, >=, 8);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -229,5 +269,6 @@ main (int argc, char **argv)
   g_test_add_func ("/sim/alphabeta/hier-equation", test_hier_equation);
   g_test_add_func ("/sim/alphabeta/applicability-and-choice", test_applicability_and_choice);
   g_test_add_func ("/sim/alphabeta/published-busbw", test_published_busbw);
+  g_test_add_func ("/sim/alphabeta/profiles-complete", test_profiles_complete);
   return g_test_run ();
 }

@@ -25,6 +25,12 @@ out=$("$t" collective runs/gpt3-175b-mlperf-v3.1.ini --op allgather --group dp -
 ok $rc "all-gather over a 336-rank DP group runs"
 echo "$out" | grep -q '336 GPUs in 168 NVLink domain(s), 2 per domain'
 ok $? "the DP group of rank 0 spans 168 nodes, 2 GPUs each"
+# All 32 DP groups at once on the non-blocking rail-optimized fabric: each GPU's NIC carries its own
+# group's traffic and routes are spread over the up-links, so the time equals the single group's.
+one=$("$t" collective runs/gpt3-175b-mlperf-v3.1.ini --op allreduce --group dp --algo ring --sizes 2G 2>&1 | grep -v '^#')
+all=$("$t" collective runs/gpt3-175b-mlperf-v3.1.ini --op allreduce --group dp --algo ring --sizes 2G --concurrent 2>&1)
+echo "$all" | grep -q '32 group(s) at once'; ok $? "--concurrent runs the 32 DP groups"
+[ -n "$one" ] && [ "$one" = "$(echo "$all" | grep -v '^#')" ]; ok $? "32 concurrent DP rings take the time of one"
 "$t" collective runs/gpt3-175b-mlperf-v3.1.ini --op allsum >/dev/null 2>&1; rc=$?
 [ $rc = 2 ]; ok $? "unknown --op exits 2"
 "$t" collective runs/gpt3-175b-mlperf-v3.1.ini --group dp --algo nvls --sizes 1M >/dev/null 2>&1; rc=$?

@@ -179,6 +179,9 @@ test_across_domains_agrees (void)
   assert_agree (t, &p, SIM_COLLECTIVE_ALLREDUCE, SIM_COLLECTIVE_ALGO_HIER, g, 32, S);
   assert_agree (t, &p, SIM_COLLECTIVE_REDUCE_SCATTER, SIM_COLLECTIVE_ALGO_HIER, g, 32, S);
   assert_agree (t, &p, SIM_COLLECTIVE_ALLGATHER, SIM_COLLECTIVE_ALGO_HIER, g, 32, S);
+  /* Tree: 8 channels, each a double binary tree over the 4 nodes' heads (GPU k of each node) plus a
+   * chain through the node; NICs carry the tree edges, NVLink the chains. */
+  assert_agree (t, &p, SIM_COLLECTIVE_ALLREDUCE, SIM_COLLECTIVE_ALGO_TREE, g, 32, S);
   /* One GPU per node (a DP group over rail 2): ring and tree over NICs only. */
   int dp[4];
   iota (dp, 4, 2, 8);
@@ -227,6 +230,35 @@ test_contention_differs (void)
 }
 
 static void
+test_concurrent_groups_balanced (void)
+{
+  /* 16 nodes x 8 GPUs on a plain fat tree of 16-port switches: one leaf per node with 8 NIC ports
+   * and 8 up-links (non-blocking). Eight 16-rank rings (GPU k of every node, k = 0..7) run at once;
+   * each leaf sends exactly 8 ring edges up, one per up-link if routes are spread perfectly. The
+   * collective's route choice (least-loaded of several ECMP hashes, like a subnet manager's balanced
+   * routing) must find that spread: then every ring runs at the NIC rate and the flow model equals the
+   * closed form. Random hashing would put two edges on one up-link (8 balls in 8 bins) and halve a ring. */
+  SimCollectiveProfile p;
+  profile_for (&p, FALSE);
+  g_autoptr (SimTopology) t = cluster (16, 8, 450, 50, TRUE, SIM_FABRIC_FAT_TREE, 16, 1);
+  int groups[8][16];
+  for (int k = 0; k < 8; k++)
+    iota (groups[k], 16, k, 8);
+  double S = 256.0 * (1 << 20);
+  gint64 c = closed (t, &p, SIM_COLLECTIVE_ALLREDUCE, SIM_COLLECTIVE_ALGO_RING, groups[0], 16, S);
+  Sim s;
+  sim_setup (&s, t, &p);
+  for (int k = 0; k < 8; k++)
+    g_assert_true (sim_collective_start (s.coll, SIM_COLLECTIVE_ALLREDUCE, SIM_COLLECTIVE_ALGO_RING, groups[k], 16, S,
+                                         on_done, &s, (guint64) k, NULL, NULL));
+  sim_engine_run (s.engine, -1);
+  g_assert_cmpint (s.done_count, ==, 8);
+  for (int k = 0; k < 8; k++)
+    g_assert_cmpfloat (fabs ((double) s.done_ns[k] / c - 1), <, 0.01);
+  sim_teardown (&s);
+}
+
+static void
 test_overlap_and_callbacks (void)
 {
   /* Two disjoint DGX H100 nodes: their all-reduces share no link, so running both at once takes the
@@ -252,6 +284,14 @@ test_overlap_and_callbacks (void)
   sim_engine_run (s.engine, -1);
   g_assert_cmpint (s.done_count, ==, 2);
   g_assert_cmpint (s.done_ns[3], ==, solo);
+  /* The estimate is the closed form: equal to the flow time here, since nothing is shared. */
+  SimCollectiveAlgo est_algo = SIM_COLLECTIVE_ALGO_RING;
+  gint64 est = sim_collective_estimate_ns (s.coll, SIM_COLLECTIVE_ALLREDUCE, SIM_COLLECTIVE_ALGO_AUTO, b, 8, S,
+                                           &est_algo, NULL);
+  g_assert_cmpint (est_algo, ==, SIM_COLLECTIVE_ALGO_NVLS);
+  g_assert_cmpfloat (fabs ((double) est / s.done_ns[5] - 1), <, 1e-6);
+  g_assert_cmpint (sim_collective_estimate_ns (s.coll, SIM_COLLECTIVE_ALLREDUCE, SIM_COLLECTIVE_ALGO_NVLS,
+                                               (int[]) { 0, 8 }, 2, S, NULL, NULL), ==, -1);
   g_assert_cmpint (s.done_ns[5], <, solo);
   /* One ring flow (one channel in one domain) + 2 NVLink flows per GPU for NVLS. */
   g_assert_cmpuint (sim_collective_flows_started (s.coll), ==, 1 + 16);
@@ -365,6 +405,7 @@ main (int argc, char **argv)
   g_test_add_func ("/sim/collective/one-domain-agrees", test_one_domain_agrees);
   g_test_add_func ("/sim/collective/across-domains-agrees", test_across_domains_agrees);
   g_test_add_func ("/sim/collective/contention-differs", test_contention_differs);
+  g_test_add_func ("/sim/collective/concurrent-groups-balanced", test_concurrent_groups_balanced);
   g_test_add_func ("/sim/collective/overlap-and-callbacks", test_overlap_and_callbacks);
   g_test_add_func ("/sim/collective/bad-input", test_bad_input);
   g_test_add_func ("/sim/collective/published-busbw", test_published_busbw);

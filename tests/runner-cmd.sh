@@ -1,0 +1,38 @@
+#!/bin/sh
+# `trainsim run` simulates the step: the text report has the prediction section, JSON carries the
+# top-level step_time_s, mfu, tokens_per_s and breakdown, and --full agrees with the default
+# (representatives) on this symmetric plan. TAP.
+t=${TRAINSIM:-./trainsim}
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+cat > "$tmp/s.ini" <<'INI'
+[scenario]
+include = embedded:hardware/h100-sxm.ini;embedded:fabrics/ndr400-rail-optimized.ini;embedded:models/megatron-gpt-1.7b.ini
+[cluster]
+gpus = 16
+[parallel]
+tp = 2
+pp = 2
+micro_batch = 1
+global_batch = 16
+zero = 1
+dp_overlap = true
+[training]
+seq_len = 2048
+INI
+n=0; fail=0
+ok () { n=$((n + 1)); if [ "$1" = 0 ]; then echo "ok $n - $2"; else echo "not ok $n - $2"; fail=1; fi; }
+out=$("$t" run "$tmp/s.ini" 2>&1); rc=$?
+ok $rc "run exits 0"
+echo "$out" | grep -q "== Prediction (simulated step) ==" ; ok $? "text report has the prediction"
+echo "$out" | grep -q "pipeline bubble" ; ok $? "text report has the breakdown"
+js=$("$t" run "$tmp/s.ini" --format json 2>&1); ok $? "json exits 0"
+a=$(echo "$js" | sed -n 's/^  "step_time_s" : \([0-9.e+-]*\),*$/\1/p')
+[ -n "$a" ]; ok $? "json has a top-level step_time_s ($a)"
+for k in mfu tokens_per_s breakdown; do
+  echo "$js" | grep -q "^  \"$k\" :" ; ok $? "json has top-level $k"
+done
+b=$("$t" run "$tmp/s.ini" --full --format json 2>&1 | sed -n 's/^  "step_time_s" : \([0-9.e+-]*\),*$/\1/p')
+[ -n "$a" ] && [ "$a" = "$b" ]; ok $? "--full agrees with representatives ($a = $b)"
+echo "1..$n"
+exit $fail
