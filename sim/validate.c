@@ -773,10 +773,10 @@ write_stats_line (FILE *out, const char *label, const Group *g)
   SimValidateStats st;
   sim_validate_stats ((const double *) g->abs->data, g->abs->len, &st);
   if (st.n == 0)
-    fprintf (out, "  %-50s %3u/%-3u modelled\n", label, st.n, g->total);
+    fprintf (out, "  %3u/%-3u modelled  %-41s  %s\n", st.n, g->total, "", label);
   else
-    fprintf (out, "  %-50s %3u/%-3u modelled  MAPE %6.1f%%  median %6.1f%%  max %6.1f%%\n", label, st.n, g->total,
-             st.mape_pct, st.median_abs_pct, st.max_abs_pct);
+    fprintf (out, "  %3u/%-3u modelled  MAPE %6.1f%%  median %6.1f%%  max %6.1f%%  %s\n", st.n, g->total,
+             st.mape_pct, st.median_abs_pct, st.max_abs_pct, label);
 }
 
 static void

@@ -1,7 +1,7 @@
 #!/bin/sh
-# `trainsim fit --runs` on tests/data/fit-runs.csv: six small H100 runs whose step times trainsim
-# itself produced with gemm_eff_max = 0.55 and nic_eff = 0.70 (the shipped profile has 0.698 and
-# 0.9937), printed to 6 significant figures. A working fit recovers both constants (within 0.5%:
+# `trainsim fit --runs` on six small H100 runs (tests/data/fit-runs-template.csv) whose step times
+# trainsim itself produces with gemm_eff_max = 0.55 and nic_eff = 0.70 (the shipped profile has 0.698
+# and 0.9937), printed to 6 significant figures. A working fit recovers both constants (within 0.5%:
 # the only noise is the 6-digit rounding and the ns granularity), brings the error to ~0, writes a
 # layer that `trainsim validate --layer` applies, and its leave-one-out errors stay ~0 too.
 src=${TRAINSIM_SRCDIR:-$(dirname "$0")/..}
@@ -11,7 +11,17 @@ mkdir -p "$tmp"
 trap 'rm -rf "$tmp"' EXIT
 n=0; fail=0
 check () { n=$((n + 1)); if [ "$1" = 0 ]; then echo "ok $n - $2"; else echo "not ok $n - $2"; fail=1; fi; }
-runs="$src/tests/data/fit-runs.csv"
+# The measured times are made here by the binary under test, so the fixture survives changes of the
+# simulator: simulate the template at the truth, write those times (6 significant figures) as the runs.
+template="$src/tests/data/fit-runs-template.csv"
+runs="$tmp/fit-runs.csv"
+"$ts" validate "$template" --set hardware.gemm_eff_max=0.55 --set fabric.nic_eff=0.70 --format tsv >"$tmp/truth.tsv"
+check $? "simulate the template at the truth"
+awk -F'\t' '!/^#/ && $1 != "id" && $4 == "ok" { printf "%s\t%.6g\n", $1, $5 }' "$tmp/truth.tsv" >"$tmp/truth"
+awk -F, -v OFS=, 'NR == FNR { split($0, f, "\t"); t[f[1]] = f[2]; next }
+  FNR > 1 { sub(/\r$/, ""); if (!($1 in t)) exit 1; $34 = t[$1]; $0 = $0 "\r" } { print }' "$tmp/truth" "$template" >"$runs"
+[ $? -eq 0 ] && [ "$(wc -l <"$tmp/truth")" -eq 6 ]
+check $? "runs file with the six simulated step times"
 
 "$ts" fit --runs "$runs" --param gemm_eff_max,nic_eff --cross-validate -o "$tmp/l.ini" >"$tmp/out" 2>"$tmp/err"
 check $? "fit --runs exits 0"
@@ -34,7 +44,7 @@ check $? "MAPE before ($b%) > 10%, after ($a%) and leave-one-out ($l%) ~0"
 awk -F'\t' '$1 == "# summary" && $2 == "all" { split($6, kv, "="); exit !(kv[2] < 0.1) }' "$tmp/v.tsv"
 check $? "trainsim validate --layer applies the fitted layer (MAPE < 0.1%)"
 
-"$ts" fit --runs "$runs" --param nonsense -o "$tmp/x.ini" >/dev/null 2>"$tmp/err"
+"$ts" fit --runs "$template" --param nonsense -o "$tmp/x.ini" >/dev/null 2>"$tmp/err"
 [ $? -eq 2 ] && grep -q "unknown fit parameter 'nonsense'; use one of gemm_eff_max" "$tmp/err" && [ ! -f "$tmp/x.ini" ]
 check $? "an unknown parameter is a usage error listing the known ones"
 "$ts" fit --runs "$src/tests/data/validate-deck.csv" -o "$tmp/y.ini" >/dev/null 2>"$tmp/err"

@@ -4,4 +4,4 @@ TESTS += tests/test-validate tests/validate-cli.sh tests/fit-runs-cli.sh
 tests_test_validate_SOURCES = tests/test-validate.c
 tests_test_validate_LDADD = $(TEST_LIBS)
 dist_noinst_SCRIPTS += tests/validate-cli.sh tests/fit-runs-cli.sh
-dist_noinst_DATA += tests/data/validate-deck.csv tests/data/fit-runs.csv
+dist_noinst_DATA += tests/data/validate-deck.csv tests/data/fit-runs-template.csv
