@@ -110,7 +110,7 @@ fit_runs (const char *runs, const char *out_path, GStrv params, GStrv layers, GS
           g_ptr_array_add (names, g_strdup (parts[j]));
     }
   g_ptr_array_add (names, NULL);
-  SimValidateOptions opts = { (const char *const *) layers, (const char *const *) sets, threads, FALSE };
+  SimValidateOptions opts = { (const char *const *) layers, (const char *const *) sets, threads, FALSE, FALSE };
   SimFitrunsResult r;
   if (!sim_fitruns_fit (deck, (const char *const *) names->pdata, &opts, cross_validate, &r, &error))
     {

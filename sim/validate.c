@@ -412,21 +412,15 @@ unsupported (GError **error, const char *fmt, ...)
 }
 
 static void
-set (SimScenario *sc, GPtrArray *errs, const char *fmt, ...) G_GNUC_PRINTF (3, 4);
+add (GPtrArray *list, const char *fmt, ...) G_GNUC_PRINTF (2, 3);
 
 static void
-set (SimScenario *sc, GPtrArray *errs, const char *fmt, ...)
+add (GPtrArray *list, const char *fmt, ...)
 {
   va_list ap;
   va_start (ap, fmt);
-  g_autofree char *a = g_strdup_vprintf (fmt, ap);
+  g_ptr_array_add (list, g_strdup_vprintf (fmt, ap));
   va_end (ap);
-  GError *e = NULL;
-  if (!sim_scenario_add_set (sc, a, &e))
-    {
-      g_ptr_array_add (errs, g_strdup (e->message));
-      g_error_free (e);
-    }
 }
 
 static int
@@ -438,8 +432,11 @@ domain_used (const SimValidateRow *r)
   return r->nvlink_domain;
 }
 
-SimScenario *
-sim_validate_row_scenario (const SimValidateRow *r, const SimValidateOptions *options, GError **error)
+/* The row's settings as `group.key=value` strings after its profile files (*hardware, *fabric);
+ * NULL with the reason for a row that cannot be modelled. Two rows with equal settings are the same
+ * simulation. */
+static GPtrArray *
+row_settings (const SimValidateRow *r, const char **hardware, const char **fabric, GError **error)
 {
   const GpuProfile *prof = NULL;
   for (gsize i = 0; i < G_N_ELEMENTS (gpu_profiles); i++)
@@ -462,74 +459,93 @@ sim_validate_row_scenario (const SimValidateRow *r, const SimValidateOptions *op
       unsupported (error, "FSDP per-layer collectives are not modelled (only ZeRO/distributed optimizer)");
       return NULL;
     }
-  g_autoptr (SimScenario) sc = sim_scenario_new ();
-  if (!sim_scenario_add_file (sc, prof->hardware, error) || !sim_scenario_add_file (sc, prof->fabric, error))
-    return NULL;
-  g_autoptr (GPtrArray) errs = g_ptr_array_new_with_free_func (g_free);
-  set (sc, errs, "scenario.name=%s", r->id);
+  *hardware = prof->hardware;
+  *fabric = prof->fabric;
+  GPtrArray *list = g_ptr_array_new_with_free_func (g_free);
   /* [model] */
-  set (sc, errs, "model.name=%.63s", r->model);
-  set (sc, errs, "model.layers=%d", r->layers);
-  set (sc, errs, "model.hidden=%d", r->hidden);
-  set (sc, errs, "model.heads=%d", r->heads);
-  set (sc, errs, "model.kv_heads=%d", r->kv_heads);
-  set (sc, errs, "model.ffn_hidden=%d", r->ffn_hidden);
-  set (sc, errs, "model.vocab=%d", r->vocab);
-  set (sc, errs, "model.activation=%s", r->activation);
+  add (list, "model.layers=%d", r->layers);
+  add (list, "model.hidden=%d", r->hidden);
+  add (list, "model.heads=%d", r->heads);
+  add (list, "model.kv_heads=%d", r->kv_heads);
+  add (list, "model.ffn_hidden=%d", r->ffn_hidden);
+  add (list, "model.vocab=%d", r->vocab);
+  add (list, "model.activation=%s", r->activation);
   if (llama_like)
     {
-      set (sc, errs, "model.norm=rmsnorm");
-      set (sc, errs, "model.position=rope");
-      set (sc, errs, "model.tied_embeddings=false");
-      set (sc, errs, "model.bias=false");
+      add (list, "model.norm=rmsnorm");
+      add (list, "model.position=rope");
+      add (list, "model.tied_embeddings=false");
+      add (list, "model.bias=false");
     }
   else
     {
-      set (sc, errs, "model.norm=layernorm");
-      set (sc, errs, "model.position=learned");
-      set (sc, errs, "model.tied_embeddings=%s", strstr (r->notes, "untied") ? "false" : "true");
-      set (sc, errs, "model.bias=true");
+      add (list, "model.norm=layernorm");
+      add (list, "model.position=learned");
+      add (list, "model.tied_embeddings=%s", strstr (r->notes, "untied") ? "false" : "true");
+      add (list, "model.bias=true");
     }
   if (r->moe_experts > 0)
     {
-      set (sc, errs, "model.moe_experts=%d", r->moe_experts);
-      set (sc, errs, "model.moe_top_k=%d", r->moe_top_k);
-      set (sc, errs, "model.moe_ffn_hidden=%d", r->moe_ffn_hidden);
+      add (list, "model.moe_experts=%d", r->moe_experts);
+      add (list, "model.moe_top_k=%d", r->moe_top_k);
+      add (list, "model.moe_ffn_hidden=%d", r->moe_ffn_hidden);
     }
   /* [cluster]: the row's sizes over the fabric file's defaults. */
-  set (sc, errs, "cluster.gpus=%d", r->gpus);
-  set (sc, errs, "cluster.gpus_per_node=%d", r->gpus_per_node);
-  set (sc, errs, "cluster.nvlink_domain=%d", r->nvlink_domain);
-  set (sc, errs, "cluster.gpus_per_domain_used=%d", domain_used (r));
+  add (list, "cluster.gpus=%d", r->gpus);
+  add (list, "cluster.gpus_per_node=%d", r->gpus_per_node);
+  add (list, "cluster.nvlink_domain=%d", r->nvlink_domain);
+  add (list, "cluster.gpus_per_domain_used=%d", domain_used (r));
   if (r->nic_gbps_per_gpu > 0)
-    set (sc, errs, "cluster.nic_Gbps=%.17g", r->nic_gbps_per_gpu);
+    add (list, "cluster.nic_Gbps=%.17g", r->nic_gbps_per_gpu);
   /* [parallel] */
-  set (sc, errs, "parallel.tp=%d", r->tp);
-  set (sc, errs, "parallel.pp=%d", r->pp);
-  set (sc, errs, "parallel.vpp=%d", r->vpp);
-  set (sc, errs, "parallel.cp=%d", r->cp);
-  set (sc, errs, "parallel.ep=%d", r->ep);
-  set (sc, errs, "parallel.sp=%s", r->sequence_parallel ? "true" : "false");
-  set (sc, errs, "parallel.zero=%d", r->zero);
-  set (sc, errs, "parallel.micro_batch=%d", r->micro_batch);
-  set (sc, errs, "parallel.global_batch=%d", r->global_batch_seqs);
-  set (sc, errs, "parallel.recompute=%s", r->recompute);
-  set (sc, errs, "parallel.matmul_dtype=%s", r->precision);
-  set (sc, errs, "parallel.param_dtype=%s", strcmp (r->precision, "fp16") == 0 ? "fp16" : "bf16");
-  set (sc, errs, "parallel.dp_overlap=%s", r->zero >= 1 ? "true" : "false");
+  add (list, "parallel.tp=%d", r->tp);
+  add (list, "parallel.pp=%d", r->pp);
+  add (list, "parallel.vpp=%d", r->vpp);
+  add (list, "parallel.cp=%d", r->cp);
+  add (list, "parallel.ep=%d", r->ep);
+  add (list, "parallel.sp=%s", r->sequence_parallel ? "true" : "false");
+  add (list, "parallel.zero=%d", r->zero);
+  add (list, "parallel.micro_batch=%d", r->micro_batch);
+  add (list, "parallel.global_batch=%d", r->global_batch_seqs);
+  add (list, "parallel.recompute=%s", r->recompute);
+  add (list, "parallel.matmul_dtype=%s", r->precision);
+  add (list, "parallel.param_dtype=%s", strcmp (r->precision, "fp16") == 0 ? "fp16" : "bf16");
+  add (list, "parallel.dp_overlap=%s", r->zero >= 1 ? "true" : "false");
   gboolean tp_overlap = r->sequence_parallel && !strstr (r->notes, "TP comm overlap off");
-  set (sc, errs, "parallel.tp_comm_overlap=%s", tp_overlap ? "true" : "false");
+  add (list, "parallel.tp_comm_overlap=%s", tp_overlap ? "true" : "false");
   int chunks = r->pp * r->vpp;
   if (r->pp > 1 && r->layers % chunks != 0 && (r->layers + 2) % chunks == 0)
-    set (sc, errs, "parallel.pp_embed_loss_layers=true");
+    add (list, "parallel.pp_embed_loss_layers=true");
   /* [training] */
-  set (sc, errs, "training.seq_len=%d", r->seq_len);
-  if (errs->len > 0)
-    {
-      g_set_error (error, SIM_VALIDATE_ERROR, SIM_VALIDATE_ERROR_UNSUPPORTED, "row value rejected: %s",
-                   (const char *) g_ptr_array_index (errs, 0));
-      return NULL;
-    }
+  add (list, "training.seq_len=%d", r->seq_len);
+  return list;
+}
+
+SimScenario *
+sim_validate_row_scenario (const SimValidateRow *r, const SimValidateOptions *options, GError **error)
+{
+  const char *hardware = NULL, *fabric = NULL;
+  g_autoptr (GPtrArray) list = row_settings (r, &hardware, &fabric, error);
+  if (list == NULL)
+    return NULL;
+  g_autoptr (SimScenario) sc = sim_scenario_new ();
+  if (!sim_scenario_add_file (sc, hardware, error) || !sim_scenario_add_file (sc, fabric, error))
+    return NULL;
+  g_autofree char *name = g_strdup_printf ("scenario.name=%s", r->id);
+  g_autofree char *model = g_strdup_printf ("model.name=%.63s", r->model);
+  const char *named[] = { name, model };
+  for (int i = 0; i < 2; i++)
+    if (!sim_scenario_add_set (sc, named[i], error))
+      {
+        g_prefix_error (error, "row value rejected: ");
+        return NULL;
+      }
+  for (guint i = 0; i < list->len; i++)
+    if (!sim_scenario_add_set (sc, g_ptr_array_index (list, i), error))
+      {
+        g_prefix_error (error, "row value rejected: ");
+        return NULL;
+      }
   if (options && options->layers)
     for (int i = 0; options->layers[i]; i++)
       if (!sim_scenario_add_file (sc, options->layers[i], error))
@@ -584,6 +600,7 @@ sim_validate_run_row (const SimValidateRow *row, const SimValidateOptions *optio
           res->predicted_s = pred.step_s;
           res->error_pct = 100.0 * (pred.step_s - row->step_time_s) / row->step_time_s;
           memcpy (res->breakdown_s, pred.step.breakdown_s, sizeof res->breakdown_s);
+          memcpy (res->comm_busy_s, pred.step.comm_busy_s, sizeof res->comm_busy_s);
           res->mfu = pred.step.mfu;
         }
     }
@@ -629,27 +646,52 @@ job_run (gpointer data, gpointer user)
   job_progress (job, i);
 }
 
+/* A row's simulation identity: its profile files and settings (NULL if it cannot be modelled). */
+static char *
+row_key (const SimValidateRow *r)
+{
+  const char *hardware = NULL, *fabric = NULL;
+  g_autoptr (GPtrArray) list = row_settings (r, &hardware, &fabric, NULL);
+  if (list == NULL)
+    return NULL;
+  g_ptr_array_add (list, NULL);
+  g_autofree char *joined = g_strjoinv ("\n", (char **) list->pdata);
+  return g_strconcat (hardware, "\n", fabric, "\n", joined, NULL);
+}
+
 /* The runner keeps no mutable static state (each run owns its engine, topology and programs) and
- * the scenario loader registers its embedded resources once under g_once, so rows run in threads. */
+ * the scenario loader registers its embedded resources once under g_once, so rows run in threads.
+ * Rows whose scenarios are identical (e.g. the same MLPerf case on two clusters) are simulated once
+ * and share the prediction; each keeps its own measurement. */
 void
 sim_validate_run (const SimValidateDeck *deck, const SimValidateOptions *options, SimValidateResult *results)
 {
   guint n = sim_validate_deck_n_rows (deck);
   int threads = options && options->threads > 0 ? options->threads : (int) g_get_num_processors ();
-  threads = MAX (1, MIN (threads, (int) n));
+  threads = MAX (1, MIN (threads, (int) MAX (n, 1)));
+  g_autofree int *same_as = g_new (int, MAX (n, 1));
+  g_autoptr (GHashTable) seen = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
+  for (guint i = 0; i < n; i++)
+    {
+      char *key = row_key (sim_validate_deck_row (deck, i));
+      gpointer first = NULL;
+      same_as[i] = -1;
+      if (key == NULL)
+        continue;
+      if (g_hash_table_lookup_extended (seen, key, NULL, &first))
+        {
+          same_as[i] = GPOINTER_TO_INT (first);
+          g_free (key);
+        }
+      else
+        g_hash_table_insert (seen, key, GINT_TO_POINTER ((int) i));
+    }
   Job job = { deck, options, results };
   g_mutex_init (&job.lock);
-  if (threads == 1)
-    {
-      for (guint i = 0; i < n; i++)
-        job_run (GUINT_TO_POINTER (i + 1), &job);
-      g_mutex_clear (&job.lock);
-      return;
-    }
-  GThreadPool *pool = g_thread_pool_new (job_run, &job, threads, TRUE, NULL);
+  GThreadPool *pool = threads > 1 ? g_thread_pool_new (job_run, &job, threads, TRUE, NULL) : NULL;
   /* Largest jobs first, so a big row does not start last. */
-  g_autofree guint *order = g_new (guint, n);
-  g_autofree double *cost = g_new (double, n);
+  g_autofree guint *order = g_new (guint, MAX (n, 1));
+  g_autofree double *cost = g_new (double, MAX (n, 1));
   for (guint i = 0; i < n; i++)
     {
       const SimValidateRow *r = sim_validate_deck_row (deck, i);
@@ -664,8 +706,28 @@ sim_validate_run (const SimValidateDeck *deck, const SimValidateOptions *options
         order[j - 1] = t;
       }
   for (guint i = 0; i < n; i++)
-    g_thread_pool_push (pool, GUINT_TO_POINTER (order[i] + 1), NULL);
-  g_thread_pool_free (pool, FALSE, TRUE);
+    {
+      if (same_as[order[i]] >= 0)
+        continue;
+      if (pool)
+        g_thread_pool_push (pool, GUINT_TO_POINTER (order[i] + 1), NULL);
+      else
+        job_run (GUINT_TO_POINTER (order[i] + 1), &job);
+    }
+  if (pool)
+    g_thread_pool_free (pool, FALSE, TRUE);
+  for (guint i = 0; i < n; i++)
+    if (same_as[i] >= 0)
+      {
+        const SimValidateResult *src = &results[same_as[i]];
+        const SimValidateRow *r = sim_validate_deck_row (deck, i);
+        results[i] = *src;
+        results[i].reason = g_strdup (src->reason);
+        results[i].measured_s = r->step_time_s;
+        results[i].error_pct = 100.0 * (src->predicted_s - r->step_time_s) / r->step_time_s;
+        results[i].wall_s = 0;
+        job_progress (&job, i);
+      }
   g_mutex_clear (&job.lock);
 }
 
@@ -935,6 +997,14 @@ write_json (FILE *out, const SimValidateDeck *deck, const SimValidateResult *res
             {
               json_builder_set_member_name (b, sim_breakdown_name (k));
               json_builder_add_double_value (b, x->breakdown_s[k]);
+            }
+          json_builder_end_object (b);
+          json_builder_set_member_name (b, "comm_busy_s");
+          json_builder_begin_object (b);
+          for (int k = SIM_BD_TP; k <= SIM_BD_EP; k++)
+            {
+              json_builder_set_member_name (b, sim_breakdown_name (k));
+              json_builder_add_double_value (b, x->comm_busy_s[k]);
             }
           json_builder_end_object (b);
         }

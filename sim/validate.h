@@ -95,6 +95,7 @@ typedef struct {
   double measured_s;
   double error_pct;           /* 100 · (predicted − measured) / measured */
   double breakdown_s[SIM_BD_COUNT];
+  double comm_busy_s[SIM_BD_COUNT]; /* communication streams busy per dimension, overlapped or not */
   double mfu;
   double wall_s;              /* time this row took to simulate */
 } SimValidateResult;

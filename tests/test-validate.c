@@ -113,7 +113,7 @@ test_fixture_rows (void)
   g_assert_no_error (error);
   guint n = sim_validate_deck_n_rows (deck);
   g_assert_cmpuint (n, ==, 4);
-  SimValidateOptions serial = { NULL, NULL, 1, FALSE }, parallel = { NULL, NULL, 2, FALSE };
+  SimValidateOptions serial = { NULL, NULL, 1, FALSE, FALSE }, parallel = { NULL, NULL, 2, FALSE, FALSE };
   g_autofree SimValidateResult *a = g_new0 (SimValidateResult, n);
   g_autofree SimValidateResult *b = g_new0 (SimValidateResult, n);
   sim_validate_run (deck, &serial, a);
@@ -147,6 +147,31 @@ test_fixture_rows (void)
     }
 }
 
+/* Two rows with the same configuration but other ids, sources and measurements are one simulation:
+ * the same prediction, each with its own measured time and error. */
+static void
+test_duplicate_rows (void)
+{
+  g_autofree char *tail2 = g_strdup (row_tail);
+  char *p = strstr (tail2, ",0.5,log,");
+  memcpy (p, ",0.2,log,", 9);
+  g_autofree char *text = g_strconcat (header, "r1", row_tail, "r2", tail2, NULL);
+  g_autoptr (GError) error = NULL;
+  g_autoptr (SimValidateDeck) deck = sim_validate_deck_parse (text, strlen (text), "dup.csv", &error);
+  g_assert_no_error (error);
+  SimValidateResult res[2];
+  SimValidateOptions o = { NULL, NULL, 2, FALSE, FALSE };
+  sim_validate_run (deck, &o, res);
+  g_assert_cmpint (res[0].status, ==, SIM_VALIDATE_OK);
+  g_assert_cmpint (res[1].status, ==, SIM_VALIDATE_OK);
+  g_assert_cmpfloat (res[0].predicted_s, ==, res[1].predicted_s);
+  g_assert_cmpfloat (res[1].measured_s, ==, 0.2);
+  g_assert_cmpfloat_with_epsilon (res[1].error_pct, 100 * (res[1].predicted_s - 0.2) / 0.2, 1e-9);
+  g_assert_cmpfloat (res[1].wall_s, ==, 0); /* not simulated again */
+  sim_validate_result_clear (&res[0]);
+  sim_validate_result_clear (&res[1]);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -155,5 +180,6 @@ main (int argc, char **argv)
   g_test_add_func ("/sim/validate/malformed", test_malformed);
   g_test_add_func ("/sim/validate/stats", test_stats);
   g_test_add_func ("/sim/validate/fixture-rows", test_fixture_rows);
+  g_test_add_func ("/sim/validate/duplicate-rows", test_duplicate_rows);
   return g_test_run ();
 }
