@@ -1445,36 +1445,37 @@ sim_runner_predict (const SimScenario *sc, const SimPredictOptions *options, Sim
     }
   if (out->steps > 0)
     out->time_to_train_s = run->init_s + out->steps * out->step_s + out->evals * out->eval_s;
-  if (options->base_gpus > 0)
+  int base_gpus = options->base_gpus > 0 ? options->base_gpus : run->base_gpus;
+  gboolean weak = options->base_gpus > 0 ? options->weak : run->weak_scaling;
+  if (base_gpus > 0)
     {
       int per_replica = plan->tp * plan->pp * plan->cp;
-      if (options->base_gpus % per_replica != 0 || options->base_gpus > plan->gpus)
+      if (base_gpus % per_replica != 0)
         {
           g_set_error (error, MODEL_ERROR, MODEL_ERROR_INVALID_PLAN,
-                       "scaling base of %d GPUs: not a multiple of tp·pp·cp = %d or larger than the "
-                       "scenario's %d GPUs; choose a base scale that holds whole model replicas",
-                       options->base_gpus, per_replica, plan->gpus);
+                       "scaling base of %d GPUs is not a multiple of tp·pp·cp = %d; set [scenario] "
+                       "base_gpus (or --base-gpus) to whole model replicas", base_gpus, per_replica);
           return FALSE;
         }
       ModelPlan bp = *plan;
       SimClusterSpec bc = *sim_scenario_cluster (sc);
-      bp.dp = options->base_gpus / per_replica;
-      bp.gpus = bc.gpus = options->base_gpus;
-      if (options->weak)
+      bp.dp = base_gpus / per_replica;
+      bp.gpus = bc.gpus = base_gpus;
+      if (weak)
         bp.global_batch = plan->global_batch / plan->dp * bp.dp;
       SimRunnerResult base;
       if (!sim_runner_run (shape, &bp, sim_scenario_gpu (sc), &bc, sim_scenario_fabric (sc), &prof,
                            &ro, &base, error))
         {
-          g_prefix_error (error, "simulating the scaling base (%d GPUs): ", options->base_gpus);
+          g_prefix_error (error, "simulating the scaling base (%d GPUs): ", base_gpus);
           return FALSE;
         }
-      out->base_gpus = options->base_gpus;
-      out->weak = options->weak;
+      out->base_gpus = base_gpus;
+      out->weak = weak;
       out->base_step_s = base.step_ns / 1e9 * vm;
-      out->scaling_efficiency = options->weak
+      out->scaling_efficiency = weak
                                     ? out->base_step_s / out->step_s
-                                    : out->base_step_s * options->base_gpus / (out->step_s * plan->gpus);
+                                    : out->base_step_s * base_gpus / (out->step_s * plan->gpus);
     }
   return TRUE;
 }

@@ -89,9 +89,9 @@ gboolean sim_runner_run (const ModelShape *shape, const ModelPlan *plan, const S
  *                (m_e + (pp − 1)/vpp) · t_f with t_f the slowest stage's forward compute of one
  *                micro-batch (all its chunks) from the simulated step
  *   time         init_s + steps · step + evaluations · one eval
- *   scaling      base scale (options.base_gpus, DP shrunk to fit): weak keeps the global batch per
- *                DP replica: efficiency = step(base) / step; strong keeps the global batch:
- *                step(base) · base / (step · gpus). */
+ *   scaling      base scale (options.base_gpus, else [scenario] base_gpus; DP resized to fit):
+ *                weak keeps the global batch per DP replica: efficiency = step(base) / step;
+ *                strong keeps the global batch: step(base) · base / (step · gpus). */
 typedef struct {
   SimRunnerResult step;
   double step_s;              /* simulated step × (1 + virtualization_overhead) */
@@ -107,8 +107,8 @@ typedef struct {
 
 typedef struct {
   SimRunnerOptions run;
-  int base_gpus;              /* 0: none */
-  gboolean weak;              /* weak (global batch grows with DP) or strong scaling */
+  int base_gpus;              /* 0: the scenario's [scenario] base_gpus */
+  gboolean weak;              /* with base_gpus: weak (global batch grows with DP) or strong */
 } SimPredictOptions;
 
 gboolean sim_runner_predict (const SimScenario *sc, const SimPredictOptions *options,

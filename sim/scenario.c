@@ -75,6 +75,10 @@ static const Key keys[] = {
     "GPU count the measurements belong to; required with them (not shown when cluster.gpus differs)" },
   { "scenario", "measured_source", T_STRING, "", 1, OPT, 0, 0, NULL, FALSE, S_STR, RU (measured_source),
     "where the measurements come from; required with either measured key" },
+  { "scenario", "base_gpus", T_INT, "", 1, "0", 0, 4194304, NULL, FALSE, S_INT, RU (base_gpus),
+    "scaling efficiency against this many GPUs (DP shrunk to fit); 0: none" },
+  { "scenario", "weak_scaling", T_BOOL, "", 1, "true", 0, 0, NULL, FALSE, S_BOOL, RU (weak_scaling),
+    "the base keeps the global batch per DP replica (weak) or the global batch (strong)" },
 
   /* [model] */
   { "model", "name", T_STRING, "", 1, OPT, 0, 0, NULL, FALSE, S_NAME64, SH (name), "model name (at most 63 characters)" },

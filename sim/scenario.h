@@ -41,6 +41,8 @@ typedef struct {
   double measured_time_to_train_s;  /* published time to train (e.g. MLPerf score); 0: none */
   const char *measured_source;      /* required with either measurement */
   int measured_gpus;                /* the scale the measurements belong to; required with them */
+  int base_gpus;                    /* scaling-efficiency base scale; 0: none */
+  gboolean weak_scaling;            /* the base keeps the global batch per DP replica */
   /* [training] */
   gint64 steps;                     /* optimizer steps to train; 0: not given */
   double tokens;                    /* tokens to train (alternative to steps); 0: not given */
