@@ -28,7 +28,7 @@ sim_cmd_validate (int argc, char **argv)
   gboolean full = FALSE;
   GOptionEntry entries[] = {
     { "format", 'f', 0, G_OPTION_ARG_STRING, &format_name, "Output format: text (default), tsv, json", "FORMAT" },
-    { "plot", 0, 0, G_OPTION_ARG_FILENAME, &plot, "Draw predicted vs measured (log-log, ±10% band) into a PNG",
+    { "plot", 0, 0, G_OPTION_ARG_FILENAME, &plot, "Draw predicted vs measured (log-log, +/-10% band) into a PNG",
       "FILE" },
     { "threads", 'j', 0, G_OPTION_ARG_INT, &threads, "Rows simulated at once (default: one per processor)", "N" },
     { "layer", 'l', 0, G_OPTION_ARG_FILENAME_ARRAY, &layers,
