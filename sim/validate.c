@@ -454,11 +454,6 @@ row_settings (const SimValidateRow *r, const char **hardware, const char **fabri
                    "columns and trainsim has no preset for it", r->family);
       return NULL;
     }
-  if (r->fsdp)
-    {
-      unsupported (error, "FSDP per-layer collectives are not modelled (only ZeRO/distributed optimizer)");
-      return NULL;
-    }
   *hardware = prof->hardware;
   *fabric = prof->fabric;
   GPtrArray *list = g_ptr_array_new_with_free_func (g_free);
@@ -505,6 +500,7 @@ row_settings (const SimValidateRow *r, const char **hardware, const char **fabri
   add (list, "parallel.ep=%d", r->ep);
   add (list, "parallel.sp=%s", r->sequence_parallel ? "true" : "false");
   add (list, "parallel.zero=%d", r->zero);
+  add (list, "parallel.fsdp=%s", r->fsdp ? "true" : "false");
   add (list, "parallel.micro_batch=%d", r->micro_batch);
   add (list, "parallel.global_batch=%d", r->global_batch_seqs);
   add (list, "parallel.recompute=%s", r->recompute);
