@@ -78,6 +78,14 @@ gboolean
 calib_fit_nlinear (CalibModelFn f, gpointer user, int np, const double *p0, const double *x, const double *y,
                    const double *w, gsize n, CalibNlinFit *out, GError **error)
 {
+  return calib_fit_nlinear_full (f, user, np, p0, x, y, w, n, NULL, out, error);
+}
+
+gboolean
+calib_fit_nlinear_full (CalibModelFn f, gpointer user, int np, const double *p0, const double *x, const double *y,
+                        const double *w, gsize n, const CalibNlinOptions *options, CalibNlinFit *out,
+                        GError **error)
+{
   g_return_val_if_fail (f != NULL && p0 != NULL && out != NULL, FALSE);
   g_return_val_if_fail (np >= 1 && np <= CALIB_FIT_MAX_PARAMS, FALSE);
   memset (out, 0, sizeof *out);
@@ -99,6 +107,17 @@ calib_fit_nlinear (CalibModelFn f, gpointer user, int np, const double *p0, cons
   fdf.p = (size_t) np;
   fdf.params = &data;
   gsl_multifit_nlinear_parameters params = gsl_multifit_nlinear_default_parameters ();
+  int max_iter = 500;
+  double xtol = 1e-12;
+  if (options != NULL)
+    {
+      if (options->h_df > 0)
+        params.h_df = options->h_df;
+      if (options->max_iter > 0)
+        max_iter = options->max_iter;
+      if (options->xtol > 0)
+        xtol = options->xtol;
+    }
   gsl_error_handler_t *old = gsl_set_error_handler_off ();
   gsl_multifit_nlinear_workspace *ws = gsl_multifit_nlinear_alloc (gsl_multifit_nlinear_trust, &params, n,
                                                                    (size_t) np);
@@ -113,7 +132,7 @@ calib_fit_nlinear (CalibModelFn f, gpointer user, int np, const double *p0, cons
     st = gsl_multifit_nlinear_init (&pv.vector, &fdf, ws);
   int info = 0;
   if (st == GSL_SUCCESS)
-    st = gsl_multifit_nlinear_driver (500, 1e-12, 1e-12, 1e-12, NULL, NULL, &info, ws);
+    st = gsl_multifit_nlinear_driver ((size_t) max_iter, xtol, 1e-12, 1e-12, NULL, NULL, &info, ws);
   gboolean ok = st == GSL_SUCCESS;
   if (ok)
     {

@@ -45,6 +45,19 @@ typedef struct {
 gboolean calib_fit_nlinear (CalibModelFn f, gpointer user, int np, const double *p0, const double *x,
                             const double *y, const double *w, gsize n, CalibNlinFit *out, GError **error);
 
+/* Options of calib_fit_nlinear_full; 0 keeps a default. A model that is piecewise constant at fine
+ * scale (a discrete-event simulation in integer ns) needs a finite-difference step far above GSL's
+ * √ε: h_df is the relative step (h = h_df·|p|, or h_df when p = 0). */
+typedef struct {
+  double h_df;     /* default √ε (GSL) */
+  int max_iter;    /* default 500 */
+  double xtol;     /* default 1e-12 */
+} CalibNlinOptions;
+
+gboolean calib_fit_nlinear_full (CalibModelFn f, gpointer user, int np, const double *p0, const double *x,
+                                 const double *y, const double *w, gsize n, const CalibNlinOptions *options,
+                                 CalibNlinFit *out, GError **error);
+
 /* The saturating curve used for GEMM/attention TFLOP/s and memory GB/s against work size x:
  *   r(x) = P · xᵞ / (xᵞ + x½ᵞ),   p = { P, log10 x½, γ }
  * (a Hill curve: r → P for large x, r = P/2 at x = x½, γ the sharpness). */

@@ -14,3 +14,4 @@ int sim_cmd_straggler (int argc, char **argv);
 int sim_cmd_compare (int argc, char **argv);
 int sim_cmd_sweep (int argc, char **argv);
 int sim_cmd_search (int argc, char **argv);
+int sim_cmd_validate (int argc, char **argv);

@@ -12,3 +12,4 @@ include sim/runner.mk
 include sim/goodput.mk
 include sim/compare.mk
 include sim/planning.mk
+include sim/validate.mk

@@ -23,6 +23,7 @@ static const Command commands[] = {
   { "compare", sim_cmd_compare, "predicted vs measured step time and phases for a trainsim-trainer run" },
   { "straggler", sim_cmd_straggler, "step-time distribution under compute jitter and slow GPUs (--full)" },
   { "goodput", sim_cmd_goodput, "expected time to train and goodput under failures and checkpoints; cost" },
+  { "validate", sim_cmd_validate, "predicted vs measured step time for every row of a validation deck" },
 };
 
 static void

@@ -24,3 +24,4 @@ include tests/trainer.mk
 include tests/goodput.mk
 include tests/compare.mk
 include tests/planning.mk
+include tests/validate.mk

@@ -1,0 +1,183 @@
+/* sim/validate: the deck parser (RFC 4180, CRLF, errors naming file, line and column), the
+ * statistics, and the per-row results on the fixture deck tests/data/validate-deck.csv (synthetic
+ * step times: only the arithmetic of the report is checked, not the accuracy of the model). */
+#include "config.h"
+#include <math.h>
+#include <string.h>
+#include <glib.h>
+#include "sim/validate.h"
+
+static const char *header =
+  "id,source,model,family,layers,hidden,heads,kv_heads,ffn_hidden,vocab,seq_len,activation,moe_experts,"
+  "moe_top_k,moe_ffn_hidden,global_batch_seqs,micro_batch,gpus,gpu,gpus_per_node,nvlink_domain,nic_gbps_per_gpu,"
+  "tp,pp,vpp,cp,dp,ep,sequence_parallel,zero,fsdp,recompute,precision,step_time_s,step_time_basis,confidence,"
+  "notes\r\n";
+/* A valid row after its id (tp·pp·cp·dp = 1·1·1·8 = gpus 8; GBS 64 divisible by dp 8 · mbs 4). */
+static const char *row_tail =
+  ",\"S, \"\"quoted\"\"\",GPT,gpt,12,768,12,12,3072,50257,1024,gelu,0,0,0,64,4,8,a100-sxm-80g,8,8,,1,1,1,1,8,1,0,"
+  "0,0,none,bf16,0.5,log,low,\"multi\r\nline note\"\r\n";
+
+static char *
+fixture_path (void)
+{
+  return g_test_build_filename (G_TEST_DIST, "data", "validate-deck.csv", NULL);
+}
+
+static void
+test_parse (void)
+{
+  g_autofree char *text = g_strconcat (header, "r1", row_tail, "r2", row_tail, NULL);
+  g_autoptr (GError) error = NULL;
+  g_autoptr (SimValidateDeck) deck = sim_validate_deck_parse (text, strlen (text), "t.csv", &error);
+  g_assert_no_error (error);
+  g_assert_cmpuint (sim_validate_deck_n_rows (deck), ==, 2);
+  const SimValidateRow *r = sim_validate_deck_row (deck, 1);
+  g_assert_cmpstr (r->id, ==, "r2");
+  g_assert_cmpstr (r->source, ==, "S, \"quoted\"");          /* comma kept, "" → " */
+  g_assert_cmpstr (r->notes, ==, "multi\r\nline note");       /* line break inside quotes */
+  g_assert_cmpint (r->line, ==, 4);                           /* header 1, r1 2–3, r2 4–5 */
+  g_assert_cmpint (r->hidden, ==, 768);
+  g_assert_cmpfloat (r->nic_gbps_per_gpu, ==, 0);             /* empty: unknown */
+  g_assert_cmpfloat (r->step_time_s, ==, 0.5);
+}
+
+/* Each malformed deck must fail with FILE:LINE and the column. */
+static void
+expect_error (const char *text, const char *fragment)
+{
+  g_autoptr (GError) error = NULL;
+  g_autoptr (SimValidateDeck) deck = sim_validate_deck_parse (text, strlen (text), "bad.csv", &error);
+  g_assert_null (deck);
+  g_assert_error (error, SIM_VALIDATE_ERROR, SIM_VALIDATE_ERROR_PARSE);
+  if (!strstr (error->message, fragment))
+    g_error ("message '%s' lacks '%s'", error->message, fragment);
+}
+
+static void
+test_malformed (void)
+{
+  g_autofree char *t1 = g_strconcat (header, "r1", row_tail, "r2,\"unclosed", NULL);
+  expect_error (t1, "bad.csv:4: column 2: quoted field not closed");
+  g_autofree char *t2 = g_strconcat (header, "r\"1", row_tail, NULL);
+  expect_error (t2, "bad.csv:2: column 1: a quote inside an unquoted field");
+  g_autofree char *tail3 = g_strdup (row_tail);
+  char *p = strstr (tail3, ",768,");
+  p[1] = 'x'; /* hidden = x68 */
+  g_autofree char *t3 = g_strconcat (header, "r1", tail3, NULL);
+  expect_error (t3, "bad.csv:2: column 6 (hidden): 'x68': expected an integer");
+  g_autofree char *t4 = g_strconcat (header, "r1,only,three\r\n", NULL);
+  expect_error (t4, "bad.csv:2: column 4: the row has 3 fields");
+  g_autofree char *t5 = g_strconcat (header, "r1", row_tail, "r1", row_tail, NULL);
+  expect_error (t5, "bad.csv:4: column 1 (id): 'r1' repeats");
+  expect_error ("id,source\r\n", "bad.csv:1: header has 2 columns");
+  g_autofree char *tail6 = g_strdup (row_tail);
+  p = strstr (tail6, ",8,1,0,");
+  p[1] = '7'; /* dp 7: tp·pp·cp·dp ≠ gpus */
+  g_autofree char *t6 = g_strconcat (header, "r1", tail6, NULL);
+  expect_error (t6, "bad.csv:2: tp·pp·cp·dp differs from gpus");
+  /* x"S, ... : a quote inside an unquoted field (row_tail + 1 drops its leading comma). */
+  g_autofree char *t7 = g_strconcat (header, "r1,x", row_tail + 1, NULL);
+  expect_error (t7, "column 2: a quote inside an unquoted field");
+}
+
+static void
+test_stats (void)
+{
+  /* |e| = 1, 2, 3, 10: mean 16/4 = 4, median (2+3)/2 = 2.5, max 10 at index 3. */
+  const double v[] = { 3, 10, 1, 2 };
+  SimValidateStats s;
+  sim_validate_stats (v, 4, &s);
+  g_assert_cmpuint (s.n, ==, 4);
+  g_assert_cmpfloat_with_epsilon (s.mape_pct, 4.0, 1e-12);
+  g_assert_cmpfloat_with_epsilon (s.median_abs_pct, 2.5, 1e-12);
+  g_assert_cmpfloat (s.max_abs_pct, ==, 10);
+  g_assert_cmpint (s.max_index, ==, 1);
+  sim_validate_stats (v, 3, &s); /* 3, 10, 1: median 3 */
+  g_assert_cmpfloat (s.median_abs_pct, ==, 3);
+  sim_validate_stats (v, 0, &s);
+  g_assert_true (isnan (s.mape_pct));
+  g_assert_cmpint (s.max_index, ==, -1);
+}
+
+/* The fixture: three modelled rows and one gpu token without a profile, which is skipped with the
+ * reason (never dropped). Per-row error = 100·(predicted − measured)/measured; threads do not change
+ * the result (one simulation per row, no shared state). */
+static void
+test_fixture_rows (void)
+{
+  g_autofree char *path = fixture_path ();
+  g_autoptr (GError) error = NULL;
+  g_autoptr (SimValidateDeck) deck = sim_validate_deck_load (path, &error);
+  g_assert_no_error (error);
+  guint n = sim_validate_deck_n_rows (deck);
+  g_assert_cmpuint (n, ==, 4);
+  SimValidateOptions serial = { NULL, NULL, 1, FALSE, FALSE }, parallel = { NULL, NULL, 2, FALSE, FALSE };
+  g_autofree SimValidateResult *a = g_new0 (SimValidateResult, n);
+  g_autofree SimValidateResult *b = g_new0 (SimValidateResult, n);
+  sim_validate_run (deck, &serial, a);
+  sim_validate_run (deck, &parallel, b);
+  for (guint i = 0; i < n; i++)
+    {
+      const SimValidateRow *r = sim_validate_deck_row (deck, i);
+      g_assert_cmpint (a[i].status, ==, b[i].status);
+      g_assert_cmpfloat (a[i].measured_s, ==, r->step_time_s);
+      if (strcmp (r->gpu, "a100-sxm-40g") == 0)
+        {
+          g_assert_cmpint (a[i].status, ==, SIM_VALIDATE_SKIPPED);
+          g_assert_nonnull (strstr (a[i].reason, "a100-sxm-40g"));
+          continue;
+        }
+      g_assert_cmpint (a[i].status, ==, SIM_VALIDATE_OK);
+      g_assert_cmpfloat (a[i].predicted_s, ==, b[i].predicted_s);
+      g_assert_cmpfloat (a[i].predicted_s, >, 0);
+      g_assert_cmpfloat_with_epsilon (a[i].error_pct, 100 * (a[i].predicted_s - r->step_time_s) / r->step_time_s,
+                                      1e-9);
+      double sum = 0;
+      for (int k = 0; k < SIM_BD_COUNT; k++)
+        sum += a[i].breakdown_s[k];
+      /* The breakdown sums to the simulated step (sim/runner.h). */
+      g_assert_cmpfloat_with_epsilon (sum, a[i].predicted_s, 1e-6 * a[i].predicted_s + 1e-9);
+    }
+  for (guint i = 0; i < n; i++)
+    {
+      sim_validate_result_clear (&a[i]);
+      sim_validate_result_clear (&b[i]);
+    }
+}
+
+/* Two rows with the same configuration but other ids, sources and measurements are one simulation:
+ * the same prediction, each with its own measured time and error. */
+static void
+test_duplicate_rows (void)
+{
+  g_autofree char *tail2 = g_strdup (row_tail);
+  char *p = strstr (tail2, ",0.5,log,");
+  memcpy (p, ",0.2,log,", 9);
+  g_autofree char *text = g_strconcat (header, "r1", row_tail, "r2", tail2, NULL);
+  g_autoptr (GError) error = NULL;
+  g_autoptr (SimValidateDeck) deck = sim_validate_deck_parse (text, strlen (text), "dup.csv", &error);
+  g_assert_no_error (error);
+  SimValidateResult res[2];
+  SimValidateOptions o = { NULL, NULL, 2, FALSE, FALSE };
+  sim_validate_run (deck, &o, res);
+  g_assert_cmpint (res[0].status, ==, SIM_VALIDATE_OK);
+  g_assert_cmpint (res[1].status, ==, SIM_VALIDATE_OK);
+  g_assert_cmpfloat (res[0].predicted_s, ==, res[1].predicted_s);
+  g_assert_cmpfloat (res[1].measured_s, ==, 0.2);
+  g_assert_cmpfloat_with_epsilon (res[1].error_pct, 100 * (res[1].predicted_s - 0.2) / 0.2, 1e-9);
+  g_assert_cmpfloat (res[1].wall_s, ==, 0); /* not simulated again */
+  sim_validate_result_clear (&res[0]);
+  sim_validate_result_clear (&res[1]);
+}
+
+int
+main (int argc, char **argv)
+{
+  g_test_init (&argc, &argv, NULL);
+  g_test_add_func ("/sim/validate/parse", test_parse);
+  g_test_add_func ("/sim/validate/malformed", test_malformed);
+  g_test_add_func ("/sim/validate/stats", test_stats);
+  g_test_add_func ("/sim/validate/fixture-rows", test_fixture_rows);
+  g_test_add_func ("/sim/validate/duplicate-rows", test_duplicate_rows);
+  return g_test_run ();
+}
