@@ -66,12 +66,10 @@ sim_engine_run (SimEngine *engine, gint64 until_ns)
   g_return_val_if_fail (engine != NULL, 0);
   g_return_val_if_fail (until_ns < 0 || until_ns >= engine->now_ns, 0);
   guint64 n = 0;
-  gint64 t;
+  SimQueueEvent ev;
   engine->stop = FALSE;
-  while (!engine->stop && sim_queue_peek_time (engine->queue, &t) && (until_ns < 0 || t <= until_ns))
+  while (!engine->stop && sim_queue_pop_until (engine->queue, until_ns, &ev))
     {
-      SimQueueEvent ev;
-      sim_queue_pop (engine->queue, &ev);
       engine->now_ns = ev.time_ns;
       ((SimEventFn) ev.fn) (engine, ev.data, ev.arg);
       n++;

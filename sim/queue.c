@@ -371,8 +371,14 @@ sim_queue_cancel (SimQueue *q, guint64 id)
 gboolean
 sim_queue_pop (SimQueue *q, SimQueueEvent *out)
 {
+  return sim_queue_pop_until (q, -1, out);
+}
+
+gboolean
+sim_queue_pop_until (SimQueue *q, gint64 until_ns, SimQueueEvent *out)
+{
   g_return_val_if_fail (q != NULL && out != NULL, FALSE);
-  if (!settle (q))
+  if (!settle (q) || (until_ns >= 0 && q->last > (guint64) until_ns))
     return FALSE;
   Node top = q->bucket[0].v[q->head0++];
   q->n_nodes--;

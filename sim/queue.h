@@ -35,6 +35,9 @@ guint64 sim_queue_push (SimQueue *queue, gint64 time_ns, SimQueueFn fn, gpointer
 gboolean sim_queue_cancel (SimQueue *queue, guint64 id);
 /* Removes the earliest event into *out; FALSE if the queue is empty. */
 gboolean sim_queue_pop (SimQueue *queue, SimQueueEvent *out);
+/* The same, but only an event at or before until_ns (any if until_ns < 0): the event loop's one
+ * call per event instead of a peek and a pop. */
+gboolean sim_queue_pop_until (SimQueue *queue, gint64 until_ns, SimQueueEvent *out);
 /* Time of the earliest event; FALSE if the queue is empty. */
 gboolean sim_queue_peek_time (SimQueue *queue, gint64 *time_ns);
 /* Number of pending (not cancelled) events. */
