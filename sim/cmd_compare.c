@@ -101,12 +101,7 @@ write_json (const char *log_path, const SimTrainerLog *log, const SimScenario *s
     }
   json_builder_end_array (b);
   json_builder_end_object (b);
-  g_autoptr (JsonGenerator) gen = json_generator_new ();
-  g_autoptr (JsonNode) root = json_builder_get_root (b);
-  json_generator_set_root (gen, root);
-  json_generator_set_pretty (gen, TRUE);
-  g_autofree char *text = json_generator_to_data (gen, NULL);
-  printf ("%s\n", text);
+  sim_report_print_json (stdout, b);
 }
 
 int

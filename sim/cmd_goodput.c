@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <json-glib/json-glib.h>
+#include "sim/report.h"
 #include "sim/cmd.h"
 #include "sim/cost.h"
 #include "sim/goodput.h"
@@ -510,12 +511,7 @@ sim_cmd_goodput (int argc, char **argv)
           write_row_json (b, &g_array_index (rows, Row, i));
         json_builder_end_array (b);
         json_builder_end_object (b);
-        g_autoptr (JsonGenerator) gen = json_generator_new ();
-        g_autoptr (JsonNode) root = json_builder_get_root (b);
-        json_generator_set_root (gen, root);
-        json_generator_set_pretty (gen, TRUE);
-        g_autofree char *text = json_generator_to_data (gen, NULL);
-        printf ("%s\n", text);
+        sim_report_print_json (stdout, b);
       }
     else if (strcmp (fmt, "tsv") == 0 || sweep)
       {

@@ -377,6 +377,12 @@ write_json (FILE *out, const SimScenario *sc, const SimReportWorkload *w, const 
   json_builder_end_object (b);
   json_builder_end_object (b);
 
+  sim_report_print_json (out, b);
+}
+
+void
+sim_report_print_json (FILE *out, JsonBuilder *b)
+{
   g_autoptr (JsonGenerator) gen = json_generator_new ();
   g_autoptr (JsonNode) root = json_builder_get_root (b);
   json_generator_set_root (gen, root);

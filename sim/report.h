@@ -5,6 +5,7 @@
 #pragma once
 #include <stdio.h>
 #include <glib.h>
+#include <json-glib/json-glib.h>
 #include "sim/scenario.h"
 #include "sim/runner.h"
 #include "model/memory.h"
@@ -13,6 +14,8 @@ typedef enum { SIM_REPORT_TEXT, SIM_REPORT_TSV, SIM_REPORT_JSON } SimReportForma
 
 /* Parses "text", "tsv", "json". */
 gboolean sim_report_parse_format (const char *s, SimReportFormat *out);
+/* Prints the document built in b (a finished JsonBuilder) pretty, with a final newline. */
+void sim_report_print_json (FILE *out, JsonBuilder *b);
 
 /* Numbers derived from a resolved scenario. FLOPs count one optimizer step over all GPUs. */
 typedef struct {

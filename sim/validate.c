@@ -11,6 +11,7 @@
 #include <string.h>
 #include <json-glib/json-glib.h>
 #include "sim/validate.h"
+#include "sim/report.h"
 
 G_DEFINE_QUARK (sim-validate-error-quark, sim_validate_error)
 
@@ -1031,12 +1032,7 @@ write_json (FILE *out, const SimValidateDeck *deck, const SimValidateResult *res
       json_builder_end_array (b);
     }
   json_builder_end_object (b);
-  g_autoptr (JsonGenerator) gen = json_generator_new ();
-  g_autoptr (JsonNode) root = json_builder_get_root (b);
-  json_generator_set_root (gen, root);
-  json_generator_set_pretty (gen, TRUE);
-  g_autofree char *text = json_generator_to_data (gen, NULL);
-  fprintf (out, "%s\n", text);
+  sim_report_print_json (out, b);
 }
 
 void
