@@ -58,7 +58,9 @@ typedef struct {
   double rate;       /* sum of the rates of its flows */
   gint64 updated_ns;
   guint32 mark;
-  int local;         /* index in the current solve */
+  int local;         /* index in the current solve; -1 if left out of it */
+  gboolean sole;     /* in the current solve: every member is the same flow */
+  gboolean keep;
   gboolean dirty;
 } Link;
 
@@ -389,10 +391,14 @@ recompute (SimFlowNet *net)
   for (int q = 0; q < n_comp_links; q++)
     {
       Link *l = &net->links[net->comp_links[q]];
-      l->local = q;
+      l->local = q;  /* BFS position, until the solver's indices are assigned below */
+      l->sole = l->n_members > 0;
+      l->keep = FALSE;
       for (int m = 0; m < l->n_members; m++)
         {
           guint32 fi = l->members[m].flow;
+          if (fi != l->members[0].flow)
+            l->sole = FALSE;
           Flow *f = &net->flows[fi];
           if (f->mark == epoch)
             continue;
@@ -412,28 +418,68 @@ recompute (SimFlowNet *net)
         }
     }
 
-  /* Local compressed rows for the solver. */
-  GROW (net->start, net->cap_start, (int) n_comp_flows + 1, int);
-  GROW (net->rates, net->cap_rates, (int) n_comp_flows + 1, double);
-  GROW (net->path, net->cap_path, n_occ, guint32);
+  /* Private links (crossed by one flow only, once or more) are left out of the solve except, per
+   * flow, the one of least (share, BFS position), share = capacity / crossings as the solver
+   * computes it: a private link's share stays that until its flow freezes, and the solver pops
+   * links in (share, index) order, so that link pops before the flow's other private links, which
+   * then drain unpopped. The kept links keep their relative order, so ties break as before and
+   * the rates come out bit-identical; the solve shrinks from every link of every path (a merged
+   * PP flow crosses thousands) to the shared links plus one per flow. */
+  for (guint32 c = 0; c < n_comp_flows; c++)
+    {
+      const Flow *f = &net->flows[net->comp_flows[c]];
+      Link *best = NULL;
+      double best_share = 0;
+      for (int k = 0; k < f->n_links; k++)
+        {
+          Link *l = &net->links[f->links[k]];
+          if (!l->sole)
+            continue;
+          double share = l->capacity / l->n_members;
+          if (best == NULL || share < best_share || (share == best_share && l->local < best->local))
+            {
+              best = l;
+              best_share = share;
+            }
+        }
+      if (best != NULL)
+        best->keep = TRUE;
+    }
+  int n_solve = 0;
   GROW (net->capacity, net->cap_capacity, n_comp_links, double);
   for (int q = 0; q < n_comp_links; q++)
     {
       Link *l = &net->links[net->comp_links[q]];
       link_advance (l, now);
-      net->capacity[q] = l->capacity;
+      if (l->n_members == 0 || (l->sole && !l->keep))
+        l->local = -1;
+      else
+        {
+          net->capacity[n_solve] = l->capacity;
+          l->local = n_solve++;
+        }
     }
+
+  /* Local compressed rows for the solver. */
+  GROW (net->start, net->cap_start, (int) n_comp_flows + 1, int);
+  GROW (net->rates, net->cap_rates, (int) n_comp_flows + 1, double);
+  GROW (net->path, net->cap_path, n_occ, guint32);
   int o = 0;
   for (guint32 c = 0; c < n_comp_flows; c++)
     {
       const Flow *f = &net->flows[net->comp_flows[c]];
       net->start[c] = o;
       for (int k = 0; k < f->n_links; k++)
-        net->path[o++] = (guint32) net->links[f->links[k]].local;
+        {
+          int local = net->links[f->links[k]].local;
+          if (local >= 0)
+            net->path[o++] = (guint32) local;
+        }
     }
   net->start[n_comp_flows] = o;
-  sim_maxmin_solve (net->solver, n_comp_links, net->capacity, (int) n_comp_flows, net->start,
-                    net->path, net->rates);
+  if (n_comp_flows > 0)
+    sim_maxmin_solve (net->solver, n_solve, net->capacity, (int) n_comp_flows, net->start,
+                      net->path, net->rates);
   net->stats.recomputes++;
   net->stats.flows_resolved += n_comp_flows;
 
