@@ -60,6 +60,7 @@ typedef struct {
   guint32 mark;
   int local;         /* index in the current solve; -1 if left out of it */
   gboolean sole;     /* in the current solve: every member is the same flow */
+  guint64 sig;       /* in the current solve: order-free hash of its members' flows */
   gboolean keep;
   gboolean dirty;
 } Link;
@@ -83,6 +84,8 @@ struct SimFlowNet {
   int cap_path;
   double *capacity, *rates;
   int cap_capacity, cap_rates;
+  int *twin_table, cap_twin;  /* open addressing: shared links by (members, capacity) */
+  int *flow_count, cap_flow_count;
   SimMaxmin *solver;
 };
 
@@ -94,6 +97,16 @@ struct SimFlowNet {
         (ptr) = g_renew (type, (ptr), (cap));                                                      \
       }                                                                                            \
   } while (0)
+
+/* splitmix64's finaliser: members' flows summed through it give an order-free link signature */
+static inline guint64
+flow_mix (guint32 fi)
+{
+  guint64 z = (guint64) fi + 0x9E3779B97F4A7C15ull;
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
 
 static void recompute_cb (SimEngine *engine, gpointer data, guint64 arg);
 static void complete_cb (SimEngine *engine, gpointer data, guint64 arg);
@@ -192,6 +205,8 @@ sim_flow_net_free (SimFlowNet *net)
   g_free (net->path);
   g_free (net->capacity);
   g_free (net->rates);
+  g_free (net->twin_table);
+  g_free (net->flow_count);
   sim_maxmin_free (net->solver);
   g_free (net);
 }
@@ -394,11 +409,13 @@ recompute (SimFlowNet *net)
       l->local = q;  /* BFS position, until the solver's indices are assigned below */
       l->sole = l->n_members > 0;
       l->keep = FALSE;
+      l->sig = 0;
       for (int m = 0; m < l->n_members; m++)
         {
           guint32 fi = l->members[m].flow;
           if (fi != l->members[0].flow)
             l->sole = FALSE;
+          l->sig += flow_mix (fi);
           Flow *f = &net->flows[fi];
           if (f->mark == epoch)
             continue;
@@ -445,13 +462,59 @@ recompute (SimFlowNet *net)
       if (best != NULL)
         best->keep = TRUE;
     }
+  /* Twins: shared links with the same capacity and the same flows (as a multiset) get the same
+   * frozen rates subtracted in the same order, so their shares are bit-identical at every step of
+   * the solve; the first in BFS order (least index) pops first, freezes all their flows and the
+   * others drain unpopped. Only that one is solved (a collective's ring and a PP send crossing the
+   * same stretch of fabric make many such links). Signatures are verified member by member. */
+  int n_twin = 1;
+  while (n_twin < 2 * n_comp_links)
+    n_twin *= 2;
+  GROW (net->twin_table, net->cap_twin, n_twin, int);
+  memset (net->twin_table, 0xff, (gsize) n_twin * sizeof (int));
+  GROW (net->flow_count, net->cap_flow_count, (int) net->n_flows, int);
+  if (net->cap_flow_count > 0 && n_comp_flows > 0)
+    for (guint32 c = 0; c < n_comp_flows; c++)
+      net->flow_count[net->comp_flows[c]] = 0;
   int n_solve = 0;
   GROW (net->capacity, net->cap_capacity, n_comp_links, double);
   for (int q = 0; q < n_comp_links; q++)
     {
       Link *l = &net->links[net->comp_links[q]];
       link_advance (l, now);
-      if (l->n_members == 0 || (l->sole && !l->keep))
+      gboolean twin = FALSE;
+      if (l->n_members > 0 && !l->sole)
+        {
+          guint64 h = l->sig ^ ((guint64) l->n_members * 0x9E3779B97F4A7C15ull);
+          for (int slot = (int) (h & (guint64) (n_twin - 1));; slot = (slot + 1) & (n_twin - 1))
+            {
+              int other = net->twin_table[slot];
+              if (other < 0)
+                {
+                  net->twin_table[slot] = net->comp_links[q];
+                  break;
+                }
+              const Link *o2 = &net->links[other];
+              if (o2->sig != l->sig || o2->n_members != l->n_members || o2->capacity != l->capacity)
+                continue;
+              for (int m = 0; m < l->n_members; m++)
+                net->flow_count[l->members[m].flow]++;
+              for (int m = 0; m < o2->n_members; m++)
+                net->flow_count[o2->members[m].flow]--;
+              twin = TRUE;
+              for (int m = 0; m < l->n_members; m++)
+                {
+                  if (net->flow_count[l->members[m].flow] != 0)
+                    twin = FALSE;
+                  net->flow_count[l->members[m].flow] = 0;
+                }
+              for (int m = 0; m < o2->n_members; m++)
+                net->flow_count[o2->members[m].flow] = 0;
+              if (twin)
+                break;
+            }
+        }
+      if (l->n_members == 0 || (l->sole && !l->keep) || twin)
         l->local = -1;
       else
         {
