@@ -58,7 +58,10 @@ typedef struct {
   double rate;       /* sum of the rates of its flows */
   gint64 updated_ns;
   guint32 mark;
-  int local;         /* index in the current solve */
+  int local;         /* index in the current solve; -1 if left out of it */
+  gboolean sole;     /* in the current solve: every member is the same flow */
+  guint64 sig;       /* in the current solve: order-free hash of its members' flows */
+  gboolean keep;
   gboolean dirty;
 } Link;
 
@@ -81,6 +84,8 @@ struct SimFlowNet {
   int cap_path;
   double *capacity, *rates;
   int cap_capacity, cap_rates;
+  int *twin_table, cap_twin;  /* open addressing: shared links by (members, capacity) */
+  int *flow_count, cap_flow_count;
   SimMaxmin *solver;
 };
 
@@ -92,6 +97,16 @@ struct SimFlowNet {
         (ptr) = g_renew (type, (ptr), (cap));                                                      \
       }                                                                                            \
   } while (0)
+
+/* splitmix64's finaliser: members' flows summed through it give an order-free link signature */
+static inline guint64
+flow_mix (guint32 fi)
+{
+  guint64 z = (guint64) fi + 0x9E3779B97F4A7C15ull;
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
 
 static void recompute_cb (SimEngine *engine, gpointer data, guint64 arg);
 static void complete_cb (SimEngine *engine, gpointer data, guint64 arg);
@@ -190,6 +205,8 @@ sim_flow_net_free (SimFlowNet *net)
   g_free (net->path);
   g_free (net->capacity);
   g_free (net->rates);
+  g_free (net->twin_table);
+  g_free (net->flow_count);
   sim_maxmin_free (net->solver);
   g_free (net);
 }
@@ -389,10 +406,16 @@ recompute (SimFlowNet *net)
   for (int q = 0; q < n_comp_links; q++)
     {
       Link *l = &net->links[net->comp_links[q]];
-      l->local = q;
+      l->local = q;  /* BFS position, until the solver's indices are assigned below */
+      l->sole = l->n_members > 0;
+      l->keep = FALSE;
+      l->sig = 0;
       for (int m = 0; m < l->n_members; m++)
         {
           guint32 fi = l->members[m].flow;
+          if (fi != l->members[0].flow)
+            l->sole = FALSE;
+          l->sig += flow_mix (fi);
           Flow *f = &net->flows[fi];
           if (f->mark == epoch)
             continue;
@@ -412,28 +435,114 @@ recompute (SimFlowNet *net)
         }
     }
 
-  /* Local compressed rows for the solver. */
-  GROW (net->start, net->cap_start, (int) n_comp_flows + 1, int);
-  GROW (net->rates, net->cap_rates, (int) n_comp_flows + 1, double);
-  GROW (net->path, net->cap_path, n_occ, guint32);
+  /* Private links (crossed by one flow only, once or more) are left out of the solve except, per
+   * flow, the one of least (share, BFS position), share = capacity / crossings as the solver
+   * computes it: a private link's share stays that until its flow freezes, and the solver pops
+   * links in (share, index) order, so that link pops before the flow's other private links, which
+   * then drain unpopped. The kept links keep their relative order, so ties break as before and
+   * the rates come out bit-identical; the solve shrinks from every link of every path (a merged
+   * PP flow crosses thousands) to the shared links plus one per flow. */
+  for (guint32 c = 0; c < n_comp_flows; c++)
+    {
+      const Flow *f = &net->flows[net->comp_flows[c]];
+      Link *best = NULL;
+      double best_share = 0;
+      for (int k = 0; k < f->n_links; k++)
+        {
+          Link *l = &net->links[f->links[k]];
+          if (!l->sole)
+            continue;
+          double share = l->capacity / l->n_members;
+          if (best == NULL || share < best_share || (share == best_share && l->local < best->local))
+            {
+              best = l;
+              best_share = share;
+            }
+        }
+      if (best != NULL)
+        best->keep = TRUE;
+    }
+  /* Twins: shared links with the same capacity and the same flows (as a multiset) get the same
+   * frozen rates subtracted in the same order, so their shares are bit-identical at every step of
+   * the solve; the first in BFS order (least index) pops first, freezes all their flows and the
+   * others drain unpopped. Only that one is solved (a collective's ring and a PP send crossing the
+   * same stretch of fabric make many such links). Signatures are verified member by member. */
+  int n_twin = 1;
+  while (n_twin < 2 * n_comp_links)
+    n_twin *= 2;
+  GROW (net->twin_table, net->cap_twin, n_twin, int);
+  memset (net->twin_table, 0xff, (gsize) n_twin * sizeof (int));
+  GROW (net->flow_count, net->cap_flow_count, (int) net->n_flows, int);
+  if (net->cap_flow_count > 0 && n_comp_flows > 0)
+    for (guint32 c = 0; c < n_comp_flows; c++)
+      net->flow_count[net->comp_flows[c]] = 0;
+  int n_solve = 0;
   GROW (net->capacity, net->cap_capacity, n_comp_links, double);
   for (int q = 0; q < n_comp_links; q++)
     {
       Link *l = &net->links[net->comp_links[q]];
       link_advance (l, now);
-      net->capacity[q] = l->capacity;
+      gboolean twin = FALSE;
+      if (l->n_members > 0 && !l->sole)
+        {
+          guint64 h = l->sig ^ ((guint64) l->n_members * 0x9E3779B97F4A7C15ull);
+          for (int slot = (int) (h & (guint64) (n_twin - 1));; slot = (slot + 1) & (n_twin - 1))
+            {
+              int other = net->twin_table[slot];
+              if (other < 0)
+                {
+                  net->twin_table[slot] = net->comp_links[q];
+                  break;
+                }
+              const Link *o2 = &net->links[other];
+              if (o2->sig != l->sig || o2->n_members != l->n_members || o2->capacity != l->capacity)
+                continue;
+              for (int m = 0; m < l->n_members; m++)
+                net->flow_count[l->members[m].flow]++;
+              for (int m = 0; m < o2->n_members; m++)
+                net->flow_count[o2->members[m].flow]--;
+              twin = TRUE;
+              for (int m = 0; m < l->n_members; m++)
+                {
+                  if (net->flow_count[l->members[m].flow] != 0)
+                    twin = FALSE;
+                  net->flow_count[l->members[m].flow] = 0;
+                }
+              for (int m = 0; m < o2->n_members; m++)
+                net->flow_count[o2->members[m].flow] = 0;
+              if (twin)
+                break;
+            }
+        }
+      if (l->n_members == 0 || (l->sole && !l->keep) || twin)
+        l->local = -1;
+      else
+        {
+          net->capacity[n_solve] = l->capacity;
+          l->local = n_solve++;
+        }
     }
+
+  /* Local compressed rows for the solver. */
+  GROW (net->start, net->cap_start, (int) n_comp_flows + 1, int);
+  GROW (net->rates, net->cap_rates, (int) n_comp_flows + 1, double);
+  GROW (net->path, net->cap_path, n_occ, guint32);
   int o = 0;
   for (guint32 c = 0; c < n_comp_flows; c++)
     {
       const Flow *f = &net->flows[net->comp_flows[c]];
       net->start[c] = o;
       for (int k = 0; k < f->n_links; k++)
-        net->path[o++] = (guint32) net->links[f->links[k]].local;
+        {
+          int local = net->links[f->links[k]].local;
+          if (local >= 0)
+            net->path[o++] = (guint32) local;
+        }
     }
   net->start[n_comp_flows] = o;
-  sim_maxmin_solve (net->solver, n_comp_links, net->capacity, (int) n_comp_flows, net->start,
-                    net->path, net->rates);
+  if (n_comp_flows > 0)
+    sim_maxmin_solve (net->solver, n_solve, net->capacity, (int) n_comp_flows, net->start,
+                      net->path, net->rates);
   net->stats.recomputes++;
   net->stats.flows_resolved += n_comp_flows;
 
