@@ -292,6 +292,97 @@ test_dp (void)
   g_assert_cmpfloat (blocking.breakdown_s[SIM_BD_BUBBLE], <, 1e-9);
 }
 
+/* Bytes of rank 0's DP collectives by stream, from the trace hook. */
+typedef struct { double gather, dp_ag, dp_rs; int n_gather, n_rs; } DpBytes;
+
+static void
+dp_bytes_trace (gpointer user, const SimRunnerTraceEvent *ev)
+{
+  DpBytes *d = user;
+  if (ev->rank != 0)
+    return;
+  if (strcmp (ev->stream_name, "dp-gather") == 0)
+    {
+      d->gather += ev->bytes;
+      d->n_gather++;
+    }
+  else if (strcmp (ev->stream_name, "dp") == 0)
+    {
+      d->dp_rs += ev->bytes;
+      d->n_rs++;
+    }
+}
+
+static DpBytes
+run_dp_bytes (const ModelShape *s, const ModelPlan *p, const SimGpuSpec *g, const SimClusterSpec *c,
+              const SimFabricSpec *f, const SimCollectiveProfile *cp, SimRunnerResult *out)
+{
+  SimRunnerOptions o;
+  sim_runner_options_init (&o);
+  o.memory_overhead_bytes = 0;
+  DpBytes d = { 0 };
+  o.trace = dp_bytes_trace;
+  o.trace_user = &d;
+  g_autoptr (GError) error = NULL;
+  gboolean ok = sim_runner_run (s, p, g, c, f, cp, &o, out, &error);
+  g_assert_no_error (error);
+  g_assert_true (ok);
+  return d;
+}
+
+/* ZeRO-3 (DeepSpeed stage 3 / FSDP full shard), dp 2, m = 2 micro-batches, full recompute, on the
+ * small GPT (L = 4, h = 1024, V = 32,000, 1024 learned positions, tied embeddings, pp 1).
+ * Parameters: P = L·(12h² + 2h) + V·h + 1024·h + h (final norm) = 83,890,176 of which the
+ * embedding (word + position) E = (V + 1024)·h = 33,816,576 is used once per pass and the rest,
+ * R = P − E, by the layers. Per micro-batch each layer's parameters are gathered before its
+ * forward, before its recompute and before its backward (released after each use), the embedding
+ * before the forward and the backward slot: gathered bf16 bytes per step = m·2·(3R + 2E), i.e. 3×
+ * the layer parameter bytes per micro-batch; gradients reduce-scattered (fp32) every micro-batch:
+ * m·4·P. No step-end parameter gather (the updated shard is the only copy). Each layer use is one
+ * collective: m·(3L + 2) gathers. ZeRO-2 for contrast: no per-layer gathers; its gradients are
+ * reduce-scattered every micro-batch too (only the shard is resident) plus one bf16 parameter
+ * all-gather of P after the optimizer. Without recompute ZeRO-3 gathers the layers twice:
+ * m·2·(2R + 2E). */
+static void
+test_zero3 (void)
+{
+  SimGpuSpec g;
+  SimClusterSpec c;
+  SimFabricSpec f;
+  SimCollectiveProfile cp;
+  ModelShape s;
+  ModelPlan p;
+  ideal_gpu (&g);
+  g.peak_flops[MODEL_DTYPE_BF16] = 1e14;
+  int L = 4, m = 2;
+  small_gpt (&s, L, 32000);
+  plan_of (&p, 1, 1, 1, 1, 2, m);
+  p.zero = 3;
+  p.recompute = MODEL_RECOMPUTE_FULL;
+  p.dp_overlap = TRUE;
+  cluster_of (&c, &f, &cp, 2, 2, 100e9, TRUE);
+  double h = 1024, E = (32000.0 + 1024) * h, P = L * (12 * h * h + 2 * h) + E + h, R = P - E;
+  SimRunnerResult r3;
+  DpBytes z3 = run_dp_bytes (&s, &p, &g, &c, &f, &cp, &r3);
+  g_test_message ("zero3: gathered %.0f B in %d, reduce-scattered %.0f B in %d, step %" G_GINT64_FORMAT,
+                  z3.gather, z3.n_gather, z3.dp_rs, z3.n_rs, r3.step_ns);
+  g_assert_cmpfloat (fabs (z3.gather - m * 2.0 * (3 * R + 2 * E)), <, 1e-9 * z3.gather);
+  g_assert_cmpfloat (fabs (z3.dp_rs - m * 4.0 * P), <, 1e-9 * z3.dp_rs);
+  g_assert_cmpint (z3.n_gather, ==, m * (3 * L + 2));
+  g_assert_cmpint (z3.n_rs, >=, m * L);
+  p.zero = 2;
+  SimRunnerResult r2;
+  DpBytes z2 = run_dp_bytes (&s, &p, &g, &c, &f, &cp, &r2);
+  g_assert_cmpfloat (z2.gather, ==, 0);
+  /* reduce-scatters m·4·P plus the step's parameter all-gather 2·P on the same stream */
+  g_assert_cmpfloat (fabs (z2.dp_rs - (m * 4.0 * P + 2.0 * P)), <, 1e-9 * z2.dp_rs);
+  p.zero = 3;
+  p.recompute = MODEL_RECOMPUTE_NONE;
+  DpBytes z3n = run_dp_bytes (&s, &p, &g, &c, &f, &cp, &r3);
+  g_assert_cmpfloat (fabs (z3n.gather - m * 2.0 * (2 * R + 2 * E)), <, 1e-9 * z3n.gather);
+  g_assert_cmpint (z3n.n_gather, ==, m * (2 * L + 2));
+}
+
 /* Plans the runner must refuse: micro-batches not a multiple of pp under interleaving, and a plan
  * whose GPU count disagrees with the cluster. */
 static void
@@ -360,6 +451,7 @@ main (int argc, char **argv)
   g_test_add_func ("/sim/runner/bubble", test_bubble);
   g_test_add_func ("/sim/runner/tp", test_tp);
   g_test_add_func ("/sim/runner/dp", test_dp);
+  g_test_add_func ("/sim/runner/zero3", test_zero3);
   g_test_add_func ("/sim/runner/invalid", test_invalid);
   g_test_add_func ("/sim/runner/memory", test_memory);
   return g_test_run ();
