@@ -391,6 +391,13 @@ typedef struct {
    * unit; two layers resident, as model/memory.c budgets), so it overlaps that use's compute. */
   double gather_per_layer;
   int prev_use_start;  /* last compute op before the previous use began (-1: none) */
+  gboolean zero3;
+  /* Distributed optimizer with overlap_param_gather: parameter all-gather buckets of the previous
+   * step's update, their chunk and the chunk-local layer whose forward first uses them (-1: the
+   * slot's first op); `wait_chunk` >= 0 while the first forward of that chunk is emitted, and
+   * `chunk_first_layer` is its first global layer. */
+  const int *ag_ops, *ag_chunk, *ag_need;
+  int n_ag, wait_chunk, chunk_first_layer;
 } Buckets;
 
 /* ZeRO-3: all-gather `bytes` of parameters before the next compute op; issued once the previous
@@ -410,10 +417,15 @@ zero3_gather (Builder *b, Buckets *k, double bytes)
 }
 
 static void
-zero3_param_use (Builder *b, const LayerCtx *c, int layer, gpointer data)
+param_use (Builder *b, const LayerCtx *c, int layer, gpointer data)
 {
   Buckets *k = data;
-  zero3_gather (b, k, k->gather_per_layer);
+  if (k->zero3)
+    zero3_gather (b, k, k->gather_per_layer);
+  if (k->wait_chunk >= 0)
+    for (int j = 0; j < k->n_ag; j++)
+      if (k->ag_chunk[j] == k->wait_chunk && k->ag_need[j] == layer - k->chunk_first_layer)
+        push_wait (b->waits, &b->n_waits, k->ag_ops[j]);
 }
 
 /* DP gradient bucket: launched when `pending` bytes reach the bucket size (or flushed). */
@@ -492,32 +504,51 @@ build_program (Program *p, LayerCtx *c, int stage, int dpcp)
   int max_ag = (int) ceil (all * c->param_bytes / MAX (ag_cap, 1.0)) + 2 * v + 4;
   g_autofree int *ag_ops = g_new (int, max_ag);
   g_autofree int *ag_chunk = g_new (int, max_ag);
+  g_autofree int *ag_need = g_new (int, max_ag);
   int n_ag = 0;
   gboolean distopt = plan->zero >= 1 && plan->zero <= 2 && dpcp > 1;
   gint64 fwd_ns = 0;
   double flops = 0;
 
-  /* The distributed optimizer's parameter all-gather (of the previous step's update), in buckets
-   * per chunk, issued at step start; the chunk's first forward waits for them. */
+  /* The distributed optimizer's parameter all-gather of the previous step's update
+   * (Megatron's --overlap-param-gather), in buckets per chunk laid out in forward order
+   * (embedding, layers, head), issued at step start in that order on the DP stream. In steady
+   * state a bucket must only have arrived before the first forward use of its parameters
+   * (Megatron-Core's forward pre-hook waits for the bucket of the module about to run), so the
+   * first forward of a chunk waits for each bucket at the layer holding its first byte: the
+   * remaining gathers overlap the forward of the layers before. */
   if (distopt && plan->dp_overlap)
     for (int ch = 0; ch < v; ch++)
       {
-        double bytes = per_layer * model_plan_chunk_layers (plan, s, stage, ch, NULL);
-        if (model_plan_chunk_has_embedding (plan, stage, ch))
-          bytes += first_extra;
+        int ch_layers = model_plan_chunk_layers (plan, s, stage, ch, NULL);
+        double lead = model_plan_chunk_has_embedding (plan, stage, ch) ? first_extra * c->param_bytes : 0;
+        double layer_bytes = per_layer * c->param_bytes;
+        double bytes = lead + layer_bytes * ch_layers;
         if (model_plan_chunk_has_loss (plan, stage, ch))
-          bytes += last_extra;
-        bytes *= c->param_bytes;
+          bytes += last_extra * c->param_bytes;
+        double offset = 0;
         while (bytes > 0 && n_ag < max_ag)
           {
             double chunk_bytes = MIN (bytes, ag_cap);
             TOp t = { .kind = K_COLL, .stream = ST_DP, .cat = SIM_BD_DP, .group = G_DPCP,
                       .coll = SIM_COLLECTIVE_ALLGATHER, .bytes = chunk_bytes, .seq = b->seq[G_DPCP]++ };
             ag_chunk[n_ag] = ch;
+            /* -1: the slot's first op (embedding) needs it; else the chunk-local layer holding
+             * the bucket's first byte (the head's bytes count with the last layer). */
+            ag_need[n_ag] = offset < lead || layer_bytes <= 0 || ch_layers == 0
+                              ? -1
+                              : MIN ((int) ((offset - lead) / layer_bytes), ch_layers - 1);
             ag_ops[n_ag++] = add_op (b, &t);
             bytes -= chunk_bytes;
+            offset += chunk_bytes;
           }
       }
+  k.zero3 = zero3;
+  k.ag_ops = ag_ops;
+  k.ag_chunk = ag_chunk;
+  k.ag_need = ag_need;
+  k.n_ag = n_ag;
+  k.wait_chunk = -1;
 
   for (int i = 0; i < n_slots; i++)
     {
@@ -528,8 +559,10 @@ build_program (Program *p, LayerCtx *c, int stage, int dpcp)
       p->entry[entry_index (plan, m, sl.pass, sl.microbatch, sl.chunk)] = entry;
       if (fwd && sl.microbatch == 0)
         for (int j = 0; j < n_ag; j++)
-          if (ag_chunk[j] == sl.chunk)
+          if (ag_chunk[j] == sl.chunk && ag_need[j] < 0)
             edge (b, ag_ops[j], entry);
+      k.wait_chunk = fwd && sl.microbatch == 0 && n_ag > 0 ? sl.chunk : -1;
+      model_plan_chunk_layers (plan, s, stage, sl.chunk, &k.chunk_first_layer);
       g_array_set_size (c->scratch, 0);
       model_layer_chunk_ops (s, plan, stage, sl.chunk, sl.pass, c->scratch);
       /* The chunk's last backward produces its gradients: bucket them as layers finish (ZeRO-2/3:
@@ -543,7 +576,8 @@ build_program (Program *p, LayerCtx *c, int stage, int dpcp)
           zero3_gather (b, &k, extra * c->param_bytes);
         }
       gint64 ns = emit_ops (b, c, c->scratch, &flops, bucket_layer_done,
-                            zero3 ? zero3_param_use : NULL, &k);
+                            zero3 || k.wait_chunk >= 0 ? param_use : NULL, &k);
+      k.wait_chunk = -1;
       if (fwd && sl.microbatch == 0)
         fwd_ns += ns;
       if (k.active)

@@ -383,6 +383,70 @@ test_zero3 (void)
   g_assert_cmpint (z3n.n_gather, ==, m * (2 * L + 2));
 }
 
+/* Rank 0's DP-stream and compute intervals, from the trace hook. */
+typedef struct { gint64 dp_start[64], dp_end[64]; int n_dp; gint64 first_compute; } OpgTrace;
+
+static void
+opg_trace (gpointer user, const SimRunnerTraceEvent *ev)
+{
+  OpgTrace *t = user;
+  if (ev->rank != 0)
+    return;
+  if (strcmp (ev->stream_name, "dp") == 0 && t->n_dp < 64)
+    {
+      t->dp_start[t->n_dp] = ev->start_ns;
+      t->dp_end[t->n_dp++] = ev->end_ns;
+    }
+  else if (strcmp (ev->stream_name, "compute") == 0 && ev->end_ns > ev->start_ns
+           && (t->first_compute < 0 || ev->start_ns < t->first_compute))
+    t->first_compute = ev->start_ns;
+}
+
+/* Megatron's --overlap-param-gather: DP 16 on two nodes, zero 1, one micro-batch, the small GPT
+ * with L = 8. Parameters P = 8·(12h² + 2h) + (V + 1024)·h + h = 134,497,280 (h = 1024,
+ * V = 32,000), gathered in bf16: 268,994,560 B in buckets of max(16 MiB, 40e6 params · 2 B) =
+ * 80e6 B: 4 buckets, issued at step start. The first holds the embedding (67.6 MB) and is needed
+ * by the first forward op; the others start at 80, 160 and 240 MB, i.e. in layers 0, 3 and 6
+ * (25.2 MB per layer after the embedding). So compute waits for bucket 0 only and the forward of
+ * the first layers overlaps the gathers of buckets 1..3: the first compute starts after bucket 0
+ * ends but before bucket 3 ends. (Waiting for the whole chunk, it would start after all four.) */
+static void
+test_overlap_param_gather (void)
+{
+  SimGpuSpec g;
+  SimClusterSpec c;
+  SimFabricSpec f;
+  SimCollectiveProfile cp;
+  ModelShape s;
+  ModelPlan p;
+  ideal_gpu (&g);
+  g.peak_flops[MODEL_DTYPE_BF16] = 1e14;
+  small_gpt (&s, 8, 32000);
+  plan_of (&p, 1, 1, 1, 1, 16, 1);
+  p.zero = 1;
+  p.dp_bucket_mb = 16;
+  p.dp_overlap = TRUE;
+  cluster_of (&c, &f, &cp, 16, 8, 450e9, TRUE);
+  SimRunnerOptions o;
+  sim_runner_options_init (&o);
+  o.memory_overhead_bytes = 0;
+  OpgTrace t = { .first_compute = -1 };
+  o.trace = opg_trace;
+  o.trace_user = &t;
+  SimRunnerResult r;
+  g_autoptr (GError) error = NULL;
+  g_assert_true (sim_runner_run (&s, &p, &g, &c, &f, &cp, &o, &r, &error));
+  g_assert_no_error (error);
+  /* 4 gathers at step start, then the gradient reduce-scatters after the backward */
+  g_assert_cmpint (t.n_dp, >=, 5);
+  g_assert_cmpint (t.dp_start[0], ==, 0);
+  g_test_message ("bucket ends %" G_GINT64_FORMAT " .. %" G_GINT64_FORMAT ", first compute %" G_GINT64_FORMAT,
+                  t.dp_end[0], t.dp_end[3], t.first_compute);
+  g_assert_cmpint (t.first_compute, >=, t.dp_end[0]);
+  g_assert_cmpint (t.first_compute, <, t.dp_end[3]);
+  g_assert_cmpint (t.dp_start[4], >=, t.dp_end[3]);
+}
+
 /* Plans the runner must refuse: micro-batches not a multiple of pp under interleaving, and a plan
  * whose GPU count disagrees with the cluster. */
 static void
@@ -452,6 +516,7 @@ main (int argc, char **argv)
   g_test_add_func ("/sim/runner/tp", test_tp);
   g_test_add_func ("/sim/runner/dp", test_dp);
   g_test_add_func ("/sim/runner/zero3", test_zero3);
+  g_test_add_func ("/sim/runner/overlap-param-gather", test_overlap_param_gather);
   g_test_add_func ("/sim/runner/invalid", test_invalid);
   g_test_add_func ("/sim/runner/memory", test_memory);
   return g_test_run ();
