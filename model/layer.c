@@ -13,7 +13,23 @@
  * Memory-bound ops: bytes of their inputs and outputs; elementwise FLOPs are rough (norm 5/element
  * LayerNorm, 3 RMSNorm; GeLU 8, SwiGLU 6; residual 1) and never enter model FLOPs. Backward of a
  * memory-bound op reads twice its forward inputs (inputs and output gradient) and writes the input
- * gradient. Embedding, LM head and loss run in the param dtype (FP8/FP4 recipes keep them in BF16). */
+ * gradient. Embedding, LM head and loss run in the param dtype (FP8/FP4 recipes keep them in BF16).
+ *
+ * Unfused core attention (plan unfused_attention; Megatron-LM before flash attention,
+ * megatron/model/transformer.py ParallelAttention: baddbmm Q·Kᵀ into an [b·a/t, s/c, s] score
+ * tensor, FusedScaleMaskSoftmax (one kernel: --masked-softmax-fusion is on by default in
+ * megatron/arguments.py), attention dropout as its own kernel, bmm with V). The attention op keeps
+ * the FLOPs; the score traffic the fused kernel never makes is added as memory-bound ops over the
+ * E = b·(a/t)·(s/c)·s score elements (the full square: the causal mask is applied, not skipped),
+ * with p = param-dtype bytes:
+ *   attn_scores_io  forward: Q·Kᵀ writes the scores, P·V reads the probabilities: E·p + E·p;
+ *                   backward: P read for dV, dS read by the dQ and the dK bmm (3E·p), dP written
+ *                   (E·p).
+ *   attn_softmax    forward: read E·p, write E·p; backward: read y and dy 2E·p, write E·p.
+ *   attn_dropout    (with dropout) forward: read E·p, write E·p and a 1-byte mask E;
+ *                   backward: read dy E·p and the mask E, write E·p.
+ * Hidden dropout (plan dropout; Megatron's fused bias-dropout-add after the output projection and
+ * FC2): the residual kernel also writes a 1-byte mask per element and its backward reads it. */
 #include <math.h>
 #include <string.h>
 #include "model/layer.h"
@@ -88,6 +104,16 @@ comm (Ctx *c, const char *name, ModelCollective coll, ModelDim dim, int group, d
   return add (c, model_op_comm (name, c->phase, coll, dim, group, bytes));
 }
 
+/* Residual add (with dropout: Megatron's fused bias-dropout-add, which also writes a 1-byte mask
+ * per element). */
+static void
+residual (Ctx *c, const char *name)
+{
+  double e = (double) c->Ts * c->s->hidden;
+  add (c, model_op_membound (name, c->phase, 2.0 * e * c->act, e * c->act + (c->p->dropout ? e : 0.0),
+                             e, c->adt));
+}
+
 /* TP collective entering a column-parallel GEMM (SP all-gather) or leaving a row-parallel one. */
 static void
 tp_enter (Ctx *c, const char *name)
@@ -129,9 +155,17 @@ attention_block (Ctx *c)
   add (c, model_op_attention ("attn", c->phase, p->micro_batch, s->heads / p->tp,
                               s->kv_heads / p->tp, s->seq_len / p->cp, s->seq_len, s->head_dim,
                               model_op_causal_pairs (s->seq_len, p->cp), c->adt));
+  if (p->unfused_attention)
+    {
+      double E = (double) p->micro_batch * (s->heads / p->tp) * (s->seq_len / p->cp) * s->seq_len;
+      add (c, model_op_membound ("attn_scores_io", c->phase, E * c->act, E * c->act, 0, c->adt));
+      membound (c, "attn_softmax", E, E, 5.0);
+      if (p->dropout)
+        add (c, model_op_membound ("attn_dropout", c->phase, E * c->act, E * c->act + E, E, c->adt));
+    }
   gemm (c, "proj", c->T, s->hidden, qd, 1, c->mdt, FALSE);
   tp_leave (c, "proj_rs", "proj_ar");
-  membound (c, "attn_residual", 2.0 * c->Ts * s->hidden, (double) c->Ts * s->hidden, 1.0);
+  residual (c, "attn_residual");
 }
 
 /* Dense MLP of width f (per TP rank f/tp), used for dense layers and shared experts. */
@@ -208,7 +242,7 @@ layer_forward (Ctx *c)
     moe_mlp (c);
   else
     dense_mlp (c, c->s->ffn_hidden, "fc1_ag", "fc1", "act", "fc2", "fc2_rs", "fc2_ar");
-  membound (c, "mlp_residual", 2.0 * c->Ts * c->s->hidden, (double) c->Ts * c->s->hidden, 1.0);
+  residual (c, "mlp_residual");
 }
 
 /* Appends the backward of forward list fwd[0..n) (in reverse), per the rules in model/layer.h. */
@@ -291,8 +325,24 @@ backward_of (Ctx *c, const ModelOp *fwd, int n)
             break;
           }
         case MODEL_OP_MEMBOUND:
-          add (c, model_op_membound (suffixed (f->name, "_bwd"), c->phase, 2.0 * f->bytes_read,
-                                     f->bytes_read, 2.0 * f->flops, f->dtype));
+          if (strcmp (f->name, "attn_scores_io") == 0)
+            /* dP = dO·Vᵀ written, P read for dV = Pᵀ·dO, dS read by dQ and dK (E·p each). */
+            add (c, model_op_membound ("attn_scores_io_bwd", c->phase, 3.0 * f->bytes_read,
+                                       f->bytes_read, 0, f->dtype));
+          else if (strcmp (f->name, "attn_dropout") == 0)
+            /* read dy and the 1-byte mask (forward wrote E·p + E), write dx. */
+            add (c, model_op_membound ("attn_dropout_bwd", c->phase, f->bytes_written,
+                                       f->bytes_read, f->flops, f->dtype));
+          else
+            {
+              /* The dropout mask a fused bias-dropout-add wrote is read back. */
+              double mask = c->p->dropout && (strcmp (f->name, "attn_residual") == 0
+                                              || strcmp (f->name, "mlp_residual") == 0)
+                              ? f->bytes_written - f->bytes_read / 2.0 : 0.0;
+              add (c, model_op_membound (suffixed (f->name, "_bwd"), c->phase,
+                                         2.0 * f->bytes_read + mask, f->bytes_read, 2.0 * f->flops,
+                                         f->dtype));
+            }
           break;
         case MODEL_OP_COMM:
           op = *f;

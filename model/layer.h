@@ -17,7 +17,10 @@
  *   vocab-parallel cross entropy (one all-reduce of 3 fp32 values per token: max, sum, target).
  * Recompute: FULL repeats the whole layer forward (phase RECOMPUTE) before its backward;
  *   SELECTIVE repeats the attention core (and its CP exchange) right before the attention backward
- *   (Korthikanti et al. 2022, §4). No dropout ops are generated. */
+ *   (Korthikanti et al. 2022, §4).
+ * Unfused attention (plan unfused_attention) adds the memory-bound score traffic (score tensor
+ * write/read, softmax, attention dropout when dropout is on); dropout adds the hidden-dropout mask
+ * to the residual kernels (see model/layer.c). */
 #pragma once
 #include <glib.h>
 #include "model/op.h"

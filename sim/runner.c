@@ -22,7 +22,12 @@
  *            backward produces them (Megatron's overlap_grad_reduce); the distributed optimizer's
  *            parameter all-gather of the previous step is issued at step start and the first
  *            forward of each chunk waits for it (overlap_param_gather). Without dp_overlap, both
- *            run after the backward / optimizer, blocking. Tied embeddings: the word-embedding
+ *            run after the backward / optimizer, blocking. ZeRO-2/3 reduce-scatter every
+ *            micro-batch's gradients (only the shard is resident); ZeRO-3 (DeepSpeed stage 3,
+ *            FSDP full shard) all-gathers each layer's parameters before its forward, recompute
+ *            and backward on a gather stream, prefetched one use ahead, reduce-scatters each
+ *            layer's gradients after its backward, and has no step-end gather (see
+ *            build_program). Tied embeddings: the word-embedding
  *            gradient is all-reduced between the first and last stage before the optimizer.
  *   optimizer Adam on the local (DP-sharded) parameters, memory-bound: 30 bytes per parameter
  *            (fp32 grad, master, m, v read; master, m, v written; bf16 weight written).
@@ -45,7 +50,10 @@
 #include "sim/flow.h"
 #include "sim/alphabeta.h"
 
-enum { ST_COMPUTE, ST_TP, ST_CP, ST_SEND_F, ST_SEND_B, ST_DP, ST_EP, N_STREAMS };
+/* ST_DPAG: ZeRO-3 parameter all-gathers on their own stream, as DeepSpeed (and PyTorch FSDP's
+ * unshard stream) issue them apart from the gradient reduce-scatters, so a prefetch is not queued
+ * behind a reduction. */
+enum { ST_COMPUTE, ST_TP, ST_CP, ST_SEND_F, ST_SEND_B, ST_DP, ST_EP, ST_DPAG, N_STREAMS };
 typedef enum { K_COMPUTE, K_COLL, K_RING, K_SEND } OpKind;
 /* Communication groups. DPCP: dense gradients (Megatron's data-parallel group with CP); EDP:
  * expert gradients; EMB: first and last pipeline stage (tied word embeddings). */
@@ -303,9 +311,25 @@ emit_comm (Builder *b, const ModelOp *op, gboolean overlapped)
  * it under tp_comm_overlap: an all-gather before the GEMM it feeds, a reduce-scatter/all-reduce
  * after the GEMM it drains (emitted first, overlapped). Calls layer_done(layer) each time the ops of
  * a transformer layer end (for gradient buckets). Returns the compute time emitted. */
+typedef void (*LayerHook) (Builder *, const LayerCtx *, int, gpointer);
+
+/* Whether op i opens a stretch of work that needs a layer's full parameters: the layer's first op,
+ * and under full recompute the first backward op after its recompute (ZeRO-3 releases the
+ * parameters after each forward, the recompute included, and gathers them again). */
+static gboolean
+opens_param_use (const LayerCtx *c, const ModelOp *o, int i)
+{
+  if (o[i].layer < 0)
+    return FALSE;
+  if (i == 0 || o[i].layer != o[i - 1].layer)
+    return TRUE;
+  return c->plan->recompute == MODEL_RECOMPUTE_FULL && o[i - 1].phase == MODEL_PHASE_RECOMPUTE
+         && o[i].phase == MODEL_PHASE_BWD;
+}
+
 static gint64
 emit_ops (Builder *b, const LayerCtx *c, const GArray *ops, double *flops,
-          void (*layer_done) (Builder *, const LayerCtx *, int, gpointer), gpointer data)
+          LayerHook layer_done, LayerHook param_use, gpointer data)
 {
   const ModelOp *o = (const ModelOp *) ops->data;
   int n = (int) ops->len;
@@ -315,6 +339,8 @@ emit_ops (Builder *b, const LayerCtx *c, const GArray *ops, double *flops,
     {
       if (layer_done && i > 0 && o[i].layer != o[i - 1].layer && o[i - 1].layer >= 0)
         layer_done (b, c, o[i - 1].layer, data);
+      if (param_use && opens_param_use (c, o, i))
+        param_use (b, c, o[i].layer, data);
       if (o[i].kind == MODEL_OP_COMM)
         {
           gboolean ovl = o[i].overlap_next
@@ -359,7 +385,48 @@ typedef struct {
   int dpcp;
   gboolean active;
   int *ops, n_ops, max_ops;
+  /* ZeRO-3: per-layer parameter all-gathers (bytes of one layer's parameters as gathered). The
+   * gather for a use is issued when the previous use starts (prefetch depth one, as DeepSpeed's
+   * prefetch of the next module in its trace and FSDP's backward/forward prefetch of the next
+   * unit; two layers resident, as model/memory.c budgets), so it overlaps that use's compute. */
+  double gather_per_layer;
+  int prev_use_start;  /* last compute op before the previous use began (-1: none) */
+  gboolean zero3;
+  /* Distributed optimizer with overlap_param_gather: parameter all-gather buckets of the previous
+   * step's update, their chunk and the chunk-local layer whose forward first uses them (-1: the
+   * slot's first op); `wait_chunk` >= 0 while the first forward of that chunk is emitted, and
+   * `chunk_first_layer` is its first global layer. */
+  const int *ag_ops, *ag_chunk, *ag_need;
+  int n_ag, wait_chunk, chunk_first_layer;
 } Buckets;
+
+/* ZeRO-3: all-gather `bytes` of parameters before the next compute op; issued once the previous
+ * use of parameters has started. */
+static void
+zero3_gather (Builder *b, Buckets *k, double bytes)
+{
+  if (bytes <= 0 || k->dpcp <= 1)
+    return;
+  TOp t = { .kind = K_COLL, .stream = ST_DPAG, .cat = SIM_BD_DP, .group = G_DPCP,
+            .coll = SIM_COLLECTIVE_ALLGATHER, .bytes = bytes, .seq = b->seq[G_DPCP]++ };
+  int i = add_op (b, &t);
+  if (k->prev_use_start >= 0)
+    edge (b, k->prev_use_start, i);
+  push_wait (b->waits, &b->n_waits, i);
+  k->prev_use_start = b->last_compute;
+}
+
+static void
+param_use (Builder *b, const LayerCtx *c, int layer, gpointer data)
+{
+  Buckets *k = data;
+  if (k->zero3)
+    zero3_gather (b, k, k->gather_per_layer);
+  if (k->wait_chunk >= 0)
+    for (int j = 0; j < k->n_ag; j++)
+      if (k->ag_chunk[j] == k->wait_chunk && k->ag_need[j] == layer - k->chunk_first_layer)
+        push_wait (b->waits, &b->n_waits, k->ag_ops[j]);
+}
 
 /* DP gradient bucket: launched when `pending` bytes reach the bucket size (or flushed). */
 static void
@@ -418,38 +485,70 @@ build_program (Program *p, LayerCtx *c, int stage, int dpcp)
   double bucket_params = MAX (40e6, 1e6 * dpcp);
   double cap = MAX ((double) plan->dp_bucket_mb * 1048576.0, bucket_params * c->grad_bytes);
   double ag_cap = MAX ((double) plan->dp_bucket_mb * 1048576.0, bucket_params * c->param_bytes);
-  Buckets k = { 0, per_layer * c->grad_bytes, cap, dpcp, FALSE, NULL, 0, 0 };
-  k.max_ops = (int) ceil (all * c->grad_bytes / MAX (cap, 1.0)) + 2 * v + 4;
+  /* ZeRO-2/3 keep only the gradient shard (model/memory.c), so every micro-batch's backward
+   * reduce-scatters its gradients (DeepSpeed's partitioned gradients, FSDP's post-backward
+   * reduce-scatter), not only the last one's. ZeRO-3 reduces per layer as its backward ends (FSDP:
+   * one unit per transformer layer) and gathers parameters per layer (zero3_gather); its
+   * optimizer updates the shard that is the only copy, so there is no step-end gather.
+   * Per micro-batch and layer, with full recompute, DP traffic is 3 gathers (forward, recompute,
+   * backward) + 1 reduce-scatter of the layer's parameters. */
+  gboolean zero3 = plan->zero >= 3 && dpcp > 1;
+  gboolean per_mb = plan->zero >= 2;
+  if (zero3)
+    cap = per_layer * c->grad_bytes;
+  Buckets k = { 0, per_layer * c->grad_bytes, cap, dpcp, FALSE, NULL, 0, 0,
+                per_layer * c->param_bytes, -1 };
+  k.max_ops = ((int) ceil (all * c->grad_bytes / MAX (cap, 1.0)) + 2 * v + 4) * (per_mb ? m : 1)
+              + (zero3 ? (rank_layers + 2 * v) * m : 0);
   k.ops = g_new (int, k.max_ops);
   int max_ag = (int) ceil (all * c->param_bytes / MAX (ag_cap, 1.0)) + 2 * v + 4;
   g_autofree int *ag_ops = g_new (int, max_ag);
   g_autofree int *ag_chunk = g_new (int, max_ag);
+  g_autofree int *ag_need = g_new (int, max_ag);
   int n_ag = 0;
-  gboolean distopt = plan->zero >= 1 && dpcp > 1;
+  gboolean distopt = plan->zero >= 1 && plan->zero <= 2 && dpcp > 1;
   gint64 fwd_ns = 0;
   double flops = 0;
 
-  /* The distributed optimizer's parameter all-gather (of the previous step's update), in buckets
-   * per chunk, issued at step start; the chunk's first forward waits for them. */
+  /* The distributed optimizer's parameter all-gather of the previous step's update
+   * (Megatron's --overlap-param-gather), in buckets per chunk laid out in forward order
+   * (embedding, layers, head), issued at step start in that order on the DP stream. In steady
+   * state a bucket must only have arrived before the first forward use of its parameters
+   * (Megatron-Core's forward pre-hook waits for the bucket of the module about to run), so the
+   * first forward of a chunk waits for each bucket at the layer holding its first byte: the
+   * remaining gathers overlap the forward of the layers before. */
   if (distopt && plan->dp_overlap)
     for (int ch = 0; ch < v; ch++)
       {
-        double bytes = per_layer * model_plan_chunk_layers (plan, s, stage, ch, NULL);
-        if (model_plan_chunk_has_embedding (plan, stage, ch))
-          bytes += first_extra;
+        int ch_layers = model_plan_chunk_layers (plan, s, stage, ch, NULL);
+        double lead = model_plan_chunk_has_embedding (plan, stage, ch) ? first_extra * c->param_bytes : 0;
+        double layer_bytes = per_layer * c->param_bytes;
+        double bytes = lead + layer_bytes * ch_layers;
         if (model_plan_chunk_has_loss (plan, stage, ch))
-          bytes += last_extra;
-        bytes *= c->param_bytes;
+          bytes += last_extra * c->param_bytes;
+        double offset = 0;
         while (bytes > 0 && n_ag < max_ag)
           {
             double chunk_bytes = MIN (bytes, ag_cap);
             TOp t = { .kind = K_COLL, .stream = ST_DP, .cat = SIM_BD_DP, .group = G_DPCP,
                       .coll = SIM_COLLECTIVE_ALLGATHER, .bytes = chunk_bytes, .seq = b->seq[G_DPCP]++ };
             ag_chunk[n_ag] = ch;
+            /* -1: the slot's first op (embedding) needs it; else the chunk-local layer holding
+             * the bucket's first byte (the head's bytes count with the last layer). */
+            ag_need[n_ag] = offset < lead || layer_bytes <= 0 || ch_layers == 0
+                              ? -1
+                              : MIN ((int) ((offset - lead) / layer_bytes), ch_layers - 1);
             ag_ops[n_ag++] = add_op (b, &t);
             bytes -= chunk_bytes;
+            offset += chunk_bytes;
           }
       }
+  k.zero3 = zero3;
+  k.ag_ops = ag_ops;
+  k.ag_chunk = ag_chunk;
+  k.ag_need = ag_need;
+  k.n_ag = n_ag;
+  k.wait_chunk = -1;
 
   for (int i = 0; i < n_slots; i++)
     {
@@ -460,13 +559,25 @@ build_program (Program *p, LayerCtx *c, int stage, int dpcp)
       p->entry[entry_index (plan, m, sl.pass, sl.microbatch, sl.chunk)] = entry;
       if (fwd && sl.microbatch == 0)
         for (int j = 0; j < n_ag; j++)
-          if (ag_chunk[j] == sl.chunk)
+          if (ag_chunk[j] == sl.chunk && ag_need[j] < 0)
             edge (b, ag_ops[j], entry);
+      k.wait_chunk = fwd && sl.microbatch == 0 && n_ag > 0 ? sl.chunk : -1;
+      model_plan_chunk_layers (plan, s, stage, sl.chunk, &k.chunk_first_layer);
       g_array_set_size (c->scratch, 0);
       model_layer_chunk_ops (s, plan, stage, sl.chunk, sl.pass, c->scratch);
-      /* The chunk's last backward produces its gradients: bucket them as layers finish. */
-      k.active = !fwd && sl.microbatch == m - 1;
-      gint64 ns = emit_ops (b, c, c->scratch, &flops, bucket_layer_done, &k);
+      /* The chunk's last backward produces its gradients: bucket them as layers finish (ZeRO-2/3:
+       * every backward, see above). */
+      k.active = !fwd && (per_mb || sl.microbatch == m - 1);
+      if (zero3)
+        {
+          /* The embedding / LM head shards this chunk uses, gathered before the slot. */
+          double extra = (model_plan_chunk_has_embedding (plan, stage, sl.chunk) ? first_extra : 0)
+                         + (model_plan_chunk_has_loss (plan, stage, sl.chunk) ? last_extra : 0);
+          zero3_gather (b, &k, extra * c->param_bytes);
+        }
+      gint64 ns = emit_ops (b, c, c->scratch, &flops, bucket_layer_done,
+                            zero3 || k.wait_chunk >= 0 ? param_use : NULL, &k);
+      k.wait_chunk = -1;
       if (fwd && sl.microbatch == 0)
         fwd_ns += ns;
       if (k.active)
@@ -507,7 +618,7 @@ build_program (Program *p, LayerCtx *c, int stage, int dpcp)
     collective (b, G_EMB, SIM_COLLECTIVE_ALLREDUCE, emb * c->grad_bytes, FALSE);
   g_array_set_size (c->scratch, 0);
   model_layer_optimizer_ops (s, plan, stage, c->scratch);
-  emit_ops (b, c, c->scratch, &flops, NULL, NULL);
+  emit_ops (b, c, c->scratch, &flops, NULL, NULL, NULL);
   int n_final = 0;
   if (distopt && !plan->dp_overlap)
     {
@@ -990,7 +1101,7 @@ hook_done (gpointer user, int gpu, guint32 op_index, gint64 start_ns)
   if (r->trace)
     {
       static const char *const stream_names[N_STREAMS] = { "compute", "tp", "cp", "pp-send-fwd", "pp-send-bwd",
-                                                           "dp", "ep" };
+                                                           "dp", "ep", "dp-gather" };
       SimRunnerTraceEvent ev = { st->rank, st->stage, op->stream, stream_names[op->stream],
                                  sim_breakdown_name ((SimBreakdown) op->cat), start_ns,
                                  sim_engine_now (r->engine), op->kind == K_COMPUTE ? 0.0 : op->bytes };
@@ -1374,7 +1485,7 @@ sim_runner_run (const ModelShape *shape, const ModelPlan *plan, const SimGpuSpec
       for (int b = 0; b < SIM_BD_COUNT; b++)
         out->breakdown_s[b] = crit->bd[b] / 1e9;
       static const int stream_cat[N_STREAMS] = { -1, SIM_BD_TP, SIM_BD_CP, SIM_BD_PP, SIM_BD_PP,
-                                                 SIM_BD_DP, SIM_BD_EP };
+                                                 SIM_BD_DP, SIM_BD_EP, SIM_BD_DP };
       for (int s = 1; s < N_STREAMS; s++)
         out->comm_busy_s[stream_cat[s]] += sim_gpu_busy_ns (crit->gpu, s) / 1e9;
       out->ranks_simulated = r.n_states;

@@ -43,7 +43,8 @@ typedef struct {
   int rank;                   /* global rank */
   int stage;                  /* pipeline stage */
   int stream;                 /* 0 compute; 1.. communication streams */
-  const char *stream_name;    /* "compute", "tp", "cp", "pp-send-fwd", "pp-send-bwd", "dp", "ep" */
+  const char *stream_name;    /* "compute", "tp", "cp", "pp-send-fwd", "pp-send-bwd", "dp", "ep",
+                               * "dp-gather" (ZeRO-3 parameter all-gathers) */
   const char *category;       /* sim_breakdown_name() of what the op is accounted to */
   gint64 start_ns, end_ns;
   double bytes;               /* communication bytes (0 for compute) */

@@ -510,6 +510,17 @@ row_settings (const SimValidateRow *r, const char **hardware, const char **fabri
   add (list, "parallel.dp_overlap=%s", r->zero >= 1 ? "true" : "false");
   gboolean tp_overlap = r->sequence_parallel && !strstr (r->notes, "TP comm overlap off");
   add (list, "parallel.tp_comm_overlap=%s", tp_overlap ? "true" : "false");
+  /* Narayanan et al. SC21 ran 2021 Megatron-LM (examples/sc21: container pytorch:20.12): core
+   * attention unfused (baddbmm scores, FusedScaleMaskSoftmax, separate attention dropout, bmm;
+   * megatron/model/transformer.py ParallelAttention; FlashAttention, arXiv 2205.14135, came in
+   * 2022) and dropout on: --attention-dropout and --hidden-dropout default 0.1 in
+   * megatron/arguments.py and examples/sc21/CONFIG.sh does not override them. The ZeRO-3 rows of
+   * that table are assumed to run the same GPT model code under DeepSpeed. */
+  if (strstr (r->source, "Narayanan et al. SC21") != NULL)
+    {
+      add (list, "parallel.unfused_attention=true");
+      add (list, "parallel.dropout=true");
+    }
   int chunks = r->pp * r->vpp;
   if (r->pp > 1 && r->layers % chunks != 0 && (r->layers + 2) % chunks == 0)
     add (list, "parallel.pp_embed_loss_layers=true");

@@ -25,6 +25,9 @@
  *   gpus_per_domain_used = the largest divisor of gpus that is ≤ nvlink_domain and a multiple of
  *                     gpus_per_node (64 of an NVL72 rack for power-of-two jobs);
  *   param_dtype = fp16 for fp16 rows, else bf16; vocab padded as Megatron does (128·tp).
+ *   unfused_attention, dropout = true for the Narayanan et al. SC21 rows (2021 Megatron-LM:
+ *                     no flash attention yet, attention/hidden dropout 0.1 by default; sources
+ *                     in sim/validate.c).
  * No figure of the row's measurement is read into the scenario. */
 #pragma once
 #include <stdio.h>

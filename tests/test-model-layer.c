@@ -426,6 +426,47 @@ test_tied_embedding_grad (void)
     }
 }
 
+static double
+traffic (const ModelOp *op)
+{
+  g_assert_nonnull (op);
+  return op->bytes_read + op->bytes_written;
+}
+
+/* Unfused attention and dropout (GPT-3 175B, tp 4 with SP, micro-batch 1, s = 2048, bf16 p = 2):
+ * a/t = 24 heads, so the score tensor has E = 24·2048·2048 = 100,663,296 elements. Forward extra
+ * HBM traffic: scores written by Q·Kᵀ and read by P·V (2E·p), softmax read+write (2E·p), attention
+ * dropout read+write+1-byte mask (2E·p + E): 13E bytes. Backward: P read, dS read twice, dP
+ * written (4E·p); softmax y, dy read, dx written (3E·p); dropout dy and mask read, dx written
+ * (2E·p + E): 19E bytes. Hidden dropout adds a 1-byte mask per residual element (Ts·h =
+ * 512·12288) written in forward and read in backward. With both flags off none of this exists. */
+static void
+test_unfused_dropout (void)
+{
+  ModelShape s;
+  ModelPlan p;
+  gpt3_tp4 (&s, &p, TRUE);
+  g_autoptr (GArray) f0 = ops_of (&s, &p, 0, MODEL_PASS_FORWARD);
+  g_assert_null (find (f0, "attn_softmax"));
+  double res0 = find (f0, "mlp_residual")->bytes_written;
+  p.unfused_attention = TRUE;
+  p.dropout = TRUE;
+  g_autoptr (GArray) f = ops_of (&s, &p, 0, MODEL_PASS_FORWARD);
+  g_autoptr (GArray) b = ops_of (&s, &p, 0, MODEL_PASS_BACKWARD);
+  double E = 24.0 * 2048 * 2048, e = 512.0 * 12288;
+  g_assert_cmpfloat (traffic (find (f, "attn_scores_io")) + traffic (find (f, "attn_softmax"))
+                     + traffic (find (f, "attn_dropout")), ==, 13 * E);
+  g_assert_cmpfloat (traffic (find (b, "attn_scores_io_bwd")) + traffic (find (b, "attn_softmax_bwd"))
+                     + traffic (find (b, "attn_dropout_bwd")), ==, 19 * E);
+  g_assert_cmpfloat (find (f, "mlp_residual")->bytes_written - res0, ==, e);
+  g_assert_cmpfloat (find (f, "attn_residual")->bytes_written - res0, ==, e);
+  /* backward reads twice the forward inputs (2·2e·p) plus the mask */
+  g_assert_cmpfloat (find (b, "mlp_residual_bwd")->bytes_read, ==, 2 * 2 * e * 2 + e);
+  /* the scores ops sit between the attention kernel and the output projection */
+  g_autofree char *n = names (f);
+  g_assert_nonnull (strstr (n, "attn attn_scores_io attn_softmax attn_dropout proj"));
+}
+
 int
 main (int argc, char **argv)
 {
@@ -443,5 +484,6 @@ main (int argc, char **argv)
   g_test_add_func ("/model/layer/dp-ops", test_dp_ops);
   g_test_add_func ("/model/layer/unique-gemms", test_unique_gemms);
   g_test_add_func ("/model/layer/tied-embedding-grad", test_tied_embedding_grad);
+  g_test_add_func ("/model/layer/unfused-dropout", test_unfused_dropout);
   return g_test_run ();
 }

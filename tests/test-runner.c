@@ -292,6 +292,161 @@ test_dp (void)
   g_assert_cmpfloat (blocking.breakdown_s[SIM_BD_BUBBLE], <, 1e-9);
 }
 
+/* Bytes of rank 0's DP collectives by stream, from the trace hook. */
+typedef struct { double gather, dp_ag, dp_rs; int n_gather, n_rs; } DpBytes;
+
+static void
+dp_bytes_trace (gpointer user, const SimRunnerTraceEvent *ev)
+{
+  DpBytes *d = user;
+  if (ev->rank != 0)
+    return;
+  if (strcmp (ev->stream_name, "dp-gather") == 0)
+    {
+      d->gather += ev->bytes;
+      d->n_gather++;
+    }
+  else if (strcmp (ev->stream_name, "dp") == 0)
+    {
+      d->dp_rs += ev->bytes;
+      d->n_rs++;
+    }
+}
+
+static DpBytes
+run_dp_bytes (const ModelShape *s, const ModelPlan *p, const SimGpuSpec *g, const SimClusterSpec *c,
+              const SimFabricSpec *f, const SimCollectiveProfile *cp, SimRunnerResult *out)
+{
+  SimRunnerOptions o;
+  sim_runner_options_init (&o);
+  o.memory_overhead_bytes = 0;
+  DpBytes d = { 0 };
+  o.trace = dp_bytes_trace;
+  o.trace_user = &d;
+  g_autoptr (GError) error = NULL;
+  gboolean ok = sim_runner_run (s, p, g, c, f, cp, &o, out, &error);
+  g_assert_no_error (error);
+  g_assert_true (ok);
+  return d;
+}
+
+/* ZeRO-3 (DeepSpeed stage 3 / FSDP full shard), dp 2, m = 2 micro-batches, full recompute, on the
+ * small GPT (L = 4, h = 1024, V = 32,000, 1024 learned positions, tied embeddings, pp 1).
+ * Parameters: P = L·(12h² + 2h) + V·h + 1024·h + h (final norm) = 83,890,176 of which the
+ * embedding (word + position) E = (V + 1024)·h = 33,816,576 is used once per pass and the rest,
+ * R = P − E, by the layers. Per micro-batch each layer's parameters are gathered before its
+ * forward, before its recompute and before its backward (released after each use), the embedding
+ * before the forward and the backward slot: gathered bf16 bytes per step = m·2·(3R + 2E), i.e. 3×
+ * the layer parameter bytes per micro-batch; gradients reduce-scattered (fp32) every micro-batch:
+ * m·4·P. No step-end parameter gather (the updated shard is the only copy). Each layer use is one
+ * collective: m·(3L + 2) gathers. ZeRO-2 for contrast: no per-layer gathers; its gradients are
+ * reduce-scattered every micro-batch too (only the shard is resident) plus one bf16 parameter
+ * all-gather of P after the optimizer. Without recompute ZeRO-3 gathers the layers twice:
+ * m·2·(2R + 2E). */
+static void
+test_zero3 (void)
+{
+  SimGpuSpec g;
+  SimClusterSpec c;
+  SimFabricSpec f;
+  SimCollectiveProfile cp;
+  ModelShape s;
+  ModelPlan p;
+  ideal_gpu (&g);
+  g.peak_flops[MODEL_DTYPE_BF16] = 1e14;
+  int L = 4, m = 2;
+  small_gpt (&s, L, 32000);
+  plan_of (&p, 1, 1, 1, 1, 2, m);
+  p.zero = 3;
+  p.recompute = MODEL_RECOMPUTE_FULL;
+  p.dp_overlap = TRUE;
+  cluster_of (&c, &f, &cp, 2, 2, 100e9, TRUE);
+  double h = 1024, E = (32000.0 + 1024) * h, P = L * (12 * h * h + 2 * h) + E + h, R = P - E;
+  SimRunnerResult r3;
+  DpBytes z3 = run_dp_bytes (&s, &p, &g, &c, &f, &cp, &r3);
+  g_test_message ("zero3: gathered %.0f B in %d, reduce-scattered %.0f B in %d, step %" G_GINT64_FORMAT,
+                  z3.gather, z3.n_gather, z3.dp_rs, z3.n_rs, r3.step_ns);
+  g_assert_cmpfloat (fabs (z3.gather - m * 2.0 * (3 * R + 2 * E)), <, 1e-9 * z3.gather);
+  g_assert_cmpfloat (fabs (z3.dp_rs - m * 4.0 * P), <, 1e-9 * z3.dp_rs);
+  g_assert_cmpint (z3.n_gather, ==, m * (3 * L + 2));
+  g_assert_cmpint (z3.n_rs, >=, m * L);
+  p.zero = 2;
+  SimRunnerResult r2;
+  DpBytes z2 = run_dp_bytes (&s, &p, &g, &c, &f, &cp, &r2);
+  g_assert_cmpfloat (z2.gather, ==, 0);
+  /* reduce-scatters m·4·P plus the step's parameter all-gather 2·P on the same stream */
+  g_assert_cmpfloat (fabs (z2.dp_rs - (m * 4.0 * P + 2.0 * P)), <, 1e-9 * z2.dp_rs);
+  p.zero = 3;
+  p.recompute = MODEL_RECOMPUTE_NONE;
+  DpBytes z3n = run_dp_bytes (&s, &p, &g, &c, &f, &cp, &r3);
+  g_assert_cmpfloat (fabs (z3n.gather - m * 2.0 * (2 * R + 2 * E)), <, 1e-9 * z3n.gather);
+  g_assert_cmpint (z3n.n_gather, ==, m * (2 * L + 2));
+}
+
+/* Rank 0's DP-stream and compute intervals, from the trace hook. */
+typedef struct { gint64 dp_start[64], dp_end[64]; int n_dp; gint64 first_compute; } OpgTrace;
+
+static void
+opg_trace (gpointer user, const SimRunnerTraceEvent *ev)
+{
+  OpgTrace *t = user;
+  if (ev->rank != 0)
+    return;
+  if (strcmp (ev->stream_name, "dp") == 0 && t->n_dp < 64)
+    {
+      t->dp_start[t->n_dp] = ev->start_ns;
+      t->dp_end[t->n_dp++] = ev->end_ns;
+    }
+  else if (strcmp (ev->stream_name, "compute") == 0 && ev->end_ns > ev->start_ns
+           && (t->first_compute < 0 || ev->start_ns < t->first_compute))
+    t->first_compute = ev->start_ns;
+}
+
+/* Megatron's --overlap-param-gather: DP 16 on two nodes, zero 1, one micro-batch, the small GPT
+ * with L = 8. Parameters P = 8·(12h² + 2h) + (V + 1024)·h + h = 134,497,280 (h = 1024,
+ * V = 32,000), gathered in bf16: 268,994,560 B in buckets of max(16 MiB, 40e6 params · 2 B) =
+ * 80e6 B: 4 buckets, issued at step start. The first holds the embedding (67.6 MB) and is needed
+ * by the first forward op; the others start at 80, 160 and 240 MB, i.e. in layers 0, 3 and 6
+ * (25.2 MB per layer after the embedding). So compute waits for bucket 0 only and the forward of
+ * the first layers overlaps the gathers of buckets 1..3: the first compute starts after bucket 0
+ * ends but before bucket 3 ends. (Waiting for the whole chunk, it would start after all four.) */
+static void
+test_overlap_param_gather (void)
+{
+  SimGpuSpec g;
+  SimClusterSpec c;
+  SimFabricSpec f;
+  SimCollectiveProfile cp;
+  ModelShape s;
+  ModelPlan p;
+  ideal_gpu (&g);
+  g.peak_flops[MODEL_DTYPE_BF16] = 1e14;
+  small_gpt (&s, 8, 32000);
+  plan_of (&p, 1, 1, 1, 1, 16, 1);
+  p.zero = 1;
+  p.dp_bucket_mb = 16;
+  p.dp_overlap = TRUE;
+  cluster_of (&c, &f, &cp, 16, 8, 450e9, TRUE);
+  SimRunnerOptions o;
+  sim_runner_options_init (&o);
+  o.memory_overhead_bytes = 0;
+  OpgTrace t = { .first_compute = -1 };
+  o.trace = opg_trace;
+  o.trace_user = &t;
+  SimRunnerResult r;
+  g_autoptr (GError) error = NULL;
+  g_assert_true (sim_runner_run (&s, &p, &g, &c, &f, &cp, &o, &r, &error));
+  g_assert_no_error (error);
+  /* 4 gathers at step start, then the gradient reduce-scatters after the backward */
+  g_assert_cmpint (t.n_dp, >=, 5);
+  g_assert_cmpint (t.dp_start[0], ==, 0);
+  g_test_message ("bucket ends %" G_GINT64_FORMAT " .. %" G_GINT64_FORMAT ", first compute %" G_GINT64_FORMAT,
+                  t.dp_end[0], t.dp_end[3], t.first_compute);
+  g_assert_cmpint (t.first_compute, >=, t.dp_end[0]);
+  g_assert_cmpint (t.first_compute, <, t.dp_end[3]);
+  g_assert_cmpint (t.dp_start[4], >=, t.dp_end[3]);
+}
+
 /* Plans the runner must refuse: micro-batches not a multiple of pp under interleaving, and a plan
  * whose GPU count disagrees with the cluster. */
 static void
@@ -360,6 +515,8 @@ main (int argc, char **argv)
   g_test_add_func ("/sim/runner/bubble", test_bubble);
   g_test_add_func ("/sim/runner/tp", test_tp);
   g_test_add_func ("/sim/runner/dp", test_dp);
+  g_test_add_func ("/sim/runner/zero3", test_zero3);
+  g_test_add_func ("/sim/runner/overlap-param-gather", test_overlap_param_gather);
   g_test_add_func ("/sim/runner/invalid", test_invalid);
   g_test_add_func ("/sim/runner/memory", test_memory);
   return g_test_run ();
