@@ -63,3 +63,24 @@ coll_profile_load (const char *hardware, const char *fabric, SimCollectiveProfil
   g_assert_cmpfloat (p->nic_eff, >, 0);
   g_assert_cmpfloat (hw->nvlink_bw_bytes_per_s, >, 0);
 }
+
+/* Profile constants (the same figures as scenarios/hardware/ files, with their sources there):
+ * nvlink_eff 0.80: "about 20% protocol overhead" takes 450 GB/s to ~370 GB/s (NVIDIA, nccl-tests#212);
+ * nic_eff 4096/4122: InfiniBand 4 KiB MTU payload with LRH 8 + BTH 12 + ICRC 4 + VCRC 2 header bytes;
+ * nvls_eff 0.85 (Hopper), 0.74 (Blackwell): NCCL src/graph/tuning.cc nvlsEfficiency;
+ * latencies: NCCL Simple protocol tuning (baseLat 8.4 us, NVLink ring step 3.4 us, net step 14 us,
+ * NVLS 25 us). */
+G_GNUC_UNUSED static void
+coll_profile_reference (SimCollectiveProfile *p, gboolean blackwell)
+{
+  memset (p, 0, sizeof *p);
+  p->nvlink_eff = 0.80;
+  p->nvls_eff = blackwell ? 0.74 : 0.85;
+  p->nic_eff = 4096.0 / 4122.0;
+  for (int a = 0; a < SIM_COLLECTIVE_ALGO_COUNT; a++)
+    p->base_latency_ns[a] = 8400;
+  p->base_latency_ns[SIM_COLLECTIVE_ALGO_NVLS] = 25000;
+  p->nvlink_step_latency_ns = 3400;
+  p->net_step_latency_ns = 14000;
+  p->chunk_bytes = 512 * 1024;
+}

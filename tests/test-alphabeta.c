@@ -11,27 +11,6 @@
 
 #define GBPS 1e9
 
-/* Profile constants (the same figures as scenarios/hardware/ files, with their sources there):
- * nvlink_eff 0.80: "about 20% protocol overhead" takes 450 GB/s to ~370 GB/s (NVIDIA, nccl-tests#212);
- * nic_eff 4096/4122: InfiniBand 4 KiB MTU payload with LRH 8 + BTH 12 + ICRC 4 + VCRC 2 header bytes;
- * nvls_eff 0.85 (Hopper), 0.74 (Blackwell): NCCL src/graph/tuning.cc nvlsEfficiency;
- * latencies: NCCL Simple protocol tuning (baseLat 8.4 us, NVLink ring step 3.4 us, net step 14 us,
- * NVLS 25 us). */
-static void
-profile_for (SimCollectiveProfile *p, gboolean blackwell)
-{
-  memset (p, 0, sizeof *p);
-  p->nvlink_eff = 0.80;
-  p->nvls_eff = blackwell ? 0.74 : 0.85;
-  p->nic_eff = 4096.0 / 4122.0;
-  for (int a = 0; a < SIM_COLLECTIVE_ALGO_COUNT; a++)
-    p->base_latency_ns[a] = 8400;
-  p->base_latency_ns[SIM_COLLECTIVE_ALGO_NVLS] = 25000;
-  p->nvlink_step_latency_ns = 3400;
-  p->net_step_latency_ns = 14000;
-  p->channels = 0;
-  p->chunk_bytes = 512 * 1024;
-}
 
 typedef struct {
   const char *gpu;
@@ -117,7 +96,7 @@ test_ring_busbw_is_link_rate (void)
    * once latency is negligible: 8 H100 in one domain: 450 * 0.8 = 360 GB/s. */
   SimCollectiveProfile p;
   SimCollectiveShape s;
-  profile_for (&p, FALSE);
+  coll_profile_reference (&p, FALSE);
   shape_for (&s, hw_lookup ("H100-SXM"), 8, 8);
   double bytes = 16.0 * (1 << 30);
   gint64 t = sim_alphabeta_time_ns (SIM_COLLECTIVE_ALLREDUCE, SIM_COLLECTIVE_ALGO_RING, &s, &p, bytes);
@@ -134,7 +113,7 @@ test_hier_equation (void)
   /* 2 domains x 8 H100: hier AR of 1 GiB = 2 * 7/8 S/360e9 + 2 * 1/2 * (S/8)/(50e9*eff) + latency. */
   SimCollectiveProfile p;
   SimCollectiveShape s;
-  profile_for (&p, FALSE);
+  coll_profile_reference (&p, FALSE);
   shape_for (&s, hw_lookup ("H100-SXM"), 16, 8);
   double S = 1 << 30;
   double expect = 2 * 7.0 / 8 * S / 360e9 + (S / 8) / (50e9 * p.nic_eff);
@@ -150,7 +129,7 @@ test_applicability_and_choice (void)
 {
   SimCollectiveProfile p;
   SimCollectiveShape one, two;
-  profile_for (&p, FALSE);
+  coll_profile_reference (&p, FALSE);
   shape_for (&one, hw_lookup ("H100-SXM"), 8, 8);
   shape_for (&two, hw_lookup ("H100-SXM"), 16, 8);
   /* NVLS needs one NVLink domain with SHARP; hierarchical needs several domains. */

@@ -10,22 +10,6 @@
 #include "sim/collective.h"
 #include "coll-profile.h"
 
-/* The same sourced constants as tests/test-alphabeta.c and scenarios/hardware/ (see there). */
-static void
-profile_for (SimCollectiveProfile *p, gboolean blackwell)
-{
-  memset (p, 0, sizeof *p);
-  p->nvlink_eff = 0.80;
-  p->nvls_eff = blackwell ? 0.74 : 0.85;
-  p->nic_eff = 4096.0 / 4122.0;
-  for (int a = 0; a < SIM_COLLECTIVE_ALGO_COUNT; a++)
-    p->base_latency_ns[a] = 8400;
-  p->base_latency_ns[SIM_COLLECTIVE_ALGO_NVLS] = 25000;
-  p->nvlink_step_latency_ns = 3400;
-  p->net_step_latency_ns = 14000;
-  p->chunk_bytes = 512 * 1024;   
-}
-
 /* nodes x per_node GPUs, one NVLink domain per node, one NIC per GPU on a 2-tier fabric. */
 static SimTopology *
 cluster (int nodes, int per_node, double nvlink_GBps, double nic_GBps, gboolean nvls, SimFabricKind kind,
@@ -146,7 +130,7 @@ test_one_domain_agrees (void)
   /* DGX H100: every algorithm inside one NVLink domain loads each GPU's up and down link exactly as
    * the closed form counts, and nothing else shares them. */
   SimCollectiveProfile p;
-  profile_for (&p, FALSE);
+  coll_profile_reference (&p, FALSE);
   g_autoptr (SimTopology) t = cluster (1, 8, 450, 50, TRUE, SIM_FABRIC_RAIL_OPTIMIZED, 64, 1);
   int g[8];
   iota (g, 8, 0, 1);
@@ -170,7 +154,7 @@ test_across_domains_agrees (void)
    * once on a different rail, so each NIC carries one channel and each NVLink up-link seven, as the
    * closed form's R = min(L*Bi, L/(L-1)*Bn) assumes. Hier: per-rail rings stay on their rail's leaf. */
   SimCollectiveProfile p;
-  profile_for (&p, FALSE);
+  coll_profile_reference (&p, FALSE);
   g_autoptr (SimTopology) t = cluster (4, 8, 450, 50, TRUE, SIM_FABRIC_RAIL_OPTIMIZED, 64, 1);
   int g[32];
   iota (g, 32, 0, 1);
@@ -201,7 +185,7 @@ test_contention_differs (void)
    * (and the same down link): max-min halves each one's rate, so the transfer takes twice as long,
    * while the closed form, which knows only the per-GPU NIC rate, still predicts the solo time. */
   SimCollectiveProfile p;
-  profile_for (&p, FALSE);
+  coll_profile_reference (&p, FALSE);
   g_autoptr (SimTopology) t = cluster (2, 8, 450, 50, TRUE, SIM_FABRIC_FAT_TREE, 9, 8);
   int a[2] = { 0, 8 }, b[2] = { 1, 9 };
   double S = 1 << 30;
@@ -239,7 +223,7 @@ test_concurrent_groups_balanced (void)
    * routing) must find that spread: then every ring runs at the NIC rate and the flow model equals the
    * closed form. Random hashing would put two edges on one up-link (8 balls in 8 bins) and halve a ring. */
   SimCollectiveProfile p;
-  profile_for (&p, FALSE);
+  coll_profile_reference (&p, FALSE);
   g_autoptr (SimTopology) t = cluster (16, 8, 450, 50, TRUE, SIM_FABRIC_FAT_TREE, 16, 1);
   int groups[8][16];
   for (int k = 0; k < 8; k++)
@@ -264,7 +248,7 @@ test_overlap_and_callbacks (void)
   /* Two disjoint DGX H100 nodes: their all-reduces share no link, so running both at once takes the
    * time of one; each completes by its own callback with its own arg. */
   SimCollectiveProfile p;
-  profile_for (&p, FALSE);
+  coll_profile_reference (&p, FALSE);
   g_autoptr (SimTopology) t = cluster (2, 8, 450, 50, TRUE, SIM_FABRIC_RAIL_OPTIMIZED, 64, 1);
   int a[8], b[8];
   iota (a, 8, 0, 1);
@@ -308,7 +292,7 @@ static void
 test_bad_input (void)
 {
   SimCollectiveProfile p;
-  profile_for (&p, FALSE);
+  coll_profile_reference (&p, FALSE);
   g_autoptr (SimTopology) t = cluster (2, 8, 450, 50, TRUE, SIM_FABRIC_RAIL_OPTIMIZED, 64, 1);
   Sim s;
   sim_setup (&s, t, &p);
