@@ -340,7 +340,8 @@ plan_add_route (SimCollective *c, Plan *p, int src, int dst, guint32 hash)
   guint32 links[SIM_TOPOLOGY_MAX_HOPS], best[SIM_TOPOLOGY_MAX_HOPS];
   int k = sim_topology_route (c->topo, src, dst, hash, links), best_k = k;
   memcpy (best, links, sizeof (guint32) * k);
-  if (k > 2) /* through the fabric: ECMP choices exist */
+  /* Through the fabric ECMP choices exist, unless adaptive routing already spreads every flow. */
+  if (k > 2 && sim_topology_fabric (c->topo)->routing == SIM_ROUTING_STATIC)
     {
       /* The end links (NICs) are on every candidate: once a route is no busier than they are, stop. */
       guint32 floor = MAX (c->route_load[links[0]], c->route_load[links[k - 1]]);

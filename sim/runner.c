@@ -871,7 +871,7 @@ pp_route_build (Runner *r, int stage, gboolean fwd, int to_stage)
       guint32 links[SIM_TOPOLOGY_MAX_HOPS], best[SIM_TOPOLOGY_MAX_HOPS];
       guint32 h = pair_hash (src, dst);
       int n = sim_topology_route (r->topo, src, dst, h, best), best_n = n;
-      if (n > 2)
+      if (n > 2 && sim_topology_fabric (r->topo)->routing == SIM_ROUTING_STATIC)
         {
           guint32 best_load = G_MAXUINT32;
           for (int t = 0; t < PP_ROUTE_TRIES; t++)

@@ -269,6 +269,8 @@ static const Key keys[] = {
     "technology and where the design comes from" },
   { "fabric", "kind", T_ENUM, "", 1, REQ, 0, 0, "rail_optimized, fat_tree", FALSE, S_ENUM, FA (kind),
     "rail_optimized: NIC i of every node on leaf group i; fat_tree: nodes on leaves" },
+  { "fabric", "routing", T_ENUM, "", 1, "static", 0, 0, "static, adaptive", FALSE, S_ENUM, FA (routing),
+    "static: one ECMP path per flow; adaptive: switches spread each flow over all up-ports (IB AR, Spectrum-X)" },
   { "fabric", "tiers", T_INT, "", 1, REQ, 2, 3, NULL, FALSE, S_INT, FA (tiers), "switch tiers: 2 leaf-spine, 3 leaf-spine-core" },
   { "fabric", "radix", T_INT, "", 1, REQ, 2, 4096, NULL, FALSE, S_INT, FA (radix), "ports per switch" },
   { "fabric", "oversubscription_leaf", T_DOUBLE, "", 1, "1", 1, 64, NULL, FALSE, S_DOUBLE, FA (oversubscription[0]),

@@ -46,6 +46,16 @@
  * evenly over the spines); else also spine up i and spine down i through core (plane j mod S,
  * i mod C) with i = fmix32(h + 0xB5297A4D) mod u2.
  *
+ * Adaptive routing (fabric routing = adaptive). Switches pick the up-port per packet by load among
+ * all ports with minimal hops to the destination (InfiniBand AR "TREE" groups: NVIDIA InfiniBand
+ * Cluster Bring-up Procedure, "Adaptive Routing"; Spectrum-X adaptive routing on Ethernet). In the
+ * fluid model that is perfect spreading, so the links of one tier are pooled: each leaf has one up
+ * trunk and one down trunk of u1 links (capacity u1 * b_link), and each pod (3 tiers) one trunk to
+ * and one from the core of S * u2 links. A route is then NIC up, leaf trunk up, [pod trunk up, pod
+ * trunk down], leaf trunk down, NIC down, with no hash: two flows contend only where their real
+ * traffic would, at the NICs and at a tier's total capacity (oversubscription). Static hashing
+ * instead lets two large flows land on one up-link and halve each other, which an AR fabric avoids.
+ *
  * Latency: NVLink up carries nvlink_latency_ns (down 0); NIC up carries nic_latency_ns; every link
  * leaving a switch carries hop_latency_ns. A path's latency is thus the NVLink latency, or the NIC
  * latency plus hop_latency_ns per switch crossed.
@@ -322,10 +332,11 @@ sim_topology_new (const SimClusterSpec *cluster, const SimFabricSpec *fabric, GE
   gint64 count[SIM_LINK_KIND_COUNT] = { 0 };
   count[SIM_LINK_NVLINK_UP] = count[SIM_LINK_NVLINK_DOWN] = t->gpus;
   count[SIM_LINK_NIC_UP] = count[SIM_LINK_NIC_DOWN] = t->nics;
+  gboolean trunks = scale_out && t->fabric.routing == SIM_ROUTING_ADAPTIVE;
   if (scale_out)
-    count[SIM_LINK_LEAF_UP] = count[SIM_LINK_LEAF_DOWN] = (gint64) t->leaves * t->leaf_up;
+    count[SIM_LINK_LEAF_UP] = count[SIM_LINK_LEAF_DOWN] = trunks ? t->leaves : (gint64) t->leaves * t->leaf_up;
   if (t->tiers == 3)
-    count[SIM_LINK_SPINE_UP] = count[SIM_LINK_SPINE_DOWN] = (gint64) t->spines * t->spine_up;
+    count[SIM_LINK_SPINE_UP] = count[SIM_LINK_SPINE_DOWN] = trunks ? t->pods : (gint64) t->spines * t->spine_up;
   gint64 total = 0;
   for (int i = 0; i < SIM_LINK_KIND_COUNT; i++)
     {
@@ -353,6 +364,12 @@ sim_topology_new (const SimClusterSpec *cluster, const SimFabricSpec *fabric, GE
   t->proto[SIM_LINK_NIC_UP].bandwidth_bytes_per_s = cluster->nic_bw_bytes_per_s;
   t->proto[SIM_LINK_NIC_DOWN].bandwidth_bytes_per_s = cluster->nic_bw_bytes_per_s;
   t->proto[SIM_LINK_NIC_UP].latency_ns = cluster->nic_latency_ns;
+  if (trunks)
+    {
+      double leaf_trunk = t->leaf_up * t->link_bw, pod_trunk = (double) t->spines_per_pod * t->spine_up * t->link_bw;
+      t->proto[SIM_LINK_LEAF_UP].bandwidth_bytes_per_s = t->proto[SIM_LINK_LEAF_DOWN].bandwidth_bytes_per_s = leaf_trunk;
+      t->proto[SIM_LINK_SPINE_UP].bandwidth_bytes_per_s = t->proto[SIM_LINK_SPINE_DOWN].bandwidth_bytes_per_s = pod_trunk;
+    }
   return g_steal_pointer (&t);
 }
 
@@ -512,7 +529,18 @@ sim_topology_route (const SimTopology *topo, int src_gpu, int dst_gpu, guint32 f
   int n = 0;
   links[n++] = t->base[SIM_LINK_NIC_UP] + (guint32) es;
   int ls = nic_leaf (t, es), ld = nic_leaf (t, ed);
-  if (ls != ld)
+  if (ls != ld && t->fabric.routing == SIM_ROUTING_ADAPTIVE)
+    {
+      links[n++] = t->base[SIM_LINK_LEAF_UP] + (guint32) ls;
+      int ps = leaf_pod (t, ls), pd = leaf_pod (t, ld);
+      if (ps != pd)
+        {
+          links[n++] = t->base[SIM_LINK_SPINE_UP] + (guint32) ps;
+          links[n++] = t->base[SIM_LINK_SPINE_DOWN] + (guint32) pd;
+        }
+      links[n++] = t->base[SIM_LINK_LEAF_DOWN] + (guint32) ld;
+    }
+  else if (ls != ld)
     {
       guint32 j = fmix32 (h + 0x68E31DA4u) % (guint32) t->leaf_up;
       links[n++] = t->base[SIM_LINK_LEAF_UP] + (guint32) ls * (guint32) t->leaf_up + j;
@@ -576,6 +604,13 @@ sim_topology_link_ends (const SimTopology *topo, int link_id, SimNodeRef *from, 
       break;
     case SIM_LINK_LEAF_UP:
     case SIM_LINK_LEAF_DOWN:
+      if (t->fabric.routing == SIM_ROUTING_ADAPTIVE)
+        {
+          /* A leaf's trunk: its far end is named by the pod's first spine. */
+          lo = (SimNodeRef) { SIM_NODE_LEAF, x };
+          hi = (SimNodeRef) { SIM_NODE_SPINE, leaf_pod (t, x) * t->spines_per_pod };
+        }
+      else
       {
         int leaf = x / t->leaf_up, j = x % t->leaf_up;
         lo = (SimNodeRef) { SIM_NODE_LEAF, leaf };
@@ -584,6 +619,13 @@ sim_topology_link_ends (const SimTopology *topo, int link_id, SimNodeRef *from, 
       break;
     case SIM_LINK_SPINE_UP:
     case SIM_LINK_SPINE_DOWN:
+      if (t->fabric.routing == SIM_ROUTING_ADAPTIVE)
+        {
+          /* A pod's trunk to the core: named by the pod's first spine and the first core. */
+          lo = (SimNodeRef) { SIM_NODE_SPINE, x * t->spines_per_pod };
+          hi = (SimNodeRef) { SIM_NODE_CORE, 0 };
+        }
+      else
       {
         int spine = x / t->spine_up, i = x % t->spine_up;
         lo = (SimNodeRef) { SIM_NODE_SPINE, spine };
@@ -656,6 +698,16 @@ sim_topology_summarize (const SimTopology *topo, SimTopologySummary *out)
     }
   for (int k = 0; k < SIM_LINK_KIND_COUNT; k++)
     out->links_by_kind[k] = (int) (t->base[k + 1] - t->base[k]);
+  if (t->tiers && t->fabric.routing == SIM_ROUTING_ADAPTIVE)
+    {
+      /* Cables, not trunks: what fails and what is bought does not change with the routing. */
+      out->links_by_kind[SIM_LINK_LEAF_UP] = out->links_by_kind[SIM_LINK_LEAF_DOWN] = t->leaves * t->leaf_up;
+      out->links_by_kind[SIM_LINK_SPINE_UP] = out->links_by_kind[SIM_LINK_SPINE_DOWN] =
+        t->tiers == 3 ? t->spines * t->spine_up : 0;
+      out->links = 0;
+      for (int k = 0; k < SIM_LINK_KIND_COUNT; k++)
+        out->links += out->links_by_kind[k];
+    }
 }
 
 char *

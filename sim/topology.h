@@ -22,6 +22,11 @@ typedef struct {
 
 typedef enum { SIM_FABRIC_RAIL_OPTIMIZED, SIM_FABRIC_FAT_TREE } SimFabricKind;
 
+/* static: each flow keeps one ECMP path (hash, or the collectives' balanced choice). adaptive: the
+ * switches spread every flow over all minimal up-ports (InfiniBand AR with "TREE" groups, Spectrum-X
+ * packet spraying), so each tier's up-links act as one trunk (see sim/topology.c). */
+typedef enum { SIM_ROUTING_STATIC, SIM_ROUTING_ADAPTIVE } SimFabricRouting;
+
 typedef struct {
   SimFabricKind kind;
   int tiers;                   /* 2 (leaf-spine) or 3 (leaf-spine-core) */
@@ -29,6 +34,7 @@ typedef struct {
   double oversubscription[3];  /* per tier (leaf, spine, core): down/up capacity; 1 = non-blocking */
   double link_bw_bytes_per_s;  /* switch-to-switch links; 0 = the NIC rate */
   gint64 hop_latency_ns;       /* per switch hop */
+  SimFabricRouting routing;
 } SimFabricSpec;
 
 typedef struct {

@@ -713,6 +713,58 @@ test_large_is_cheap (void)
   g_assert_nonnull (strstr (d, "core"));
 }
 
+/* Adaptive routing pools each tier's up-links into one trunk per leaf and per pod (sim/topology.c).
+ * 1,344 x 8 H100, NDR, radix 64, 3 tiers (the case above): a leaf has 32 NIC ports and u1 = 32 up
+ * links, so its trunk carries 32 x 50 GB/s = 1.6 TB/s, exactly the NICs below it (non-blocking); a pod
+ * has S = 32 spines with u2 = 21 core links each, 672 x 50 GB/s = 33.6 TB/s, again its 672 NICs (21
+ * leaves x 32). Rail 0's first pod holds nodes 0..671, so node 0 -> node 40 (leaf 1) stays in the
+ * pod and node 0 -> node 700 crosses the core. Cables (what fails, what is bought) do not change. */
+static void
+test_adaptive_trunks (void)
+{
+  SimClusterSpec c = hgx_h100 (1344);
+  SimFabricSpec fs = fabric (SIM_FABRIC_RAIL_OPTIMIZED, 3, 64);
+  SimFabricSpec fa = fs;
+  fa.routing = SIM_ROUTING_ADAPTIVE;
+  g_autoptr (SimTopology) ts = build_ok (&c, &fs);
+  g_autoptr (SimTopology) ta = build_ok (&c, &fa);
+  SimTopologySummary ss, sa;
+  sim_topology_summarize (ts, &ss);
+  sim_topology_summarize (ta, &sa);
+  g_assert_cmpint (sa.links, ==, ss.links);
+  for (int k = 0; k < SIM_LINK_KIND_COUNT; k++)
+    g_assert_cmpint (sa.links_by_kind[k], ==, ss.links_by_kind[k]);
+  g_assert_cmpfloat_with_epsilon (sa.bisection_bytes_per_s, ss.bisection_bytes_per_s, 1.0);
+  /* The graph itself: one trunk per leaf (336) and per pod (16) and direction. */
+  g_assert_cmpint (sim_topology_n_links (ta), ==, 2 * 10752 + 2 * 10752 + 2 * 336 + 2 * 16);
+
+  guint32 a[SIM_TOPOLOGY_MAX_HOPS], b[SIM_TOPOLOGY_MAX_HOPS];
+  int n = sim_topology_route (ta, 0, 40 * 8, 1, a);
+  g_assert_cmpint (n, ==, 4);
+  g_assert_cmpint (sim_topology_route (ta, 0, 40 * 8, 987654, b), ==, 4);
+  g_assert_cmpmem (a, n * sizeof *a, b, n * sizeof *b);  /* no hash: every flow uses the trunks */
+  const SimLink *up = sim_topology_link (ta, (int) a[1]);
+  g_assert_cmpint (up->kind, ==, SIM_LINK_LEAF_UP);
+  g_assert_cmpfloat_with_epsilon (up->bandwidth_bytes_per_s, 32 * NDR_BPS, 1.0);
+  g_assert_cmpint (sim_topology_link (ta, (int) a[2])->kind, ==, SIM_LINK_LEAF_DOWN);
+
+  n = sim_topology_route (ta, 0, 700 * 8, 1, a);
+  g_assert_cmpint (n, ==, 6);
+  const SimLink *pod = sim_topology_link (ta, (int) a[2]);
+  g_assert_cmpint (pod->kind, ==, SIM_LINK_SPINE_UP);
+  g_assert_cmpfloat_with_epsilon (pod->bandwidth_bytes_per_s, 672 * NDR_BPS, 1.0);
+  g_assert_cmpint (sim_topology_link (ta, (int) a[3])->kind, ==, SIM_LINK_SPINE_DOWN);
+
+  /* Oversubscribed 2:1 at the leaf: the largest d1 with d1 + ceil(d1/2) <= 64 is 42 (43 + 22 = 65),
+   * so u1 = 21 up links: the trunk is half the NICs below it. */
+  SimFabricSpec fo = fa;
+  fo.oversubscription[0] = 2;
+  g_autoptr (SimTopology) to = build_ok (&c, &fo);
+  n = sim_topology_route (to, 0, 50 * 8, 1, a);
+  g_assert_cmpint (n, >=, 4);
+  g_assert_cmpfloat_with_epsilon (sim_topology_link (to, (int) a[1])->bandwidth_bytes_per_s, 21 * NDR_BPS, 1.0);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -726,6 +778,7 @@ main (int argc, char **argv)
   g_test_add_func ("/sim/topology/routes-are-shortest", test_routes_are_shortest);
   g_test_add_func ("/sim/topology/ecmp-uniform", test_ecmp_uniform);
   g_test_add_func ("/sim/topology/oversubscription", test_oversubscription);
+  g_test_add_func ("/sim/topology/adaptive-trunks", test_adaptive_trunks);
   g_test_add_func ("/sim/topology/invalid-specs", test_invalid);
   g_test_add_func ("/sim/topology/single-domain", test_single_domain);
   g_test_add_func ("/sim/topology/large-is-cheap", test_large_is_cheap);
