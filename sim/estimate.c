@@ -20,6 +20,8 @@
  *              all-gather ((n−1)/n each) or all-reduce (2(n−1)/n); ZeRO-3 re-gathers parameters
  *              per micro-batch forward and backward. With dp_overlap the backward of the last
  *              micro-batch (2/3 of its work) hides it, at least one bucket stays exposed.
+ *   slowdown   overlap_slowdown x the compute that runs beside a collective: the GEMMs paired with
+ *              overlapped TP/CP collectives and, with dp_overlap, min(DP window, DP time).
  *   optimizer  30 bytes of HBM traffic per parameter element the rank updates (fp32 grad, master,
  *              m, v read; master, m, v written; bf16 weight written: sim/runner.c's figure) /
  *              (HBM bandwidth · mem_eff).
@@ -170,6 +172,7 @@ add_ops (const ModelPlan *plan, const SimEstimateHw *hw, const GArray *ops, doub
               double c = comm_op_s (plan, hw, &o[i + 1]);
               acc->layer_tp_s += w * c;
               acc->layer_tp_exposed_s += w * MAX (0.0, c - t);
+              acc->layer_overlapped_s += c > 0 ? w * t : 0.0;
               i++;
             }
           continue;
@@ -182,6 +185,7 @@ add_ops (const ModelPlan *plan, const SimEstimateHw *hw, const GArray *ops, doub
       if (ovl && i + 1 < n && o[i + 1].kind != MODEL_OP_COMM)
         next = kernel_s (hw, &o[i + 1]);
       double exposed = ovl ? MAX (0.0, c - next) : c;
+      acc->layer_overlapped_s += c > 0 ? w * next : 0.0;
       if (o[i].dim == MODEL_DIM_TP)
         acc->layer_tp_s += w * c, acc->layer_tp_exposed_s += w * exposed;
       else if (o[i].dim == MODEL_DIM_CP)
@@ -352,6 +356,7 @@ sim_estimate_step_with (const ModelShape *shape, const ModelPlan *plan, const Si
   if (rp_last.dense + rp_last.expert > rp.dense + rp.expert)
     rp = rp_last;
   int ndp = plan->dp * plan->cp;
+  double overlapped_dp = 0.0;
   if (ndp > 1 || (rp.expert > 0 && model_plan_expert_dp (plan) > 1))
     {
       /* The DP group spans the DP dims (and CP): take the outermost of the two for the link. */
@@ -380,7 +385,10 @@ sim_estimate_step_with (const ModelShape *shape, const ModelPlan *plan, const Si
       c[SIM_EST_DP] = dp_comm;
       double bucket = MIN (dp_comm, coll_s (2.0, plan->dp_bucket_mb * 1048576.0, bw, alpha, 2.0 * (n - 1)));
       p[SIM_EST_DP] = plan->dp_overlap ? MAX (bucket, dp_comm - window) : dp_comm;
+      overlapped_dp = plan->dp_overlap ? MIN (window, dp_comm) : 0.0;
     }
+  /* Compute that runs beside communication is slowed (the simulator's overlap_slowdown). */
+  p[SIM_EST_SLOWDOWN] = hw->gpu.overlap_slowdown * (m * lr * ly->layer_overlapped_s + overlapped_dp);
   double shard_dense = plan->zero >= 1 ? ndp : 1.0;
   double shard_expert = plan->zero >= 1 ? model_plan_expert_dp (plan) : 1.0;
   double updated = rp.dense / shard_dense + rp.expert / shard_expert;

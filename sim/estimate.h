@@ -57,6 +57,7 @@ typedef struct {
   double layer_tp_s, layer_tp_exposed_s;
   double layer_cp_s, layer_cp_exposed_s;
   double layer_ep_s;              /* all-to-all, blocking */
+  double layer_overlapped_s;      /* compute that starts beside a collective (slowed by overlap_slowdown) */
   double embedding_s, head_s;     /* first / last stage extras, forward + backward */
 } SimEstimateLayer;
 
