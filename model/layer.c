@@ -28,6 +28,12 @@
  *   attn_softmax    forward: read E·p, write E·p; backward: read y and dy 2E·p, write E·p.
  *   attn_dropout    (with dropout) forward: read E·p, write E·p and a 1-byte mask E;
  *                   backward: read dy E·p and the mask E, write E·p.
+ * Cross entropy (last stage). With loss_fusion, one kernel reads the E = T x V/t local logits once.
+ * Otherwise Megatron-Core's vocab-parallel cross entropy (megatron/core/tensor_parallel/
+ * cross_entropy.py, the default without --cross-entropy-loss-fusion) runs separate kernels over fp32
+ * logits: .float() (read p, write 4), max (read 4), in-place subtract (4 + 4), in-place exp (4 + 4),
+ * sum (read 4), in-place divide to the saved softmax (4 + 4): read (p + 20)E, write 16E forward;
+ * backward an in-place multiply (4 + 4) and the cast back to the logits' dtype (read 4, write p).
  * Hidden dropout (plan dropout; Megatron's fused bias-dropout-add after the output projection and
  * FC2): the residual kernel also writes a 1-byte mask per element and its backward reads it. */
 #include <math.h>
@@ -329,6 +335,11 @@ backward_of (Ctx *c, const ModelOp *fwd, int n)
             /* dP = dO·Vᵀ written, P read for dV = Pᵀ·dO, dS read by dQ and dK (E·p each). */
             add (c, model_op_membound ("attn_scores_io_bwd", c->phase, 3.0 * f->bytes_read,
                                        f->bytes_read, 0, f->dtype));
+          else if (strcmp (f->name, "loss_unfused") == 0)
+            /* In-place multiply by the loss gradient (read and write 4 B), then the cast back to the
+             * logits' dtype (read 4 B, write p). */
+            add (c, model_op_membound ("loss_unfused_bwd", c->phase, 8.0 * f->bytes_written / 16.0,
+                                       (4.0 + c->act) * f->bytes_written / 16.0, f->flops, f->dtype));
           else if (strcmp (f->name, "attn_dropout") == 0)
             /* read dy and the 1-byte mask (forward wrote E·p + E), write dx. */
             add (c, model_op_membound ("attn_dropout_bwd", c->phase, f->bytes_written,
@@ -424,9 +435,14 @@ head_forward (Ctx *c)
   norm (c, "final_norm", c->Ts);
   tp_enter (c, "lm_head_ag");
   gemm (c, "lm_head", c->T, vl, s->hidden, 1, c->adt, TRUE);
-  /* Vocab-parallel cross entropy in fp32 over the local logits. */
-  add (c, model_op_membound ("loss", c->phase, (double) c->T * vl * c->act, (double) c->T * 4,
-                             5.0 * c->T * vl, MODEL_DTYPE_FP32));
+  double E = (double) c->T * vl;
+  if (p->loss_fusion)
+    /* One fused kernel: the logits read once, a loss per token written. */
+    add (c, model_op_membound ("loss", c->phase, E * c->act, (double) c->T * 4, 5.0 * E, MODEL_DTYPE_FP32));
+  else
+    /* Unfused (see the top comment): cast, max, subtract, exp, sum, divide over E fp32 logits. */
+    add (c, model_op_membound ("loss_unfused", c->phase, E * (c->act + 20.0), 16.0 * E, 5.0 * E,
+                               MODEL_DTYPE_FP32));
   if (p->tp > 1)
     comm (c, "loss_ar", MODEL_COLL_ALL_REDUCE, MODEL_DIM_TP, p->tp, 3.0 * c->T * 4);
 }

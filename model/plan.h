@@ -36,6 +36,8 @@ typedef struct {
   gboolean unfused_attention; /* materialise the s x s scores (Megatron core attention, as in
                                   * Korthikanti et al. 2022) instead of a fused flash kernel */
   gboolean dropout;          /* attention/hidden dropout on (stores masks; GPT-3 era) */
+  gboolean loss_fusion;      /* one fused cross-entropy kernel (Megatron --cross-entropy-loss-fusion);
+                              * FALSE: Megatron-Core's unfused fp32 vocab-parallel cross entropy */
 } ModelPlan;
 
 /* A valid 1-GPU plan: every degree 1, 1F1B, no recompute, bf16, zero 0, micro/global batch 1,

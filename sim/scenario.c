@@ -149,6 +149,8 @@ static const Key keys[] = {
     "materialize the s×s attention scores instead of a fused flash kernel" },
   { "parallel", "dropout", T_BOOL, "", 1, "false", 0, 0, NULL, FALSE, S_BOOL, PL (dropout),
     "attention and hidden dropout (stores masks)" },
+  { "parallel", "loss_fusion", T_BOOL, "", 1, "false", 0, 0, NULL, FALSE, S_BOOL, PL (loss_fusion),
+    "one fused cross-entropy kernel; false: Megatron-Core's unfused fp32 cross entropy (its default)" },
   { "parallel", "order", T_STRING, "", 1, "tp,cp,ep,dp,pp", 0, 0, NULL, FALSE, S_NONE, PL (order),
     "rank placement, innermost dimension first" },
 

@@ -17,7 +17,7 @@
  *     enumerated stands for them), are simulated (sim/runner.h); the ranking is by the simulated
  *     time. The rule keeps the true best as long as the
  *     estimate's error relative to the confirmation is below the margin: tests/test-planning.c checks
- *     on small cases that the pruned search returns the exhaustive search's best.
+ *     on small cases that the pruned search returns the exhaustive search's best (within 1%).
  * Ties are broken by enumeration order, so the result does not depend on how the work was split. */
 #pragma once
 #include <glib.h>

@@ -245,16 +245,36 @@ test_embedding_head (void)
   model_layer_embedding_ops (&s, &p, MODEL_PASS_FORWARD, ops);
   model_layer_head_ops (&s, &p, MODEL_PASS_FORWARD, ops);
   g_autofree char *n = names (ops);
-  g_assert_cmpstr (n, ==, "embedding position_add embedding_rs final_norm lm_head_ag lm_head loss loss_ar");
+  g_assert_cmpstr (n, ==, "embedding position_add embedding_rs final_norm lm_head_ag lm_head loss_unfused loss_ar");
   const ModelOp *h = find (ops, "lm_head");
   g_assert_cmpint (h->n, ==, 50688 / 4);
   g_assert_cmpint (h->m, ==, 2048);
+  /* Megatron-Core's unfused cross entropy over E = 2048 x 12672 local logits, bf16 in (p = 2):
+   * forward reads (2 + 20)E and writes 16E (model/layer.c), 38 bytes per logit. */
+  const double E = 2048.0 * 12672.0;
+  const ModelOp *l = find (ops, "loss_unfused");
+  g_assert_cmpfloat_with_epsilon (l->bytes_read, 22.0 * E, 1.0);
+  g_assert_cmpfloat_with_epsilon (l->bytes_written, 16.0 * E, 1.0);
   g_autoptr (GArray) bwd = model_op_array_new ();
   model_layer_head_ops (&s, &p, MODEL_PASS_BACKWARD, bwd);
   g_autofree char *nb = names (bwd);
   /* Cross-entropy backward needs no collective (the softmax statistics are kept). */
-  g_assert_cmpstr (nb, ==, "loss_bwd lm_head_input_ag lm_head_dgrad lm_head_dgrad_rs "
+  g_assert_cmpstr (nb, ==, "loss_unfused_bwd lm_head_input_ag lm_head_dgrad lm_head_dgrad_rs "
                            "lm_head_wgrad final_norm_bwd");
+  /* Backward: in-place multiply (read 4, write 4) and the cast to bf16 (read 4, write 2). */
+  l = find (bwd, "loss_unfused_bwd");
+  g_assert_cmpfloat_with_epsilon (l->bytes_read, 8.0 * E, 1.0);
+  g_assert_cmpfloat_with_epsilon (l->bytes_written, 6.0 * E, 1.0);
+
+  /* Fused: one pass over the bf16 logits, a 4-byte loss per token. */
+  p.loss_fusion = TRUE;
+  g_autoptr (GArray) fused = model_op_array_new ();
+  model_layer_head_ops (&s, &p, MODEL_PASS_FORWARD, fused);
+  l = find (fused, "loss");
+  g_assert_nonnull (l);
+  g_assert_null (find (fused, "loss_unfused"));
+  g_assert_cmpfloat_with_epsilon (l->bytes_read, 2.0 * E, 1.0);
+  g_assert_cmpfloat_with_epsilon (l->bytes_written, 4.0 * 2048, 1e-6);
 }
 
 /* Rank parameters: with tp 1 the stages of Llama 3.1 8B (pp 4) hold exactly its 8,030,261,248
