@@ -26,6 +26,9 @@
  *   input e*h*d (etp*e*h*d after the expert-TP gather), expert activation input e*f_up*d and FC2
  *   input e*f*d (expert widths / etp, times etp gathered tokens), fp32 router probabilities
  *   4*E*Ts; shared experts as a dense MLP.
+ * ZeRO-3 gathered parameters (param dtype): FSDP gathers per transformer block, the current and the
+ *   prefetched one (2 layers); DeepSpeed gathers per module and keeps at most max(1e9, the largest
+ *   module) resident plus a 5e7 prefetch bucket (its defaults, see DS_MAX_LIVE_PARAMS).
  * In flight (Megatron-LM schedules.py): GPipe holds all m micro-batches; 1F1B min(pp - rank, m);
  *   interleaved min((pp - rank - 1)*2 + (vpp - 1)*pp + 1, m*vpp) model chunks, all m*vpp when
  *   m == pp. For rank 0 with m > pp this is L*(1 + (p-1)/(p*v)) layers' activations, Korthikanti's
@@ -125,6 +128,26 @@ model_memory_layers_in_flight (const ModelShape *shape, const ModelPlan *plan, i
     }
 }
 
+/* DeepSpeed ZeRO-3 defaults (deepspeed/runtime/zero/config.py): stage3_max_live_parameters 1e9
+ * ("the maximum number of parameters resident per GPU before releasing") and
+ * stage3_prefetch_bucket_size 5e7 fetched ahead of use. */
+#define DS_MAX_LIVE_PARAMS 1e9
+#define DS_PREFETCH_PARAMS 5e7
+
+/* Parameters of the largest single module DeepSpeed gathers at once: a projection of a layer or
+ * the (vocab-parallel) embedding / LM head. */
+static double
+largest_module (const ModelShape *s, const ModelPlan *plan)
+{
+  double h = s->hidden, t = plan->tp;
+  double qkv = (double) (s->heads + 2 * s->kv_heads) * s->head_dim * h / t;
+  double proj = (double) s->heads * s->head_dim * h / t;
+  double up = (s->activation == MODEL_ACT_SWIGLU ? 2.0 : 1.0) * s->ffn_hidden * h / t;
+  double down = (double) s->ffn_hidden * h / t;
+  double emb = (double) model_shape_padded_vocab (s, plan->tp) / t * h;
+  return MAX (MAX (MAX (qkv, proj), MAX (up, down)), emb);
+}
+
 void
 model_memory_rank (const ModelShape *shape, const ModelPlan *plan, int pp_rank, double overhead_bytes,
                    ModelMemory *out)
@@ -147,7 +170,12 @@ model_memory_rank (const ModelShape *shape, const ModelPlan *plan, int pp_rank, 
     }
   int layers = model_plan_rank_layers (plan, s, pp_rank);
   if (plan->zero >= 3 && layers > 0)
-    mem.zero3_gather_bytes = 2.0 * mem.params / layers * model_dtype_bytes (plan->param_dtype);
+    {
+      double gathered = 2.0 * mem.params / layers;  /* FSDP: the current and the prefetched block */
+      if (!plan->fsdp)
+        gathered = MIN (mem.params, MAX (DS_MAX_LIVE_PARAMS, largest_module (s, plan)) + DS_PREFETCH_PARAMS);
+      mem.zero3_gather_bytes = gathered * model_dtype_bytes (plan->param_dtype);
+    }
 
   /* Per-layer activations: the largest layer of the stage (dense and MoE may differ). */
   int first = 0;

@@ -170,11 +170,28 @@ test_out_of_memory (void)
   g_assert_nonnull (strstr (error->message, "optimizer"));
   g_assert_nonnull (strstr (error->message, "recompute"));
   assert_rel (m.weights_bytes + m.grads_bytes + m.optimizer_bytes, 18 * 174.6e9 / 8, 0.01);
-  /* ZeRO-3 over 64 DP ranks shards everything and adds the gathered-layer buffers. */
-  p.dp = 64, p.gpus = 512, p.global_batch = 64, p.zero = 3;
+  /* ZeRO-3 over 64 DP ranks shards everything and adds the gathered parameters. FSDP gathers per
+   * block: the current and the prefetched layer, 2 x 2 bytes x 174.6e9 / 8 / 96. */
+  p.dp = 64, p.gpus = 512, p.global_batch = 64, p.zero = 3, p.fsdp = TRUE;
   model_memory_rank (&s, &p, 0, 0, &m);
   assert_rel (m.weights_bytes + m.grads_bytes + m.optimizer_bytes, 18 * 174.6e9 / 8 / 64, 0.01);
   assert_rel (m.zero3_gather_bytes, 2 * 2 * 174.6e9 / 8 / 96, 0.02);
+  /* DeepSpeed gathers per module and keeps at most its max_live_parameters (1e9) resident, plus
+   * the 5e7 prefetch bucket: the largest module here (the embedding shard, 50688 / 8 x 12288 =
+   * 77.9M) is below the cap, so 1.05e9 x 2 bytes. */
+  p.fsdp = FALSE;
+  model_memory_rank (&s, &p, 0, 0, &m);
+  assert_rel (m.zero3_gather_bytes, 1.05e9 * 2, 1e-12);
+  /* Narayanan et al.'s 530B ZeRO-3 run (105 x 20480, 640 A100 80GB, no TP): FC1 is one module of
+   * 20480 x 81920 = 1.678e9 parameters, above the cap, so 1.678e9 + 5e7 gathered. */
+  ModelShape big = preset_gpt3_175b ();
+  big.layers = 105, big.hidden = 20480, big.heads = 128, big.kv_heads = 128, big.head_dim = 0;
+  big.ffn_hidden = 4 * 20480;
+  big = finished (big);
+  model_plan_init (&p);
+  p.dp = 640, p.gpus = 640, p.global_batch = 2560, p.micro_batch = 4, p.zero = 3;
+  model_memory_rank (&big, &p, 0, 0, &m);
+  assert_rel (m.zero3_gather_bytes, (20480.0 * 81920 + 5e7) * 2, 1e-12);
 }
 
 /* Mixtral experts shard over the expert-DP group: with ep 8 on 8 GPUs (edp 1) the ZeRO-1 optimizer
