@@ -74,6 +74,7 @@ typedef struct {
   double flops;
   guint32 succ_off, n_succ;
   gint32 recv_op;      /* K_SEND: op of the receiving stage's program that waits for it */
+  const char *name;    /* for traces: the model op's (interned) name or a static label */
 } TOp;
 
 typedef struct {
@@ -138,9 +139,10 @@ apply_waits (Builder *b, int op)
 }
 
 static int
-compute (Builder *b, gint64 dur_ns, double flops, guint8 cat)
+compute (Builder *b, const char *name, gint64 dur_ns, double flops, guint8 cat)
 {
-  TOp op = { .kind = K_COMPUTE, .stream = ST_COMPUTE, .cat = cat, .dur_ns = dur_ns, .flops = flops };
+  TOp op = { .kind = K_COMPUTE, .stream = ST_COMPUTE, .cat = cat, .dur_ns = dur_ns, .flops = flops,
+             .name = name };
   int i = add_op (b, &op);
   apply_waits (b, i);
   memcpy (b->waits, b->later, sizeof (int) * b->n_later);
@@ -160,10 +162,10 @@ push_wait (int *list, int *n, int op)
 /* A collective on `group` depending on the last compute op. overlapped: it runs beside the next
  * compute op and the one after that waits for it; otherwise the next compute op waits. */
 static int
-collective (Builder *b, GroupKind g, SimCollectiveOp coll, double bytes, gboolean overlapped)
+collective (Builder *b, const char *name, GroupKind g, SimCollectiveOp coll, double bytes, gboolean overlapped)
 {
   TOp op = { .kind = K_COLL, .stream = group_stream[g], .cat = group_cat[g], .group = g,
-             .coll = coll, .bytes = bytes, .seq = b->seq[g]++ };
+             .coll = coll, .bytes = bytes, .seq = b->seq[g]++, .name = name };
   int i = add_op (b, &op);
   if (b->last_compute >= 0)
     edge (b, b->last_compute, i);
@@ -296,7 +298,7 @@ emit_comm (Builder *b, const ModelOp *op, gboolean overlapped)
        * the ring carries the (cp − 1) blocks, beside the attention kernel. */
       TOp t = { .kind = K_RING, .stream = ST_CP, .cat = SIM_BD_CP, .group = G_CP,
                 .coll = SIM_COLLECTIVE_SENDRECV, .bytes = op->comm_bytes / MAX (op->group_size - 1, 1),
-                .seq = b->seq[G_CP]++ };
+                .seq = b->seq[G_CP]++, .name = op->name };
       t.bytes *= op->group_size - 1;
       int i = add_op (b, &t);
       if (b->last_compute >= 0)
@@ -304,7 +306,7 @@ emit_comm (Builder *b, const ModelOp *op, gboolean overlapped)
       push_wait (overlapped ? b->later : b->waits, overlapped ? &b->n_later : &b->n_waits, i);
       return;
     }
-  collective (b, g, coll, op->comm_bytes, overlapped);
+  collective (b, op->name, g, coll, op->comm_bytes, overlapped);
 }
 
 /* Emits the ops of one slot (model_layer_chunk_ops order). TP collectives next to a GEMM run beside
@@ -353,14 +355,14 @@ emit_ops (Builder *b, const LayerCtx *c, const GArray *ops, double *flops,
         {
           emit_comm (b, &o[i + 1], TRUE);
           gint64 ns = kernel_ns (c, &o[i]);
-          compute (b, ns, o[i].flops, SIM_BD_COMPUTE);
+          compute (b, o[i].name, ns, o[i].flops, SIM_BD_COMPUTE);
           *flops += o[i].flops;
           total += ns;
           i++;
           continue;
         }
       gint64 ns = kernel_ns (c, &o[i]);
-      compute (b, ns, o[i].kind == MODEL_OP_MEMBOUND ? 0 : o[i].flops,
+      compute (b, o[i].name, ns, o[i].kind == MODEL_OP_MEMBOUND ? 0 : o[i].flops,
                o[i].phase == MODEL_PHASE_OPTIMIZER ? SIM_BD_OPTIMIZER : SIM_BD_COMPUTE);
       if (o[i].kind != MODEL_OP_MEMBOUND)
         *flops += o[i].flops;
@@ -408,7 +410,8 @@ zero3_gather (Builder *b, Buckets *k, double bytes)
   if (bytes <= 0 || k->dpcp <= 1)
     return;
   TOp t = { .kind = K_COLL, .stream = ST_DPAG, .cat = SIM_BD_DP, .group = G_DPCP,
-            .coll = SIM_COLLECTIVE_ALLGATHER, .bytes = bytes, .seq = b->seq[G_DPCP]++ };
+            .coll = SIM_COLLECTIVE_ALLGATHER, .bytes = bytes, .seq = b->seq[G_DPCP]++,
+            .name = "zero3_param_ag" };
   int i = add_op (b, &t);
   if (k->prev_use_start >= 0)
     edge (b, k->prev_use_start, i);
@@ -437,7 +440,8 @@ bucket_flush (Builder *b, const LayerCtx *c, Buckets *k, gboolean flush)
   g_assert (k->n_ops < k->max_ops);
   SimCollectiveOp op = c->plan->zero >= 1 ? SIM_COLLECTIVE_REDUCE_SCATTER : SIM_COLLECTIVE_ALLREDUCE;
   TOp t = { .kind = K_COLL, .stream = ST_DP, .cat = SIM_BD_DP, .group = G_DPCP, .coll = op,
-            .bytes = k->pending, .seq = b->seq[G_DPCP]++ };
+            .bytes = k->pending, .seq = b->seq[G_DPCP]++,
+            .name = op == SIM_COLLECTIVE_ALLREDUCE ? "dp_grad_ar" : "dp_grad_rs" };
   int i = add_op (b, &t);
   if (b->last_compute >= 0)
     edge (b, b->last_compute, i);
@@ -531,7 +535,8 @@ build_program (Program *p, LayerCtx *c, int stage, int dpcp)
           {
             double chunk_bytes = MIN (bytes, ag_cap);
             TOp t = { .kind = K_COLL, .stream = ST_DP, .cat = SIM_BD_DP, .group = G_DPCP,
-                      .coll = SIM_COLLECTIVE_ALLGATHER, .bytes = chunk_bytes, .seq = b->seq[G_DPCP]++ };
+                      .coll = SIM_COLLECTIVE_ALLGATHER, .bytes = chunk_bytes, .seq = b->seq[G_DPCP]++,
+                      .name = "dp_param_ag" };
             ag_chunk[n_ag] = ch;
             /* -1: the slot's first op (embedding) needs it; else the chunk-local layer holding
              * the bucket's first byte (the head's bytes count with the last layer). */
@@ -555,7 +560,7 @@ build_program (Program *p, LayerCtx *c, int stage, int dpcp)
       ModelScheduleSlot sl = slots[i];
       int vs = sl.chunk * pp + stage;
       gboolean fwd = sl.pass == MODEL_PASS_FORWARD;
-      int entry = compute (b, 0, 0, SIM_BD_COMPUTE);
+      int entry = compute (b, "slot_entry", 0, 0, SIM_BD_COMPUTE);
       p->entry[entry_index (plan, m, sl.pass, sl.microbatch, sl.chunk)] = entry;
       if (fwd && sl.microbatch == 0)
         for (int j = 0; j < n_ag; j++)
@@ -595,7 +600,8 @@ build_program (Program *p, LayerCtx *c, int stage, int dpcp)
                           / (plan->sp && plan->tp > 1 ? plan->tp : 1);
           TOp t = { .kind = K_SEND, .stream = fwd ? ST_SEND_F : ST_SEND_B, .cat = SIM_BD_PP,
                     .fwd = fwd, .mb = (guint16) sl.microbatch, .vs = (guint16) vs,
-                    .bytes = tokens * h * model_dtype_bytes (plan->param_dtype), .recv_op = -1 };
+                    .bytes = tokens * h * model_dtype_bytes (plan->param_dtype), .recv_op = -1,
+                    .name = fwd ? "pp_send_act" : "pp_send_grad" };
           int j = add_op (b, &t);
           edge (b, b->last_compute, j);
           apply_waits (b, j);
@@ -605,7 +611,7 @@ build_program (Program *p, LayerCtx *c, int stage, int dpcp)
 
   /* Gradient sync done (without dp_overlap: only issued now), then the optimizer. */
   int last_bwd = b->last_compute;
-  int synced = compute (b, 0, 0, SIM_BD_OPTIMIZER);
+  int synced = compute (b, "grads_synced", 0, 0, SIM_BD_OPTIMIZER);
   for (int i = 0; i < k.n_ops; i++)
     {
       if (!plan->dp_overlap)
@@ -615,7 +621,7 @@ build_program (Program *p, LayerCtx *c, int stage, int dpcp)
   if (s->tied_embeddings && pp > 1 && (stage == 0 || stage == pp - 1))
     /* The word-embedding gradient of the first and last stage (the tied copy) is all-reduced
      * before the optimizer (Megatron's _allreduce_word_embedding_grads). */
-    collective (b, G_EMB, SIM_COLLECTIVE_ALLREDUCE, emb * c->grad_bytes, FALSE);
+    collective (b, "embedding_grad_ar", G_EMB, SIM_COLLECTIVE_ALLREDUCE, emb * c->grad_bytes, FALSE);
   g_array_set_size (c->scratch, 0);
   model_layer_optimizer_ops (s, plan, stage, c->scratch);
   emit_ops (b, c, c->scratch, &flops, NULL, NULL, NULL);
@@ -628,13 +634,14 @@ build_program (Program *p, LayerCtx *c, int stage, int dpcp)
       while (bytes > 0 && n_final < max_ag)
         {
           TOp t = { .kind = K_COLL, .stream = ST_DP, .cat = SIM_BD_DP, .group = G_DPCP,
-                    .coll = SIM_COLLECTIVE_ALLGATHER, .bytes = MIN (bytes, ag_cap), .seq = b->seq[G_DPCP]++ };
+                    .coll = SIM_COLLECTIVE_ALLGATHER, .bytes = MIN (bytes, ag_cap), .seq = b->seq[G_DPCP]++,
+                    .name = "dp_param_ag" };
           ag_ops[n_final] = add_op (b, &t);
           edge (b, after, ag_ops[n_final++]);
           bytes -= MIN (bytes, ag_cap);
         }
     }
-  p->end_op = compute (b, 0, 0, SIM_BD_OPTIMIZER);
+  p->end_op = compute (b, "step_end", 0, 0, SIM_BD_OPTIMIZER);
   for (int i = 0; i < n_final; i++)
     edge (b, ag_ops[i], p->end_op);
   program_from_builder (p, b);
@@ -1104,7 +1111,7 @@ hook_done (gpointer user, int gpu, guint32 op_index, gint64 start_ns)
                                                            "dp", "ep", "dp-gather" };
       SimRunnerTraceEvent ev = { st->rank, st->stage, op->stream, stream_names[op->stream],
                                  sim_breakdown_name ((SimBreakdown) op->cat), start_ns,
-                                 sim_engine_now (r->engine), op->kind == K_COMPUTE ? 0.0 : op->bytes };
+                                 sim_engine_now (r->engine), op->kind == K_COMPUTE ? 0.0 : op->bytes, op->name };
       r->trace (r->trace_user, &ev);
     }
   for (guint32 i = 0; i < op->n_succ; i++)

@@ -48,6 +48,8 @@ typedef struct {
   const char *category;       /* sim_breakdown_name() of what the op is accounted to */
   gint64 start_ns, end_ns;
   double bytes;               /* communication bytes (0 for compute) */
+  const char *name;           /* the op: model/layer.h names ("fc1", "qkv_ag", ...) or a label
+                               * ("dp_grad_rs", "pp_send_act", ...); NULL if unnamed */
 } SimRunnerTraceEvent;
 
 typedef void (*SimRunnerTraceFn) (gpointer user, const SimRunnerTraceEvent *event);

@@ -131,9 +131,11 @@ sim_trace_event (gpointer user, const SimRunnerTraceEvent *e)
           fprintf (t->f, ",\n{\"ph\": \"M\", \"name\": \"thread_name\", \"pid\": %d, \"tid\": %d, \"args\": {\"name\": \"%s\"}}",
                    e->rank, e->stream, e->stream_name);
         }
+      /* name: the op (fc1, qkv_ag, dp_grad_rs, ...); cat: what its time is accounted to. */
       fprintf (t->f, ",\n{\"ph\": \"X\", \"name\": \"%s\", \"cat\": \"%s\", \"pid\": %d, \"tid\": %d, \"ts\": %.3f, "
                      "\"dur\": %.3f",
-               e->category, e->stream_name, e->rank, e->stream, e->start_ns / 1e3, (e->end_ns - e->start_ns) / 1e3);
+               e->name ? e->name : e->category, e->category, e->rank, e->stream, e->start_ns / 1e3,
+               (e->end_ns - e->start_ns) / 1e3);
       if (e->bytes > 0)
         fprintf (t->f, ", \"args\": {\"bytes\": %.0f}", e->bytes);
       fputc ('}', t->f);

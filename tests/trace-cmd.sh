@@ -2,7 +2,7 @@
 # `trainsim run --trace FILE --plots DIR --link-stats FILE` as TAP on a small case (Llama 3.1 8B, tp4 pp2 vpp4 dp2 on
 # 16 H100): the trace is JSON with one process per simulated rank (representatives: one per
 # pipeline stage = 2) and complete events on the compute stream that never overlap (one stream runs
-# one op at a time); the plots are rendered as PNG and SVG.
+# one op at a time) named after the model's ops; the plots are rendered as PNG and SVG.
 bin=${TRAINSIM:-./trainsim}
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 n=0
@@ -33,6 +33,12 @@ for pid, iv in comp.items():
 step = float(re.search(r'^step time +([0-9.]+) s', open(sys.argv[2]).read(), re.M).group(1))
 end = max(e['ts'] + e['dur'] for e in ev) / 1e6
 assert abs(end - step) < 6e-4, (end, step)
+# Events carry the op's name (model/layer.h names, runner labels) and its breakdown category.
+names = {e['name'] for e in ev}
+for n in ('qkv', 'fc1', 'fc2_wgrad', 'attn_bwd', 'pp_send_act', 'dp_grad_rs', 'dp_param_ag'):
+    assert n in names, (n, sorted(names)[:40])
+assert {e['cat'] for e in ev if e['name'] == 'fc1'} == {'compute'}
+assert {e['cat'] for e in ev if e['name'] == 'dp_grad_rs'} == {'dp'}
 PY"
 # Link stats: PP crosses the two nodes (order tp,cp,ep,dp,pp puts tp4 x dp2 = 8 ranks in a node),
 # so NICs carry bytes; no link can carry more than its capacity over the step (utilisation <= 1).
