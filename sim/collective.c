@@ -131,7 +131,8 @@ sim_collective_shape (const SimTopology *topo, const int *gpus, int n_gpus, SimC
   /* Per-GPU rates from the links (the cluster is homogeneous): first NVLink up-link, first NIC up-link
    * times NICs per GPU. */
   int n_links = sim_topology_n_links (topo);
-  for (int l = 0; l < n_links; l++)
+  /* Links are numbered kind by kind (NVLink before NICs): stop once both are found. */
+  for (int l = 0; l < n_links && (out->nvlink_bw_bytes_per_s == 0 || (sum.nics > 0 && out->nic_bw_bytes_per_s == 0)); l++)
     {
       const SimLink *link = sim_topology_link (topo, l);
       if (link->kind == SIM_LINK_NVLINK_UP && out->nvlink_bw_bytes_per_s == 0)
