@@ -11,9 +11,10 @@
  * the same flows (as a multiset: a flow crossing a link twice counts twice) get the same frozen
  * rates subtracted in the same order during a solve, so their fair shares are bit-identical at
  * every step: the solver needs one link per class, and a flow needs only the list of its classes.
- * Classes are kept up to date as flows start and end (a link moves from its class to the class of
- * its new member multiset, found by an order-free 128-bit signature of the members; consecutive
- * links of a path usually make the same move, which a small cache remembers), so a recompute
+ * Classes are kept up to date as flows start and end: a link moves from its class to the class of
+ * its new member multiset (the old one plus or minus the flow), found by an order-free 128-bit
+ * signature of the members; consecutive links of a path usually make the same move, which a small
+ * cache remembers, so a link is only its class and a counter. A recompute
  * walks classes and flows, never whole paths: a representative's PP flow over the routes of a
  * thousand sibling pairs, or a ring over hundreds of edges, is a handful of classes. A class whose
  * only member is one flow stands for that flow's private links: the solver gives the flow that
@@ -27,7 +28,7 @@
  * the sum of the sizes of the flows it carried.
  *
  * Memory: flows live in a slot array recycled through a free list; each slot keeps its path
- * buffer for reuse, links keep their member lists, classes are recycled through a free list, and
+ * buffer for reuse, classes (with their member lists) are recycled through a free list, and
  * the component search and solver use scratch arrays of the net: nothing is allocated per event
  * once the arrays have grown. */
 #include "config.h"
@@ -54,7 +55,6 @@ typedef struct {
 
 typedef struct {
   guint32 *links;
-  int *link_pos;   /* index of this flow in links[k]'s member list */
   int n_links, cap_links;
   Entry *ent;      /* the classes of its links (stale entries are dropped when walked) */
   int n_ent, cap_ent;
@@ -73,15 +73,12 @@ typedef struct {
 
 typedef struct {
   guint32 flow;
-  guint32 k;  /* position of this link in the flow's path */
+  int mult;          /* times it crosses each link of the class */
 } Member;
 
 typedef struct {
   double capacity;
-  Member *members;
-  int n_members, cap_members;
-  guint64 sig1, sig2;  /* order-free signature of the members' flows */
-  int cls, cls_pos;    /* its class (-1: no members) and its index in the class's link list */
+  int cls;             /* its class; -1: no flow crosses it */
   double bytes;        /* sizes of the finished flows that crossed it */
 } Link;
 
@@ -89,9 +86,10 @@ typedef struct {
 typedef struct {
   guint64 sig1, sig2;
   double capacity;
-  int n_members;     /* per link */
-  int *links;
-  int n_links, cap_links;
+  int n_members;     /* crossings per link: the sum of the members' mult */
+  Member *members;   /* distinct flows */
+  int n_flows, cap_members;
+  int n_links;
   guint32 gen;       /* bumped when the class dies, so entries naming it go stale */
   gboolean live;
   guint32 mark;
@@ -142,7 +140,6 @@ struct SimFlowNet {
   int cap_path;
   double *capacity, *rates;
   int cap_capacity, cap_rates;
-  int *flow_count, cap_flow_count;
   SimMaxmin *solver;
 };
 
@@ -230,36 +227,35 @@ plan_completion (SimFlowNet *net, Flow *f, guint32 index)
 
 /* ---- classes ---------------------------------------------------------------------------------- */
 
-/* Removes link li from its class; the class dies with its last link. */
+/* One link fewer in class id; the class dies with its last link. */
 static void
-class_leave (SimFlowNet *net, Link *l)
+class_unref (SimFlowNet *net, int id)
 {
-  if (l->cls < 0)
+  Class *c = net->classes[id];
+  if (--c->n_links > 0)
     return;
-  Class *c = net->classes[l->cls];
-  int last = c->links[--c->n_links];
-  if (l->cls_pos != c->n_links)
-    {
-      c->links[l->cls_pos] = last;
-      net->links[last].cls_pos = l->cls_pos;
-    }
-  if (c->n_links == 0)
-    {
-      g_hash_table_remove (net->class_index, c);
-      c->live = FALSE;
-      c->gen++;
-      c->next_free = net->free_class;
-      net->free_class = l->cls;
-    }
-  l->cls = -1;
+  g_hash_table_remove (net->class_index, c);
+  c->live = FALSE;
+  c->gen++;
+  c->next_free = net->free_class;
+  net->free_class = id;
 }
 
-/* The class of link l's current members: found by key, or made, its flows told (one entry each,
- * with the times they cross each of its links). */
+/* The class of `from`'s members plus (delta 1) or minus (delta -1) one crossing of flow fi, on
+ * links of this capacity (from -1: no members): found by key, or made and its flows told (one
+ * entry each, with the times they cross each of its links). -1 when no member is left. */
 static int
-class_of (SimFlowNet *net, const Link *l)
+class_next (SimFlowNet *net, int from, guint32 fi, int delta, double capacity)
 {
-  Class key = { .sig1 = l->sig1, .sig2 = l->sig2, .capacity = l->capacity, .n_members = l->n_members };
+  Class key = { .capacity = capacity };
+  const Class *o = from >= 0 ? net->classes[from] : NULL;
+  if (o != NULL)
+    key = (Class) { .sig1 = o->sig1, .sig2 = o->sig2, .capacity = o->capacity, .n_members = o->n_members };
+  key.sig1 += (guint64) delta * flow_mix (fi);
+  key.sig2 += (guint64) delta * flow_mix2 (fi);
+  key.n_members += delta;
+  if (key.n_members == 0)
+    return -1;
   Class *c = g_hash_table_lookup (net->class_index, &key);
   if (c != NULL)
     return c->id;
@@ -276,60 +272,74 @@ class_of (SimFlowNet *net, const Link *l)
       c = net->classes[id] = g_new0 (Class, 1);
       c->id = id;
     }
-  c->sig1 = l->sig1;
-  c->sig2 = l->sig2;
-  c->capacity = l->capacity;
-  c->n_members = l->n_members;
+  o = from >= 0 ? net->classes[from] : NULL; /* classes[] may have moved */
+  c->sig1 = key.sig1;
+  c->sig2 = key.sig2;
+  c->capacity = key.capacity;
+  c->n_members = key.n_members;
   c->n_links = 0;
   c->live = TRUE;
   c->mark = 0;
-  g_hash_table_add (net->class_index, c);
-  for (int m = 0; m < l->n_members; m++)
-    net->flow_count[l->members[m].flow]++;
-  for (int m = 0; m < l->n_members; m++)
+  c->n_flows = 0;
+  GROW (c->members, c->cap_members, (o ? o->n_flows : 0) + 1, Member);
+  gboolean found = FALSE;
+  for (int m = 0; o != NULL && m < o->n_flows; m++)
     {
-      guint32 fi = l->members[m].flow;
-      if (net->flow_count[fi] == 0)
-        continue;
-      Flow *f = &net->flows[fi];
+      Member mb = o->members[m];
+      if (mb.flow == fi)
+        {
+          found = TRUE;
+          mb.mult += delta;
+          if (mb.mult == 0)
+            continue;
+        }
+      c->members[c->n_flows++] = mb;
+    }
+  if (!found)
+    {
+      g_assert (delta > 0);
+      c->members[c->n_flows++] = (Member) { fi, 1 };
+    }
+  g_hash_table_add (net->class_index, c);
+  for (int m = 0; m < c->n_flows; m++)
+    {
+      Flow *f = &net->flows[c->members[m].flow];
       GROW (f->ent, f->cap_ent, f->n_ent + 1, Entry);
-      f->ent[f->n_ent++] = (Entry) { id, c->gen, net->flow_count[fi] };
-      net->flow_count[fi] = 0;
+      f->ent[f->n_ent++] = (Entry) { id, c->gen, c->members[m].mult };
     }
   return id;
 }
 
-/* Link li's members changed (one occurrence of a flow added or removed; from_cls, from_gen: its
- * class before): it moves to the class of its new multiset. Returns that class (-1: no members)
- * and whether it was a cache miss (a new destination for this start or detach). */
+/* Link li gains (delta 1) or loses (delta -1) one crossing of flow fi: it moves to the class of
+ * its new members. Returns that class (-1: none left) and whether it was a cache miss (a new
+ * destination for this start or detach). */
 static int
-link_move (SimFlowNet *net, int li, int from_cls, guint32 from_gen, gboolean *miss)
+link_move (SimFlowNet *net, int li, guint32 fi, int delta, gboolean *miss)
 {
   Link *l = &net->links[li];
-  class_leave (net, l);
-  *miss = FALSE;
-  if (l->n_members == 0)
-    return -1;
+  int from = l->cls;
+  guint32 from_gen = from >= 0 ? net->classes[from]->gen : 0;
   guint64 cap_bits;
   memcpy (&cap_bits, &l->capacity, sizeof cap_bits);
-  guint64 h = flow_mix (((guint64) (guint32) from_cls << 32) ^ cap_bits);
+  guint64 h = flow_mix (((guint64) (guint32) from << 32) ^ cap_bits);
   Move *mv = &net->moves[h & (MOVE_CACHE - 1)];
   int to;
-  if (mv->stamp == net->move_stamp && mv->from == from_cls && mv->from_gen == from_gen
-      && mv->capacity == l->capacity && net->classes[mv->to]->live
-      && net->classes[mv->to]->gen == mv->to_gen)
+  *miss = FALSE;
+  if (mv->stamp == net->move_stamp && mv->from == from && mv->from_gen == from_gen
+      && mv->capacity == l->capacity
+      && (mv->to < 0 || (net->classes[mv->to]->live && net->classes[mv->to]->gen == mv->to_gen)))
     to = mv->to;
   else
     {
-      to = class_of (net, l);
-      *mv = (Move) { from_cls, from_gen, l->capacity, to, net->classes[to]->gen, net->move_stamp };
+      to = class_next (net, from, fi, delta, l->capacity);
+      *mv = (Move) { from, from_gen, l->capacity, to, to >= 0 ? net->classes[to]->gen : 0, net->move_stamp };
       *miss = TRUE;
     }
-  Class *c = net->classes[to];
-  GROW (c->links, c->cap_links, c->n_links + 1, int);
+  if (to >= 0)
+    net->classes[to]->n_links++;
+  if (from >= 0)
+    class_unref (net, from);
   l->cls = to;
-  l->cls_pos = c->n_links;
-  c->links[c->n_links++] = li;
   return to;
 }
 
@@ -381,14 +391,11 @@ sim_flow_net_free (SimFlowNet *net)
       if (net->flows[i].next == FLOW_LIVE && net->flows[i].event)
         sim_engine_cancel (net->engine, net->flows[i].event);
       g_free (net->flows[i].links);
-      g_free (net->flows[i].link_pos);
       g_free (net->flows[i].ent);
     }
-  for (int l = 0; l < net->n_links; l++)
-    g_free (net->links[l].members);
   for (int c = 0; c < net->n_classes; c++)
     {
-      g_free (net->classes[c]->links);
+      g_free (net->classes[c]->members);
       g_free (net->classes[c]);
     }
   g_hash_table_destroy (net->class_index);
@@ -403,7 +410,6 @@ sim_flow_net_free (SimFlowNet *net)
   g_free (net->path);
   g_free (net->capacity);
   g_free (net->rates);
-  g_free (net->flow_count);
   sim_maxmin_free (net->solver);
   g_free (net);
 }
@@ -431,21 +437,12 @@ sim_flow_net_start (SimFlowNet *net, const guint32 *links, int n_links, double b
         }
       i = net->n_flows++;
       net->flows[i] = (Flow) { .gen = 1 };
-      /* flow_count is all zeros between uses */
-      if (net->cap_flow_count < (int) net->cap_flows)
-        {
-          net->flow_count = g_renew (int, net->flow_count, net->cap_flows);
-          memset (net->flow_count + net->cap_flow_count, 0,
-                  (gsize) ((int) net->cap_flows - net->cap_flow_count) * sizeof (int));
-          net->cap_flow_count = (int) net->cap_flows;
-        }
     }
   Flow *f = &net->flows[i];
   if (n_links > f->cap_links)
     {
       f->cap_links = MAX (n_links, 8);
       f->links = g_renew (guint32, f->links, f->cap_links);
-      f->link_pos = g_renew (int, f->link_pos, f->cap_links);
     }
   f->n_links = n_links;
   if (n_links > 0)
@@ -471,21 +468,11 @@ sim_flow_net_start (SimFlowNet *net, const guint32 *links, int n_links, double b
     }
   else
     {
-      guint64 m1 = flow_mix (i), m2 = flow_mix2 (i);
       next_move_stamp (net);
       for (int k = 0; k < n_links; k++)
         {
-          int li = (int) links[k];
-          Link *l = &net->links[li];
-          int from = l->cls;
-          guint32 from_gen = from >= 0 ? net->classes[from]->gen : 0;
-          GROW (l->members, l->cap_members, l->n_members + 1, Member);
-          f->link_pos[k] = l->n_members;
-          l->members[l->n_members++] = (Member) { i, (guint32) k };
-          l->sig1 += m1;
-          l->sig2 += m2;
           gboolean miss;
-          link_move (net, li, from, from_gen, &miss);
+          link_move (net, (int) links[k], i, 1, &miss);
         }
       /* The new flow's component is all a recompute needs to look at. */
       GROW (net->dirty_flows, net->cap_dirty_flows, net->n_dirty_flows + 1, guint32);
@@ -519,10 +506,11 @@ sim_flow_net_link_bytes (const SimFlowNet *net, int link)
   const Link *l = &net->links[link];
   gint64 now = sim_engine_now (net->engine);
   double bytes = l->bytes;
-  for (int m = 0; m < l->n_members; m++)
+  const Class *c = l->cls >= 0 ? net->classes[l->cls] : NULL;
+  for (int m = 0; c != NULL && m < c->n_flows; m++)
     {
-      const Flow *f = &net->flows[l->members[m].flow];
-      bytes += f->bytes - (f->remaining - f->rate * elapsed_s (f->updated_ns, now));
+      const Flow *f = &net->flows[c->members[m].flow];
+      bytes += c->members[m].mult * (f->bytes - (f->remaining - f->rate * elapsed_s (f->updated_ns, now)));
     }
   return bytes;
 }
@@ -542,33 +530,20 @@ sim_flow_net_stats (const SimFlowNet *net)
   return net->stats;
 }
 
-/* Removes flow i from its links (swap-remove, fixing the moved member's back-pointer); each link
- * counts the flow's whole size and moves to its new class, which the next recompute re-solves. */
+/* Removes flow i from its links: each counts the flow's whole size and moves to its new class,
+ * which the next recompute re-solves. */
 static void
 detach (SimFlowNet *net, guint32 i)
 {
   Flow *f = &net->flows[i];
-  guint64 m1 = flow_mix (i), m2 = flow_mix2 (i);
   next_move_stamp (net);
   for (int k = 0; k < f->n_links; k++)
     {
       int li = (int) f->links[k];
-      Link *l = &net->links[li];
-      l->bytes += f->bytes;
-      int from = l->cls;
-      guint32 from_gen = from >= 0 ? net->classes[from]->gen : 0;
-      int pos = f->link_pos[k];
-      Member last = l->members[--l->n_members];
-      if (pos != l->n_members)
-        {
-          l->members[pos] = last;
-          net->flows[last.flow].link_pos[last.k] = pos;
-        }
-      l->sig1 -= m1;
-      l->sig2 -= m2;
+      net->links[li].bytes += f->bytes;
       gboolean miss;
-      int to = link_move (net, li, from, from_gen, &miss);
-      if (miss)
+      int to = link_move (net, li, i, -1, &miss);
+      if (miss && to >= 0)
         {
           GROW (net->dirty_classes, net->cap_dirty_classes, net->n_dirty_classes + 1, ClassRef);
           net->dirty_classes[net->n_dirty_classes++] = (ClassRef) { to, net->classes[to]->gen };
@@ -675,9 +650,8 @@ recompute (SimFlowNet *net)
       for (; qc < n_comp_classes; qc++)
         {
           const Class *c = net->classes[net->comp_classes[qc]];
-          const Link *l = &net->links[c->links[0]];
-          for (int m = 0; m < l->n_members; m++)
-            visit_flow (net, l->members[m].flow, epoch, &n_comp_flows);
+          for (int m = 0; m < c->n_flows; m++)
+            visit_flow (net, c->members[m].flow, epoch, &n_comp_flows);
         }
       for (; qf < n_comp_flows; qf++)
         {
