@@ -129,16 +129,27 @@ sim_collective_shape (const SimTopology *topo, const int *gpus, int n_gpus, SimC
   out->domains = g_hash_table_size (per_domain);
   out->uniform = out->domains * out->ranks_per_domain == n_gpus;
   /* Per-GPU rates from the links (the cluster is homogeneous): first NVLink up-link, first NIC up-link
-   * times NICs per GPU. */
+   * times NICs per GPU. Links are numbered kind by kind, so the first of a kind follows the counts of
+   * the kinds before it; a scan is the fallback should a topology number them otherwise. */
   int n_links = sim_topology_n_links (topo);
-  for (int l = 0; l < n_links; l++)
+  const SimLinkKind wanted[2] = { SIM_LINK_NVLINK_UP, SIM_LINK_NIC_UP };
+  double bw[2] = { 0, 0 };
+  for (int w = 0; w < 2; w++)
     {
-      const SimLink *link = sim_topology_link (topo, l);
-      if (link->kind == SIM_LINK_NVLINK_UP && out->nvlink_bw_bytes_per_s == 0)
-        out->nvlink_bw_bytes_per_s = link->bandwidth_bytes_per_s;
-      if (link->kind == SIM_LINK_NIC_UP && out->nic_bw_bytes_per_s == 0)
-        out->nic_bw_bytes_per_s = link->bandwidth_bytes_per_s * sim_topology_cluster (topo)->nics_per_gpu;
+      int first = 0;
+      for (int k = 0; k < (int) wanted[w]; k++)
+        first += sum.links_by_kind[k];
+      if (sum.links_by_kind[wanted[w]] == 0)
+        continue;
+      if (first < n_links && sim_topology_link (topo, first)->kind == wanted[w])
+        bw[w] = sim_topology_link (topo, first)->bandwidth_bytes_per_s;
+      else
+        for (int l = 0; l < n_links && bw[w] == 0; l++)
+          if (sim_topology_link (topo, l)->kind == wanted[w])
+            bw[w] = sim_topology_link (topo, l)->bandwidth_bytes_per_s;
     }
+  out->nvlink_bw_bytes_per_s = bw[0];
+  out->nic_bw_bytes_per_s = bw[1] * sim_topology_cluster (topo)->nics_per_gpu;
   out->nvls = sim_topology_cluster (topo)->nvls;
   /* Latencies: a pair of the group in one domain, and one across domains, when there is one. */
   int d0 = sim_topology_domain_of (topo, gpus[0]);

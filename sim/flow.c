@@ -1,25 +1,42 @@
 /* SimFlowNet: flows sharing links max-min fairly, with completions driven by the engine.
  * See flow.h for the contract.
  *
- * State is lazy: a flow stores (remaining bytes, rate, time of that snapshot) and a link stores
- * (bytes carried, sum of its flows' rates, time of that snapshot); both are brought up to date
- * only when a rate changes, as remaining -= rate × elapsed. A flow whose rate does not change in a
- * recompute keeps its snapshot and its completion event untouched.
+ * State is lazy: a flow stores (remaining bytes, rate, time of that snapshot), brought up to date
+ * only when its rate changes, as remaining -= rate × elapsed. A flow whose rate does not change in
+ * a recompute keeps its snapshot and its completion event untouched. A link stores the sizes of
+ * the flows it carried to the end; the bytes of its live flows are read from their snapshots
+ * when asked (sim_flow_net_link_bytes), so rates are never summed per link.
+ *
+ * Link classes (why recomputes are cheap when paths are long). Links with the same capacity and
+ * the same flows (as a multiset: a flow crossing a link twice counts twice) get the same frozen
+ * rates subtracted in the same order during a solve, so their fair shares are bit-identical at
+ * every step: the solver needs one link per class, and a flow needs only the list of its classes.
+ * Classes are kept up to date as flows start and end: a link moves from its class to the class of
+ * its new member multiset (the old one plus or minus the flow), found by an order-free 128-bit
+ * signature of the members; consecutive links of a path usually make the same move, which a small
+ * cache remembers, so a link is only its class and a counter. A recompute
+ * walks classes and flows, never whole paths: a representative's PP flow over the routes of a
+ * thousand sibling pairs, or a ring over hundreds of edges, is a handful of classes. A class whose
+ * only member is one flow stands for that flow's private links: the solver gives the flow that
+ * share unless a shared class holds it lower, exactly as with every private link listed.
  *
  * Completion time: the first nanosecond T with rate × (T - t0) >= remaining, i.e.
  * t0 + ceil(remaining / rate · 1e9), where "remaining" is allowed a rounding slack of FINISH_REL
  * of the flow's size. When its event runs, the remaining bytes are re-evaluated; if rounding left
- * more than that slack, the flow is re-planned instead of finished, so it never finishes early. On finishing, the link counters are corrected by the sub-ns
- * overshoot so each link's byte count is exactly the sum of the sizes of the flows it carried.
+ * more than that slack, the flow is re-planned instead of finished, so it never finishes early.
+ * On finishing, each link it crossed counts its whole size, so each link's byte count is exactly
+ * the sum of the sizes of the flows it carried.
  *
  * Memory: flows live in a slot array recycled through a free list; each slot keeps its path
- * buffer for reuse, links keep their flow lists, and the component search and solver use scratch
- * arrays of the net: nothing is allocated per event once the arrays have grown. */
+ * buffer for reuse, classes (with their member lists) are recycled through a free list, and
+ * the component search and solver use scratch arrays of the net: nothing is allocated per event
+ * once the arrays have grown. */
 #include "config.h"
 #include <math.h>
 #include <string.h>
 #include "sim/flow.h"
 #include "sim/maxmin.h"
+
 
 #define FLOW_LIVE G_MAXUINT32
 #define FLOW_NONE (G_MAXUINT32 - 1)
@@ -27,11 +44,20 @@
  * at ~1e-16 relative error each stay far below it, while at any rate it is far less than 1 ns of
  * transfer for flows shorter than 1000 s. */
 #define FINISH_REL 1e-12
+/* Transition cache of one start or detach: (class left, capacity) -> class entered. */
+#define MOVE_CACHE 64
+
+typedef struct {
+  int cls;
+  guint32 gen;       /* the class's generation when the entry was made: stale once it differs */
+  int mult;          /* times the flow crosses each link of the class */
+} Entry;
 
 typedef struct {
   guint32 *links;
-  int *link_pos;   /* index of this flow in links[k]'s flow list */
   int n_links, cap_links;
+  Entry *ent;      /* the classes of its links (stale entries are dropped when walked) */
+  int n_ent, cap_ent;
   double bytes;
   double remaining;  /* at updated_ns */
   gint64 updated_ns;
@@ -47,23 +73,44 @@ typedef struct {
 
 typedef struct {
   guint32 flow;
-  guint32 k;  /* position of this link in the flow's path */
+  int mult;          /* times it crosses each link of the class */
 } Member;
 
 typedef struct {
   double capacity;
-  Member *members;
-  int n_members, cap_members;
-  double bytes;      /* carried up to updated_ns */
-  double rate;       /* sum of the rates of its flows */
-  gint64 updated_ns;
-  guint32 mark;
-  int local;         /* index in the current solve; -1 if left out of it */
-  gboolean sole;     /* in the current solve: every member is the same flow */
-  guint64 sig;       /* in the current solve: order-free hash of its members' flows */
-  gboolean keep;
-  gboolean dirty;
+  int cls;             /* its class; -1: no flow crosses it */
+  double bytes;        /* sizes of the finished flows that crossed it */
 } Link;
+
+/* Links with one member multiset and capacity; the key is (sig1, sig2, n_members, capacity). */
+typedef struct {
+  guint64 sig1, sig2;
+  double capacity;
+  int n_members;     /* crossings per link: the sum of the members' mult */
+  Member *members;   /* distinct flows */
+  int n_flows, cap_members;
+  int n_links;
+  guint32 gen;       /* bumped when the class dies, so entries naming it go stale */
+  gboolean live;
+  guint32 mark;
+  int local;         /* index in the current solve */
+  int id;
+  int next_free;
+} Class;
+
+typedef struct {
+  int from;
+  guint32 from_gen;
+  double capacity;
+  int to;
+  guint32 to_gen;
+  guint32 stamp;
+} Move;
+
+typedef struct {
+  int cls;
+  guint32 gen;
+} ClassRef;
 
 struct SimFlowNet {
   SimEngine *engine;
@@ -75,17 +122,24 @@ struct SimFlowNet {
   guint64 recompute_event;
   guint32 epoch;
   SimFlowNetStats stats;
+  Class **classes;
+  int n_classes, cap_classes, free_class;
+  GHashTable *class_index;    /* Class* -> Class*, by key */
+  Move moves[MOVE_CACHE];
+  guint32 move_stamp;
+  /* seeds of the next recompute */
+  ClassRef *dirty_classes;
+  int n_dirty_classes, cap_dirty_classes;
+  guint32 *dirty_flows;
+  int n_dirty_flows, cap_dirty_flows;
   /* scratch */
-  int *dirty, n_dirty, cap_dirty;
-  int *comp_links, cap_comp_links;
+  int *comp_classes, cap_comp_classes;
   guint32 *comp_flows, cap_comp_flows;
   int *start, cap_start;
   guint32 *path;
   int cap_path;
   double *capacity, *rates;
   int cap_capacity, cap_rates;
-  int *twin_table, cap_twin;  /* open addressing: shared links by (members, capacity) */
-  int *flow_count, cap_flow_count;
   SimMaxmin *solver;
 };
 
@@ -100,12 +154,36 @@ struct SimFlowNet {
 
 /* splitmix64's finaliser: members' flows summed through it give an order-free link signature */
 static inline guint64
-flow_mix (guint32 fi)
+flow_mix (guint64 z)
 {
-  guint64 z = (guint64) fi + 0x9E3779B97F4A7C15ull;
+  z += 0x9E3779B97F4A7C15ull;
   z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
   z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
   return z ^ (z >> 31);
+}
+
+/* A second, independent signature (another seed through the same finaliser): a false match of
+ * two multisets needs both 64-bit sums to collide. */
+static inline guint64
+flow_mix2 (guint32 fi)
+{
+  return flow_mix ((guint64) fi ^ 0xD6E8FEB86659FD93ull);
+}
+
+static guint
+class_hash (gconstpointer p)
+{
+  const Class *c = p;
+  guint64 h = c->sig1 ^ (c->sig2 * 0x9E3779B97F4A7C15ull) ^ ((guint64) c->n_members << 40);
+  return (guint) (h ^ (h >> 32));
+}
+
+static gboolean
+class_equal (gconstpointer a, gconstpointer b)
+{
+  const Class *x = a, *y = b;
+  return x->sig1 == y->sig1 && x->sig2 == y->sig2 && x->n_members == y->n_members
+         && x->capacity == y->capacity;
 }
 
 static void recompute_cb (SimEngine *engine, gpointer data, guint64 arg);
@@ -118,23 +196,8 @@ elapsed_s (gint64 from_ns, gint64 to_ns)
 }
 
 static void
-link_advance (Link *l, gint64 now)
+schedule_recompute (SimFlowNet *net)
 {
-  if (now != l->updated_ns)
-    {
-      l->bytes += l->rate * elapsed_s (l->updated_ns, now);
-      l->updated_ns = now;
-    }
-}
-
-static void
-mark_dirty (SimFlowNet *net, int l)
-{
-  if (net->links[l].dirty)
-    return;
-  net->links[l].dirty = TRUE;
-  GROW (net->dirty, net->cap_dirty, net->n_dirty + 1, int);
-  net->dirty[net->n_dirty++] = l;
   if (net->recompute_event == 0)
     net->recompute_event = sim_engine_after (net->engine, 0, recompute_cb, net, 0);
 }
@@ -162,6 +225,136 @@ plan_completion (SimFlowNet *net, Flow *f, guint32 index)
   f->event = sim_engine_at (net->engine, finish_time (net, f), complete_cb, net, index);
 }
 
+/* ---- classes ---------------------------------------------------------------------------------- */
+
+/* One link fewer in class id; the class dies with its last link. */
+static void
+class_unref (SimFlowNet *net, int id)
+{
+  Class *c = net->classes[id];
+  if (--c->n_links > 0)
+    return;
+  g_hash_table_remove (net->class_index, c);
+  c->live = FALSE;
+  c->gen++;
+  c->next_free = net->free_class;
+  net->free_class = id;
+}
+
+/* The class of `from`'s members plus (delta 1) or minus (delta -1) one crossing of flow fi, on
+ * links of this capacity (from -1: no members): found by key, or made and its flows told (one
+ * entry each, with the times they cross each of its links). -1 when no member is left. */
+static int
+class_next (SimFlowNet *net, int from, guint32 fi, int delta, double capacity)
+{
+  Class key = { .capacity = capacity };
+  const Class *o = from >= 0 ? net->classes[from] : NULL;
+  if (o != NULL)
+    key = (Class) { .sig1 = o->sig1, .sig2 = o->sig2, .capacity = o->capacity, .n_members = o->n_members };
+  key.sig1 += (guint64) delta * flow_mix (fi);
+  key.sig2 += (guint64) delta * flow_mix2 (fi);
+  key.n_members += delta;
+  if (key.n_members == 0)
+    return -1;
+  Class *c = g_hash_table_lookup (net->class_index, &key);
+  if (c != NULL)
+    return c->id;
+  int id = net->free_class;
+  if (id >= 0)
+    {
+      c = net->classes[id];
+      net->free_class = c->next_free;
+    }
+  else
+    {
+      GROW (net->classes, net->cap_classes, net->n_classes + 1, Class *);
+      id = net->n_classes++;
+      c = net->classes[id] = g_new0 (Class, 1);
+      c->id = id;
+    }
+  o = from >= 0 ? net->classes[from] : NULL; /* classes[] may have moved */
+  c->sig1 = key.sig1;
+  c->sig2 = key.sig2;
+  c->capacity = key.capacity;
+  c->n_members = key.n_members;
+  c->n_links = 0;
+  c->live = TRUE;
+  c->mark = 0;
+  c->n_flows = 0;
+  GROW (c->members, c->cap_members, (o ? o->n_flows : 0) + 1, Member);
+  gboolean found = FALSE;
+  for (int m = 0; o != NULL && m < o->n_flows; m++)
+    {
+      Member mb = o->members[m];
+      if (mb.flow == fi)
+        {
+          found = TRUE;
+          mb.mult += delta;
+          if (mb.mult == 0)
+            continue;
+        }
+      c->members[c->n_flows++] = mb;
+    }
+  if (!found)
+    {
+      g_assert (delta > 0);
+      c->members[c->n_flows++] = (Member) { fi, 1 };
+    }
+  g_hash_table_add (net->class_index, c);
+  for (int m = 0; m < c->n_flows; m++)
+    {
+      Flow *f = &net->flows[c->members[m].flow];
+      GROW (f->ent, f->cap_ent, f->n_ent + 1, Entry);
+      f->ent[f->n_ent++] = (Entry) { id, c->gen, c->members[m].mult };
+    }
+  return id;
+}
+
+/* Link li gains (delta 1) or loses (delta -1) one crossing of flow fi: it moves to the class of
+ * its new members. Returns that class (-1: none left) and whether it was a cache miss (a new
+ * destination for this start or detach). */
+static int
+link_move (SimFlowNet *net, int li, guint32 fi, int delta, gboolean *miss)
+{
+  Link *l = &net->links[li];
+  int from = l->cls;
+  guint32 from_gen = from >= 0 ? net->classes[from]->gen : 0;
+  guint64 cap_bits;
+  memcpy (&cap_bits, &l->capacity, sizeof cap_bits);
+  guint64 h = flow_mix (((guint64) (guint32) from << 32) ^ cap_bits);
+  Move *mv = &net->moves[h & (MOVE_CACHE - 1)];
+  int to;
+  *miss = FALSE;
+  if (mv->stamp == net->move_stamp && mv->from == from && mv->from_gen == from_gen
+      && mv->capacity == l->capacity
+      && (mv->to < 0 || (net->classes[mv->to]->live && net->classes[mv->to]->gen == mv->to_gen)))
+    to = mv->to;
+  else
+    {
+      to = class_next (net, from, fi, delta, l->capacity);
+      *mv = (Move) { from, from_gen, l->capacity, to, to >= 0 ? net->classes[to]->gen : 0, net->move_stamp };
+      *miss = TRUE;
+    }
+  if (to >= 0)
+    net->classes[to]->n_links++;
+  if (from >= 0)
+    class_unref (net, from);
+  l->cls = to;
+  return to;
+}
+
+static void
+next_move_stamp (SimFlowNet *net)
+{
+  if (++net->move_stamp == 0)
+    {
+      memset (net->moves, 0, sizeof net->moves);
+      net->move_stamp = 1;
+    }
+}
+
+/* ---- the net ---------------------------------------------------------------------------------- */
+
 SimFlowNet *
 sim_flow_net_new (SimEngine *engine, const double *capacities, int n_links)
 {
@@ -174,8 +367,14 @@ sim_flow_net_new (SimEngine *engine, const double *capacities, int n_links)
   net->n_links = n_links;
   net->links = g_new0 (Link, MAX (n_links, 1));
   for (int l = 0; l < n_links; l++)
-    net->links[l].capacity = capacities[l];
+    {
+      net->links[l].capacity = capacities[l];
+      net->links[l].cls = -1;
+    }
   net->free_flow = FLOW_NONE;
+  net->free_class = -1;
+  net->class_index = g_hash_table_new (class_hash, class_equal);
+  net->move_stamp = 1;
   net->solver = sim_maxmin_new ();
   return net;
 }
@@ -192,21 +391,25 @@ sim_flow_net_free (SimFlowNet *net)
       if (net->flows[i].next == FLOW_LIVE && net->flows[i].event)
         sim_engine_cancel (net->engine, net->flows[i].event);
       g_free (net->flows[i].links);
-      g_free (net->flows[i].link_pos);
+      g_free (net->flows[i].ent);
     }
-  for (int l = 0; l < net->n_links; l++)
-    g_free (net->links[l].members);
+  for (int c = 0; c < net->n_classes; c++)
+    {
+      g_free (net->classes[c]->members);
+      g_free (net->classes[c]);
+    }
+  g_hash_table_destroy (net->class_index);
+  g_free (net->classes);
   g_free (net->links);
   g_free (net->flows);
-  g_free (net->dirty);
-  g_free (net->comp_links);
+  g_free (net->dirty_classes);
+  g_free (net->dirty_flows);
+  g_free (net->comp_classes);
   g_free (net->comp_flows);
   g_free (net->start);
   g_free (net->path);
   g_free (net->capacity);
   g_free (net->rates);
-  g_free (net->twin_table);
-  g_free (net->flow_count);
   sim_maxmin_free (net->solver);
   g_free (net);
 }
@@ -240,11 +443,11 @@ sim_flow_net_start (SimFlowNet *net, const guint32 *links, int n_links, double b
     {
       f->cap_links = MAX (n_links, 8);
       f->links = g_renew (guint32, f->links, f->cap_links);
-      f->link_pos = g_renew (int, f->link_pos, f->cap_links);
     }
   f->n_links = n_links;
   if (n_links > 0)
     memcpy (f->links, links, (gsize) n_links * sizeof (guint32));
+  f->n_ent = 0;
   f->bytes = bytes;
   f->remaining = bytes;
   f->updated_ns = sim_engine_now (net->engine);
@@ -264,14 +467,18 @@ sim_flow_net_start (SimFlowNet *net, const guint32 *links, int n_links, double b
       f->event = sim_engine_after (net->engine, 0, complete_cb, net, i);
     }
   else
-    for (int k = 0; k < n_links; k++)
-      {
-        Link *l = &net->links[links[k]];
-        GROW (l->members, l->cap_members, l->n_members + 1, Member);
-        f->link_pos[k] = l->n_members;
-        l->members[l->n_members++] = (Member) { i, (guint32) k };
-        mark_dirty (net, (int) links[k]);
-      }
+    {
+      next_move_stamp (net);
+      for (int k = 0; k < n_links; k++)
+        {
+          gboolean miss;
+          link_move (net, (int) links[k], i, 1, &miss);
+        }
+      /* The new flow's component is all a recompute needs to look at. */
+      GROW (net->dirty_flows, net->cap_dirty_flows, net->n_dirty_flows + 1, guint32);
+      net->dirty_flows[net->n_dirty_flows++] = i;
+      schedule_recompute (net);
+    }
   return ((guint64) f->gen << 32) | i;
 }
 
@@ -297,7 +504,15 @@ sim_flow_net_link_bytes (const SimFlowNet *net, int link)
 {
   g_return_val_if_fail (net != NULL && link >= 0 && link < net->n_links, 0);
   const Link *l = &net->links[link];
-  return l->bytes + l->rate * elapsed_s (l->updated_ns, sim_engine_now (net->engine));
+  gint64 now = sim_engine_now (net->engine);
+  double bytes = l->bytes;
+  const Class *c = l->cls >= 0 ? net->classes[l->cls] : NULL;
+  for (int m = 0; c != NULL && m < c->n_flows; m++)
+    {
+      const Flow *f = &net->flows[c->members[m].flow];
+      bytes += c->members[m].mult * (f->bytes - (f->remaining - f->rate * elapsed_s (f->updated_ns, now)));
+    }
+  return bytes;
 }
 
 int
@@ -315,27 +530,27 @@ sim_flow_net_stats (const SimFlowNet *net)
   return net->stats;
 }
 
-/* Removes flow i from its links (swap-remove, fixing the moved member's back-pointer). */
+/* Removes flow i from its links: each counts the flow's whole size and moves to its new class,
+ * which the next recompute re-solves. */
 static void
-detach (SimFlowNet *net, Flow *f, double overshoot_bytes, gint64 now)
+detach (SimFlowNet *net, guint32 i)
 {
+  Flow *f = &net->flows[i];
+  next_move_stamp (net);
   for (int k = 0; k < f->n_links; k++)
     {
       int li = (int) f->links[k];
-      Link *l = &net->links[li];
-      link_advance (l, now);
-      /* The link counted this flow at full rate up to now; it really carried remaining less. */
-      l->bytes -= overshoot_bytes;
-      l->rate -= f->rate;
-      int pos = f->link_pos[k];
-      Member last = l->members[--l->n_members];
-      if (pos != l->n_members)
+      net->links[li].bytes += f->bytes;
+      gboolean miss;
+      int to = link_move (net, li, i, -1, &miss);
+      if (miss && to >= 0)
         {
-          l->members[pos] = last;
-          net->flows[last.flow].link_pos[last.k] = pos;
+          GROW (net->dirty_classes, net->cap_dirty_classes, net->n_dirty_classes + 1, ClassRef);
+          net->dirty_classes[net->n_dirty_classes++] = (ClassRef) { to, net->classes[to]->gen };
         }
-      mark_dirty (net, li);
     }
+  f->n_ent = 0;
+  schedule_recompute (net);
 }
 
 static void
@@ -346,10 +561,9 @@ complete_cb (SimEngine *engine, gpointer data, guint64 arg)
   Flow *f = &net->flows[i];
   gint64 now = sim_engine_now (engine);
   f->event = 0;
-  double remaining = f->remaining;
   if (f->n_links > 0 && f->bytes > 0)
     {
-      remaining -= f->rate * elapsed_s (f->updated_ns, now);
+      double remaining = f->remaining - f->rate * elapsed_s (f->updated_ns, now);
       if (remaining > FINISH_REL * f->bytes)
         {
           /* Rounding put the event a hair early: re-plan from here (at least 1 ns later). */
@@ -358,7 +572,7 @@ complete_cb (SimEngine *engine, gpointer data, guint64 arg)
           plan_completion (net, f, i);
           return;
         }
-      detach (net, f, -remaining, now);
+      detach (net, i);
     }
   SimFlowDoneFn done = f->done;
   gpointer user = f->user;
@@ -371,7 +585,31 @@ complete_cb (SimEngine *engine, gpointer data, guint64 arg)
     done (user, done_arg);
 }
 
-/* Re-solves the components reachable from the dirty links and re-plans changed completions. */
+static inline void
+visit_class (SimFlowNet *net, int id, guint32 epoch, int *n)
+{
+  Class *c = net->classes[id];
+  if (c->mark == epoch)
+    return;
+  c->mark = epoch;
+  GROW (net->comp_classes, net->cap_comp_classes, *n + 1, int);
+  c->local = *n;
+  net->comp_classes[(*n)++] = id;
+}
+
+static inline void
+visit_flow (SimFlowNet *net, guint32 fi, guint32 epoch, guint32 *n)
+{
+  Flow *f = &net->flows[fi];
+  if (f->mark == epoch)
+    return;
+  f->mark = epoch;
+  GROW (net->comp_flows, net->cap_comp_flows, *n + 1, guint32);
+  net->comp_flows[(*n)++] = fi;
+}
+
+/* Re-solves the components reachable from the seeds (new flows, classes that lost a flow) and
+ * re-plans changed completions. */
 static void
 recompute (SimFlowNet *net)
 {
@@ -379,182 +617,91 @@ recompute (SimFlowNet *net)
   if (++net->epoch == 0)
     {
       /* epoch wrapped: clear marks so old ones cannot collide */
-      for (int l = 0; l < net->n_links; l++)
-        net->links[l].mark = 0;
+      for (int c = 0; c < net->n_classes; c++)
+        net->classes[c]->mark = 0;
       for (guint32 i = 0; i < net->n_flows; i++)
         net->flows[i].mark = 0;
       net->epoch = 1;
     }
   guint32 epoch = net->epoch;
 
-  /* Breadth-first search over link -> flow -> link, seeded with the dirty links. */
-  int n_comp_links = 0;
+  /* Breadth-first search over class -> flow -> class. */
+  int n_comp_classes = 0;
   guint32 n_comp_flows = 0;
-  GROW (net->comp_links, net->cap_comp_links, net->n_links, int);
-  for (int d = 0; d < net->n_dirty; d++)
+  for (int d = 0; d < net->n_dirty_classes; d++)
     {
-      Link *l = &net->links[net->dirty[d]];
-      l->dirty = FALSE;
-      if (l->mark != epoch)
-        {
-          l->mark = epoch;
-          net->comp_links[n_comp_links++] = net->dirty[d];
-        }
+      ClassRef ref = net->dirty_classes[d];
+      if (net->classes[ref.cls]->live && net->classes[ref.cls]->gen == ref.gen)
+        visit_class (net, ref.cls, epoch, &n_comp_classes);
     }
-  net->n_dirty = 0;
+  net->n_dirty_classes = 0;
+  for (int d = 0; d < net->n_dirty_flows; d++)
+    {
+      guint32 fi = net->dirty_flows[d];
+      if (net->flows[fi].next == FLOW_LIVE)
+        visit_flow (net, fi, epoch, &n_comp_flows);
+    }
+  net->n_dirty_flows = 0;
   int n_occ = 0;
-  for (int q = 0; q < n_comp_links; q++)
+  int qc = 0;
+  guint32 qf = 0;
+  while (qc < n_comp_classes || qf < n_comp_flows)
     {
-      Link *l = &net->links[net->comp_links[q]];
-      l->local = q;  /* BFS position, until the solver's indices are assigned below */
-      l->sole = l->n_members > 0;
-      l->keep = FALSE;
-      l->sig = 0;
-      for (int m = 0; m < l->n_members; m++)
+      for (; qc < n_comp_classes; qc++)
         {
-          guint32 fi = l->members[m].flow;
-          if (fi != l->members[0].flow)
-            l->sole = FALSE;
-          l->sig += flow_mix (fi);
-          Flow *f = &net->flows[fi];
-          if (f->mark == epoch)
-            continue;
-          f->mark = epoch;
-          GROW (net->comp_flows, net->cap_comp_flows, n_comp_flows + 1, guint32);
-          net->comp_flows[n_comp_flows++] = fi;
-          n_occ += f->n_links;
-          for (int k = 0; k < f->n_links; k++)
-            {
-              Link *l2 = &net->links[f->links[k]];
-              if (l2->mark != epoch)
-                {
-                  l2->mark = epoch;
-                  net->comp_links[n_comp_links++] = (int) f->links[k];
-                }
-            }
+          const Class *c = net->classes[net->comp_classes[qc]];
+          for (int m = 0; m < c->n_flows; m++)
+            visit_flow (net, c->members[m].flow, epoch, &n_comp_flows);
         }
-    }
-
-  /* Private links (crossed by one flow only, once or more) are left out of the solve except, per
-   * flow, the one of least (share, BFS position), share = capacity / crossings as the solver
-   * computes it: a private link's share stays that until its flow freezes, and the solver pops
-   * links in (share, index) order, so that link pops before the flow's other private links, which
-   * then drain unpopped. The kept links keep their relative order, so ties break as before and
-   * the rates come out bit-identical; the solve shrinks from every link of every path (a merged
-   * PP flow crosses thousands) to the shared links plus one per flow. */
-  for (guint32 c = 0; c < n_comp_flows; c++)
-    {
-      const Flow *f = &net->flows[net->comp_flows[c]];
-      Link *best = NULL;
-      double best_share = 0;
-      for (int k = 0; k < f->n_links; k++)
+      for (; qf < n_comp_flows; qf++)
         {
-          Link *l = &net->links[f->links[k]];
-          if (!l->sole)
-            continue;
-          double share = l->capacity / l->n_members;
-          if (best == NULL || share < best_share || (share == best_share && l->local < best->local))
+          Flow *f = &net->flows[net->comp_flows[qf]];
+          int kept = 0;
+          for (int e = 0; e < f->n_ent; e++)
             {
-              best = l;
-              best_share = share;
-            }
-        }
-      if (best != NULL)
-        best->keep = TRUE;
-    }
-  /* Twins: shared links with the same capacity and the same flows (as a multiset) get the same
-   * frozen rates subtracted in the same order, so their shares are bit-identical at every step of
-   * the solve; the first in BFS order (least index) pops first, freezes all their flows and the
-   * others drain unpopped. Only that one is solved (a collective's ring and a PP send crossing the
-   * same stretch of fabric make many such links). Signatures are verified member by member. */
-  int n_twin = 1;
-  while (n_twin < 2 * n_comp_links)
-    n_twin *= 2;
-  GROW (net->twin_table, net->cap_twin, n_twin, int);
-  memset (net->twin_table, 0xff, (gsize) n_twin * sizeof (int));
-  GROW (net->flow_count, net->cap_flow_count, (int) net->n_flows, int);
-  if (net->cap_flow_count > 0 && n_comp_flows > 0)
-    for (guint32 c = 0; c < n_comp_flows; c++)
-      net->flow_count[net->comp_flows[c]] = 0;
-  int n_solve = 0;
-  GROW (net->capacity, net->cap_capacity, n_comp_links, double);
-  for (int q = 0; q < n_comp_links; q++)
-    {
-      Link *l = &net->links[net->comp_links[q]];
-      link_advance (l, now);
-      gboolean twin = FALSE;
-      if (l->n_members > 0 && !l->sole)
-        {
-          guint64 h = l->sig ^ ((guint64) l->n_members * 0x9E3779B97F4A7C15ull);
-          for (int slot = (int) (h & (guint64) (n_twin - 1));; slot = (slot + 1) & (n_twin - 1))
-            {
-              int other = net->twin_table[slot];
-              if (other < 0)
-                {
-                  net->twin_table[slot] = net->comp_links[q];
-                  break;
-                }
-              const Link *o2 = &net->links[other];
-              if (o2->sig != l->sig || o2->n_members != l->n_members || o2->capacity != l->capacity)
+              Entry en = f->ent[e];
+              const Class *c = net->classes[en.cls];
+              if (!c->live || c->gen != en.gen)
                 continue;
-              for (int m = 0; m < l->n_members; m++)
-                net->flow_count[l->members[m].flow]++;
-              for (int m = 0; m < o2->n_members; m++)
-                net->flow_count[o2->members[m].flow]--;
-              twin = TRUE;
-              for (int m = 0; m < l->n_members; m++)
-                {
-                  if (net->flow_count[l->members[m].flow] != 0)
-                    twin = FALSE;
-                  net->flow_count[l->members[m].flow] = 0;
-                }
-              for (int m = 0; m < o2->n_members; m++)
-                net->flow_count[o2->members[m].flow] = 0;
-              if (twin)
-                break;
+              f->ent[kept++] = en;
+              n_occ += en.mult;
+              visit_class (net, en.cls, epoch, &n_comp_classes);
             }
-        }
-      if (l->n_members == 0 || (l->sole && !l->keep) || twin)
-        l->local = -1;
-      else
-        {
-          net->capacity[n_solve] = l->capacity;
-          l->local = n_solve++;
+          f->n_ent = kept;
         }
     }
 
-  /* Local compressed rows for the solver. */
+  /* Local compressed rows for the solver: one link per class, listed mult times per flow. */
+  GROW (net->capacity, net->cap_capacity, n_comp_classes, double);
+  for (int q = 0; q < n_comp_classes; q++)
+    net->capacity[q] = net->classes[net->comp_classes[q]]->capacity;
   GROW (net->start, net->cap_start, (int) n_comp_flows + 1, int);
   GROW (net->rates, net->cap_rates, (int) n_comp_flows + 1, double);
   GROW (net->path, net->cap_path, n_occ, guint32);
   int o = 0;
-  for (guint32 c = 0; c < n_comp_flows; c++)
+  for (guint32 q = 0; q < n_comp_flows; q++)
     {
-      const Flow *f = &net->flows[net->comp_flows[c]];
-      net->start[c] = o;
-      for (int k = 0; k < f->n_links; k++)
+      const Flow *f = &net->flows[net->comp_flows[q]];
+      net->start[q] = o;
+      for (int e = 0; e < f->n_ent; e++)
         {
-          int local = net->links[f->links[k]].local;
-          if (local >= 0)
-            net->path[o++] = (guint32) local;
+          guint32 local = (guint32) net->classes[f->ent[e].cls]->local;
+          for (int m = 0; m < f->ent[e].mult; m++)
+            net->path[o++] = local;
         }
     }
   net->start[n_comp_flows] = o;
   if (n_comp_flows > 0)
-    sim_maxmin_solve (net->solver, n_solve, net->capacity, (int) n_comp_flows, net->start,
+    sim_maxmin_solve (net->solver, n_comp_classes, net->capacity, (int) n_comp_flows, net->start,
                       net->path, net->rates);
   net->stats.recomputes++;
   net->stats.flows_resolved += n_comp_flows;
 
-  for (int q = 0; q < n_comp_links; q++)
-    net->links[net->comp_links[q]].rate = 0;
-  for (guint32 c = 0; c < n_comp_flows; c++)
+  for (guint32 q = 0; q < n_comp_flows; q++)
     {
-      guint32 fi = net->comp_flows[c];
+      guint32 fi = net->comp_flows[q];
       Flow *f = &net->flows[fi];
-      double rate = net->rates[c];
-      for (int k = 0; k < f->n_links; k++)
-        net->links[f->links[k]].rate += rate;
+      double rate = net->rates[q];
       if (rate == f->rate)
         continue;  /* same rate: snapshot and completion event stay valid */
       f->remaining -= f->rate * elapsed_s (f->updated_ns, now);

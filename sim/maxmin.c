@@ -177,10 +177,13 @@ sim_maxmin_solve (SimMaxmin *mm, int n_links, const double *capacity, int n_flow
       if (mm->unfrozen[l] > 0)
         {
           mm->share[l] = capacity[l] / mm->unfrozen[l];
-          heap_place (mm, mm->n_heap, l);
-          heap_up (mm, mm->n_heap++);
+          heap_place (mm, mm->n_heap++, l);
         }
     }
+  /* Bottom-up heap construction, O(L): (share, link id) is a strict total order, so the links pop
+   * in the same sequence however the heap was built. */
+  for (int i = mm->n_heap / 2 - 1; i >= 0; i--)
+    heap_down (mm, i);
   for (int f = 0; f < n_flows; f++)
     {
       mm->frozen[f] = flow_start[f + 1] == flow_start[f];
