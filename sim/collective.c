@@ -83,10 +83,7 @@ route_latency (const SimTopology *topo, int src, int dst)
 {
   guint32 links[SIM_TOPOLOGY_MAX_HOPS];
   int k = sim_topology_route (topo, src, dst, 0, links);
-  gint64 lat = 0;
-  for (int i = 0; i < k; i++)
-    lat += sim_topology_link (topo, links[i])->latency_ns;
-  return lat;
+  return sim_topology_path_latency_ns (topo, links, k);
 }
 
 gboolean

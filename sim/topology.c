@@ -55,6 +55,10 @@
  * trunk down], leaf trunk down, NIC down, with no hash: two flows contend only where their real
  * traffic would, at the NICs and at a tier's total capacity (oversubscription). Static hashing
  * instead lets two large flows land on one up-link and halve each other, which an AR fabric avoids.
+ * A trunk at least as wide as the NICs below it can never limit a flow (everything it carries
+ * entered through those NICs), so a non-blocking tier's trunks are left off the routes: the
+ * solver then sees only the links that can bind, and sim_topology_path_latency_ns adds the switch
+ * hops the route no longer lists. Trunk links still exist (numbered, with their capacity).
  *
  * Latency: NVLink up carries nvlink_latency_ns (down 0); NIC up carries nic_latency_ns; every link
  * leaving a switch carries hop_latency_ns. A path's latency is thus the NVLink latency, or the NIC
@@ -85,6 +89,7 @@ struct SimTopology {
   int leaf_spine_par, spines_per_pod, spines;  /* m1, S */
   int spine_down, spine_up;  /* d2, u2 (3 tiers) */
   int spine_core_par, cores_per_plane, cores;  /* m2, C */
+  gboolean leaf_trunk, pod_trunk;  /* adaptive routing: the trunks that can bind (oversubscribed) */
   double link_bw;
   double bisection_bytes_per_s;
   guint32 base[SIM_LINK_KIND_COUNT + 1];
@@ -369,6 +374,12 @@ sim_topology_new (const SimClusterSpec *cluster, const SimFabricSpec *fabric, GE
       double leaf_trunk = t->leaf_up * t->link_bw, pod_trunk = (double) t->spines_per_pod * t->spine_up * t->link_bw;
       t->proto[SIM_LINK_LEAF_UP].bandwidth_bytes_per_s = t->proto[SIM_LINK_LEAF_DOWN].bandwidth_bytes_per_s = leaf_trunk;
       t->proto[SIM_LINK_SPINE_UP].bandwidth_bytes_per_s = t->proto[SIM_LINK_SPINE_DOWN].bandwidth_bytes_per_s = pod_trunk;
+      /* Can a trunk bind? Only if narrower than what can enter it: the NICs of its leaf, or (pod)
+       * the leaf trunks of its pod when those are not narrower still. */
+      double nics_below = (double) t->leaf_down * cluster->nic_bw_bytes_per_s;
+      t->leaf_trunk = leaf_trunk < nics_below * (1.0 - 1e-12);
+      double into_pod = (double) t->pod_leaves * MIN (leaf_trunk, nics_below);
+      t->pod_trunk = t->tiers == 3 && pod_trunk < into_pod * (1.0 - 1e-12);
     }
   return g_steal_pointer (&t);
 }
@@ -531,14 +542,17 @@ sim_topology_route (const SimTopology *topo, int src_gpu, int dst_gpu, guint32 f
   int ls = nic_leaf (t, es), ld = nic_leaf (t, ed);
   if (ls != ld && t->fabric.routing == SIM_ROUTING_ADAPTIVE)
     {
-      links[n++] = t->base[SIM_LINK_LEAF_UP] + (guint32) ls;
+      /* Only the trunks that can bind (see the top comment). */
+      if (t->leaf_trunk)
+        links[n++] = t->base[SIM_LINK_LEAF_UP] + (guint32) ls;
       int ps = leaf_pod (t, ls), pd = leaf_pod (t, ld);
-      if (ps != pd)
+      if (ps != pd && t->pod_trunk)
         {
           links[n++] = t->base[SIM_LINK_SPINE_UP] + (guint32) ps;
           links[n++] = t->base[SIM_LINK_SPINE_DOWN] + (guint32) pd;
         }
-      links[n++] = t->base[SIM_LINK_LEAF_DOWN] + (guint32) ld;
+      if (t->leaf_trunk)
+        links[n++] = t->base[SIM_LINK_LEAF_DOWN] + (guint32) ld;
     }
   else if (ls != ld)
     {
@@ -658,7 +672,24 @@ sim_topology_path_latency_ns (const SimTopology *topo, const guint32 *links, int
   g_return_val_if_fail (topo != NULL && (links != NULL || n_links == 0), 0);
   gint64 sum = 0;
   for (int i = 0; i < n_links; i++)
-    sum += sim_topology_link (topo, (int) links[i])->latency_ns;
+    {
+      sum += sim_topology_link (topo, (int) links[i])->latency_ns;
+      if (topo->fabric.routing != SIM_ROUTING_ADAPTIVE || i + 1 >= n_links
+          || kind_of (topo, links[i]) != SIM_LINK_NIC_UP)
+        continue;
+      /* Adaptive routing leaves non-binding trunks off a route: add the switch hops they stand for
+       * (leaf -> spine -> leaf, or through the core: four), less those whose links are listed. */
+      int es = (int) (links[i] - topo->base[SIM_LINK_NIC_UP]);
+      int j = i + 1;
+      while (j < n_links && kind_of (topo, links[j]) != SIM_LINK_NIC_DOWN)
+        j++;
+      if (j == n_links)
+        continue;
+      int ed = (int) (links[j] - topo->base[SIM_LINK_NIC_DOWN]);
+      int ls = nic_leaf (topo, es), ld = nic_leaf (topo, ed);
+      int hops = ls == ld ? 0 : leaf_pod (topo, ls) == leaf_pod (topo, ld) ? 2 : 4;
+      sum += (gint64) (hops - (j - i - 1)) * topo->fabric.hop_latency_ns;
+    }
   return sum;
 }
 
