@@ -32,14 +32,19 @@ print_route (const SimTopology *topo, const char *label, int n, const guint32 *l
 {
   static const char *const node_name[] = { "gpu", "nvswitch", "nic", "leaf", "spine", "core" };
   printf ("%s (%d links, %.2f us):", label, n, sim_topology_path_latency_ns (topo, links, n) / 1e3);
+  SimNodeRef prev = { 0 };
   for (int i = 0; i < n; i++)
     {
       SimNodeRef from, to;
       sim_topology_link_ends (topo, (int) links[i], &from, &to);
       if (i == 0)
         printf (" %s %d", node_name[from.kind], from.index);
+      else if (prev.kind >= SIM_NODE_LEAF && (from.kind != prev.kind || from.index != prev.index))
+        /* Adaptive routing leaves non-binding trunks off the route: the switches in between spread it. */
+        printf (" =[spread by adaptive routing]=> %s %d", node_name[from.kind], from.index);
       printf (" -[%s #%u]-> %s %d", sim_link_kind_name (sim_topology_link (topo, (int) links[i])->kind),
               links[i], node_name[to.kind], to.index);
+      prev = to;
     }
   printf ("\n");
 }

@@ -56,12 +56,20 @@ if has "$out" '^  leaf +switches +224 +ports down +48, up +16' '^bisection +89\.
 else
   printf '%s\n' "$out" | sed 's/^/# /'; notok "leaf oversubscription 3:1"
 fi
-# --route: same node over NVLink, rail 0 -> rail 1 through the core, PXN stays on one rail.
+# --route: same node over NVLink, rail 0 -> rail 1 through the core, PXN stays on one rail. The
+# fabric routes adaptively and is non-blocking, so the route lists the NICs and the switches
+# between them spread it; with static routing it lists the leaf, spine and core links.
 out=$("$bin" topology "$gpt3" --route 0:9 2>&1)
-if has "$out" '^route \(6 links' '^route with PXN \(4 links' 'nvlink-up'; then
+if has "$out" '^route \(2 links' 'spread by adaptive routing' '^route with PXN \(4 links' 'nvlink-up'; then
   ok "route 0:9"
 else
   printf '%s\n' "$out" | sed 's/^/# /'; notok "route 0:9"
+fi
+out=$("$bin" topology "$gpt3" --set fabric.routing=static --route 0:9 2>&1)
+if has "$out" '^route \(6 links' 'spine-up' '^route with PXN \(4 links'; then
+  ok "route 0:9, static routing"
+else
+  printf '%s\n' "$out" | sed 's/^/# /'; notok "route 0:9, static routing"
 fi
 out=$("$bin" topology "$gpt3" --route 0:99999 2>&1); rc=$?
 if [ "$rc" = 2 ] && has "$out" 'outside the 10752 GPUs'; then ok "route outside rejected"; else notok "route outside rejected"; fi
