@@ -467,6 +467,170 @@ test_unfused_dropout (void)
   g_assert_nonnull (strstr (n, "attn attn_scores_io attn_softmax attn_dropout proj"));
 }
 
+/* A small GPT (h = 64, 4 heads of 16, f = 4h = 256, s = 32, micro-batch 1) on tp 2 with SP: T = 32
+ * tokens per GEMM, Ts = 16 per norm; QKV [32, 96, 64], proj [32, 64, 32], FC1 [32, 128, 64], FC2
+ * [32, 64, 128]; bf16 params, p = 2 bytes. */
+static void
+small_tp2 (ModelShape *s, ModelPlan *p, ModelDtype mdt)
+{
+  *s = finished (preset_gpt (2, 64, 4, 32));
+  model_plan_init (p);
+  p->tp = 2, p->gpus = 2, p->sp = TRUE;
+  p->matmul_dtype = mdt;
+}
+
+static int
+count_recipe (const GArray *ops)
+{
+  int n = 0;
+  for (guint i = 0; i < ops->len; i++)
+    n += (g_array_index (ops, ModelOp, i).flags & MODEL_OP_RECIPE) != 0
+         && g_array_index (ops, ModelOp, i).kind == MODEL_OP_MEMBOUND;
+  return n;
+}
+
+static void
+assert_bytes (const GArray *ops, const char *name, double rd, double wr)
+{
+  const ModelOp *op = find (ops, name);
+  g_assert_nonnull (op);
+  g_assert_cmpint (op->kind, ==, MODEL_OP_MEMBOUND);
+  g_assert_cmpfloat (op->bytes_read, ==, rd);
+  g_assert_cmpfloat (op->bytes_written, ==, wr);
+}
+
+/* FP8, delayed scaling (TE on Hopper), the small GPT above:
+ * forward: QKV and FC1 are LayerNormLinears: the norms write FP8, Ts·h = 16·64 = 1,024 bytes (read
+ *   1,024·2 = 2,048), and no cast runs; proj_in_cast is the cast_transpose of the attention output
+ *   E = T·(a·d/t) = 32·32 = 1,024 elements: read 2,048, write 2·1,024 = 2,048; fc2_in_cast of the
+ *   activation E = 32·128 = 4,096: read 8,192, write 8,192.
+ * backward: every GEMM's output gradient is cast_transposed: fc2 E_out = 32·64 = 2,048 (read 4,096,
+ *   write 4,096), fc1 E_out = 32·128 = 4,096 (read 8,192, write 8,192), proj 2,048, qkv E_out =
+ *   32·96 = 3,072 (read 6,144, write 6,144); the norm-fed inputs are transposed in FP8 for wgrad:
+ *   fc1_in_transpose and qkv_in_transpose E_in = 32·64 = 2,048 (read 2,048, write 2,048). The
+ *   forward casts have no backward kernel of their own.
+ * The same layer in bf16 has no recipe op at all. */
+static void
+test_fp8_recipe (void)
+{
+  ModelShape s;
+  ModelPlan p;
+  small_tp2 (&s, &p, MODEL_DTYPE_FP8);
+  g_autoptr (GArray) f = ops_of (&s, &p, 0, MODEL_PASS_FORWARD);
+  g_autofree char *fn = names (f);
+  g_assert_cmpstr (fn, ==, "attn_norm qkv_ag qkv attn proj_in_cast proj proj_rs attn_residual mlp_norm fc1_ag fc1 "
+                           "act fc2_in_cast fc2 fc2_rs mlp_residual");
+  assert_bytes (f, "attn_norm", 2048, 1024);
+  assert_bytes (f, "mlp_norm", 2048, 1024);
+  assert_bytes (f, "proj_in_cast", 2048, 2048);
+  assert_bytes (f, "fc2_in_cast", 8192, 8192);
+  g_assert_cmpint (count_recipe (f), ==, 2);
+  g_assert_true (find (f, "qkv")->flags & MODEL_OP_NORM_FP8_INPUT);
+  g_assert_false (find (f, "proj")->flags & MODEL_OP_NORM_FP8_INPUT);
+
+  g_autoptr (GArray) b = ops_of (&s, &p, 0, MODEL_PASS_BACKWARD);
+  g_autofree char *bn = names (b);
+  g_assert_cmpstr (bn, ==, "mlp_residual_bwd fc2_rs_bwd fc2_grad_cast fc2_dgrad fc2_wgrad act_bwd fc1_grad_cast "
+                           "fc1_in_transpose fc1_input_ag fc1_dgrad fc1_dgrad_rs fc1_wgrad mlp_norm_bwd "
+                           "attn_residual_bwd proj_rs_bwd proj_grad_cast proj_dgrad proj_wgrad attn_bwd "
+                           "qkv_grad_cast qkv_in_transpose qkv_input_ag qkv_dgrad qkv_dgrad_rs qkv_wgrad "
+                           "attn_norm_bwd");
+  assert_bytes (b, "fc2_grad_cast", 4096, 4096);
+  assert_bytes (b, "fc1_grad_cast", 8192, 8192);
+  assert_bytes (b, "proj_grad_cast", 4096, 4096);
+  assert_bytes (b, "qkv_grad_cast", 6144, 6144);
+  assert_bytes (b, "fc1_in_transpose", 2048, 2048);
+  assert_bytes (b, "qkv_in_transpose", 2048, 2048);
+  /* the overlap of the SP re-gather with dgrad is kept */
+  g_assert_true (find (b, "qkv_input_ag")->overlap_next);
+  /* the norm backward still reads its bf16 input and output gradient: 2·2,048 */
+  assert_bytes (b, "mlp_norm_bwd", 4096, 2048);
+
+  /* bf16: not one recipe kernel, and the norms write bf16 */
+  small_tp2 (&s, &p, MODEL_DTYPE_BF16);
+  g_autoptr (GArray) all = model_op_array_new ();
+  model_layer_rank_ops (&s, &p, 0, all);
+  model_layer_optimizer_ops (&s, &p, 0, all);
+  g_assert_cmpint (count_recipe (all), ==, 0);
+  for (guint i = 0; i < all->len; i++)
+    {
+      const char *name = g_array_index (all, ModelOp, i).name;
+      g_assert_null (strstr (name, "_cast"));
+      g_assert_null (strstr (name, "_quant"));
+      g_assert_null (strstr (name, "_amax"));
+      g_assert_null (strstr (name, "_transpose"));
+    }
+  g_autoptr (GArray) f16 = ops_of (&s, &p, 0, MODEL_PASS_FORWARD);
+  assert_bytes (f16, "attn_norm", 2048, 2048);
+}
+
+/* FP8 with current scaling: every cast is preceded by an amax pass over its input (E·p), and the
+ * norm is not fused (its output must be reduced first): attn_norm writes 2,048 bytes (bf16), then
+ * qkv_in_amax reads the Ts·h = 1,024-element shard (2,048 bytes) and qkv_in_cast reads 2,048 and
+ * writes 2,048, both before the SP all-gather; proj_in_amax reads 2,048. In backward each
+ * grad_cast has its amax (fc2: 4,096 read) and no transpose remains (the cast_transpose made it). */
+static void
+test_fp8_current_scaling (void)
+{
+  ModelShape s;
+  ModelPlan p;
+  small_tp2 (&s, &p, MODEL_DTYPE_FP8);
+  p.fp8_scaling = MODEL_FP8_CURRENT;
+  g_autoptr (GArray) f = ops_of (&s, &p, 0, MODEL_PASS_FORWARD);
+  g_autofree char *fn = names (f);
+  g_assert_nonnull (strstr (fn, "attn_norm qkv_in_amax qkv_in_cast qkv_ag qkv attn proj_in_amax proj_in_cast proj"));
+  assert_bytes (f, "attn_norm", 2048, 2048);
+  assert_bytes (f, "qkv_in_amax", 2048, 0);
+  assert_bytes (f, "qkv_in_cast", 2048, 2048);
+  assert_bytes (f, "proj_in_amax", 2048, 0);
+  g_autoptr (GArray) b = ops_of (&s, &p, 0, MODEL_PASS_BACKWARD);
+  assert_bytes (b, "fc2_grad_amax", 4096, 0);
+  g_assert_null (find (b, "qkv_in_transpose"));
+}
+
+/* NVFP4 (Blackwell): q = 1/2 + 1/16 = 0.5625 bytes per element per copy, a row-wise and an RHT
+ * column-wise copy per tensor. QKV input: the Ts·h = 1,024-element shard before the all-gather,
+ * qkv_in_amax reads 2,048, qkv_in_quant reads 2,048 and writes 2·0.5625·1,024 = 1,152; the norm
+ * writes bf16 (2,048). FC2 input E = 4,096: amax 8,192 read; quant 8,192 read, 4,608 written.
+ * Backward fc2 output gradient E_out = 2,048: amax 4,096 read, quant 4,096 read, 2,304 written; no
+ * transposes (the column-wise copies are made in forward). Once per step the weights: per layer
+ * (3h² + h² + 2·4h²)/t = 12·64²/2 = 24,576 elements, 2 layers = 49,152 on pp 1: nvfp4_weight_amax
+ * reads 98,304 and nvfp4_weight_quant reads 98,304 and writes 2·0.5625·49,152 = 55,296. */
+static void
+test_fp4_recipe (void)
+{
+  ModelShape s;
+  ModelPlan p;
+  small_tp2 (&s, &p, MODEL_DTYPE_FP4);
+  g_autoptr (GArray) f = ops_of (&s, &p, 0, MODEL_PASS_FORWARD);
+  g_autofree char *fn = names (f);
+  g_assert_cmpstr (fn, ==, "attn_norm qkv_in_amax qkv_in_quant qkv_ag qkv attn proj_in_amax proj_in_quant proj "
+                           "proj_rs attn_residual mlp_norm fc1_in_amax fc1_in_quant fc1_ag fc1 act fc2_in_amax "
+                           "fc2_in_quant fc2 fc2_rs mlp_residual");
+  assert_bytes (f, "attn_norm", 2048, 2048);
+  assert_bytes (f, "qkv_in_amax", 2048, 0);
+  assert_bytes (f, "qkv_in_quant", 2048, 1152);
+  assert_bytes (f, "fc2_in_amax", 8192, 0);
+  assert_bytes (f, "fc2_in_quant", 8192, 4608);
+  g_autoptr (GArray) b = ops_of (&s, &p, 0, MODEL_PASS_BACKWARD);
+  assert_bytes (b, "fc2_grad_amax", 4096, 0);
+  assert_bytes (b, "fc2_grad_quant", 4096, 2304);
+  g_assert_null (find (b, "qkv_in_transpose"));
+  g_autofree char *bn = names (b);
+  g_assert_nonnull (strstr (bn, "qkv_grad_amax qkv_grad_quant qkv_input_ag qkv_dgrad"));
+  g_autoptr (GArray) o = model_op_array_new ();
+  model_layer_optimizer_ops (&s, &p, 0, o);
+  g_assert_cmpint (o->len, ==, 3);
+  assert_bytes (o, "nvfp4_weight_amax", 98304, 0);
+  assert_bytes (o, "nvfp4_weight_quant", 98304, 55296);
+  /* FP8: fp8_weight_cast reads 98,304 and writes 2·49,152 = 98,304 (FP8 copy and transpose). */
+  p.matmul_dtype = MODEL_DTYPE_FP8;
+  g_autoptr (GArray) o8 = model_op_array_new ();
+  model_layer_optimizer_ops (&s, &p, 0, o8);
+  g_assert_cmpint (o8->len, ==, 2);
+  assert_bytes (o8, "fp8_weight_cast", 98304, 98304);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -485,5 +649,8 @@ main (int argc, char **argv)
   g_test_add_func ("/model/layer/unique-gemms", test_unique_gemms);
   g_test_add_func ("/model/layer/tied-embedding-grad", test_tied_embedding_grad);
   g_test_add_func ("/model/layer/unfused-dropout", test_unfused_dropout);
+  g_test_add_func ("/model/layer/fp8-recipe", test_fp8_recipe);
+  g_test_add_func ("/model/layer/fp8-current-scaling", test_fp8_current_scaling);
+  g_test_add_func ("/model/layer/fp4-recipe", test_fp4_recipe);
   return g_test_run ();
 }
