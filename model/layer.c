@@ -49,7 +49,9 @@
  *                         runs; backward: <gemm>_in_transpose (fp8_transpose of the gathered input
  *                         before wgrad) read E_in, write E_in.
  *     <gemm>_grad_cast    backward: cast_transpose of the output gradient (grad_output_preprocess),
- *                         read E_out·p, write 2·E_out.
+ *                         read E_out·p, write 2·E_out. For a row-parallel GEMM under SP (proj, FC2)
+ *                         the gradient is quantized on its local shard E_out/t before the all-gather,
+ *                         as the forward inputs are.
  *     current scaling     (fp8_scaling current, Float8CurrentScaling): every cast is preceded by an
  *                         amax pass <gemm>_in_amax / _grad_amax reading the tensor (E·p) and the norm
  *                         output is not fused (the amax must be known before the cast): the norm
@@ -359,13 +361,14 @@ layer_forward (Ctx *c)
 }
 
 /* Backward recipe kernels of quantized GEMM f (see the header comment): the output gradient's
- * quantization, and for an FP8 input the norm wrote, its transpose for wgrad. */
+ * quantization (of its out_share: 1/tp when it is quantized on the local shard before the SP
+ * all-gather), and for an FP8 input the norm wrote, its transpose for wgrad. */
 static void
-backward_quantize (Ctx *c, const ModelOp *f)
+backward_quantize (Ctx *c, const ModelOp *f, double out_share)
 {
   double p = c->act;
   double b = (double) MAX (f->batch, 1);
-  double e_out = (double) f->m * f->n * b, e_in = (double) f->m * f->k * b;
+  double e_out = (double) f->m * f->n * b * out_share, e_in = (double) f->m * f->k * b;
   if (f->dtype == MODEL_DTYPE_FP8)
     {
       if (c->p->fp8_scaling == MODEL_FP8_CURRENT)
@@ -379,6 +382,15 @@ backward_quantize (Ctx *c, const ModelOp *f)
       recipe_op (c, suffixed (f->name, "_grad_amax"), e_out * p, 0, 2.0 * e_out);
       recipe_op (c, suffixed (f->name, "_grad_quant"), e_out * p, 2.0 * NVFP4_BYTES * e_out, 2.0 * e_out);
     }
+}
+
+/* TRUE when forward op i is a quantized GEMM whose output is reduce-scattered over TP (SP): its
+ * backward starts with the all-gather of the output gradient. */
+static gboolean
+sp_scattered (const ModelOp *fwd, int n, int i)
+{
+  return fwd[i].kind == MODEL_OP_GEMM && quantized (fwd[i].dtype) && i + 1 < n && fwd[i + 1].kind == MODEL_OP_COMM
+         && fwd[i + 1].coll == MODEL_COLL_REDUCE_SCATTER && fwd[i + 1].dim == MODEL_DIM_TP && !fwd[i + 1].expert_group;
 }
 
 /* Appends the backward of forward list fwd[0..n) (in reverse), per the rules in model/layer.h. */
@@ -398,8 +410,8 @@ backward_of (Ctx *c, const ModelOp *fwd, int n)
             /* Recipe kernels of the backward, issued before the GEMM's dgrad and its collectives
              * (so the overlap of those with dgrad/wgrad stays as it is; on one compute stream the
              * order does not change the sum). */
-            if (quantized (f->dtype))
-              backward_quantize (c, f);
+            if (quantized (f->dtype) && !sp_scattered (fwd, n, i))
+              backward_quantize (c, f, 1.0);
             gboolean gathered = column && p->sp && i > 0 && fwd[i - 1].kind == MODEL_OP_COMM
                                 && fwd[i - 1].coll == MODEL_COLL_ALL_GATHER
                                 && fwd[i - 1].dim == MODEL_DIM_TP && !fwd[i - 1].expert_group;
@@ -488,6 +500,11 @@ backward_of (Ctx *c, const ModelOp *fwd, int n)
             }
           break;
         case MODEL_OP_COMM:
+          /* A row-parallel GEMM's output gradient under SP: quantized on the local shard before the
+           * all-gather (TE gathers it in the low precision, as in forward), so the all-gather still
+           * directly precedes the dgrad it overlaps with. */
+          if (i > 0 && sp_scattered (fwd, n, i - 1))
+            backward_quantize (c, &fwd[i - 1], 1.0 / p->tp);
           op = *f;
           op.name = suffixed (f->name, "_bwd");
           op.overlap_next = FALSE;

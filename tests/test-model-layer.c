@@ -504,9 +504,10 @@ assert_bytes (const GArray *ops, const char *name, double rd, double wr)
  *   1,024·2 = 2,048), and no cast runs; proj_in_cast is the cast_transpose of the attention output
  *   E = T·(a·d/t) = 32·32 = 1,024 elements: read 2,048, write 2·1,024 = 2,048; fc2_in_cast of the
  *   activation E = 32·128 = 4,096: read 8,192, write 8,192.
- * backward: every GEMM's output gradient is cast_transposed: fc2 E_out = 32·64 = 2,048 (read 4,096,
- *   write 4,096), fc1 E_out = 32·128 = 4,096 (read 8,192, write 8,192), proj 2,048, qkv E_out =
- *   32·96 = 3,072 (read 6,144, write 6,144); the norm-fed inputs are transposed in FP8 for wgrad:
+ * backward: every GEMM's output gradient is cast_transposed: fc2 and proj (row-parallel, SP) on
+ *   their local shard before the all-gather, E_out = 32·64/2 = 1,024 (read 2,048, write 2,048), fc1
+ *   E_out = 32·128 = 4,096 (read 8,192, write 8,192), qkv E_out = 32·96 = 3,072 (read 6,144, write
+ *   6,144); the norm-fed inputs are transposed in FP8 for wgrad:
  *   fc1_in_transpose and qkv_in_transpose E_in = 32·64 = 2,048 (read 2,048, write 2,048). The
  *   forward casts have no backward kernel of their own.
  * The same layer in bf16 has no recipe op at all. */
@@ -530,14 +531,14 @@ test_fp8_recipe (void)
 
   g_autoptr (GArray) b = ops_of (&s, &p, 0, MODEL_PASS_BACKWARD);
   g_autofree char *bn = names (b);
-  g_assert_cmpstr (bn, ==, "mlp_residual_bwd fc2_rs_bwd fc2_grad_cast fc2_dgrad fc2_wgrad act_bwd fc1_grad_cast "
+  g_assert_cmpstr (bn, ==, "mlp_residual_bwd fc2_grad_cast fc2_rs_bwd fc2_dgrad fc2_wgrad act_bwd fc1_grad_cast "
                            "fc1_in_transpose fc1_input_ag fc1_dgrad fc1_dgrad_rs fc1_wgrad mlp_norm_bwd "
-                           "attn_residual_bwd proj_rs_bwd proj_grad_cast proj_dgrad proj_wgrad attn_bwd "
+                           "attn_residual_bwd proj_grad_cast proj_rs_bwd proj_dgrad proj_wgrad attn_bwd "
                            "qkv_grad_cast qkv_in_transpose qkv_input_ag qkv_dgrad qkv_dgrad_rs qkv_wgrad "
                            "attn_norm_bwd");
-  assert_bytes (b, "fc2_grad_cast", 4096, 4096);
+  assert_bytes (b, "fc2_grad_cast", 2048, 2048);
   assert_bytes (b, "fc1_grad_cast", 8192, 8192);
-  assert_bytes (b, "proj_grad_cast", 4096, 4096);
+  assert_bytes (b, "proj_grad_cast", 2048, 2048);
   assert_bytes (b, "qkv_grad_cast", 6144, 6144);
   assert_bytes (b, "fc1_in_transpose", 2048, 2048);
   assert_bytes (b, "qkv_in_transpose", 2048, 2048);
@@ -568,7 +569,8 @@ test_fp8_recipe (void)
  * norm is not fused (its output must be reduced first): attn_norm writes 2,048 bytes (bf16), then
  * qkv_in_amax reads the Ts·h = 1,024-element shard (2,048 bytes) and qkv_in_cast reads 2,048 and
  * writes 2,048, both before the SP all-gather; proj_in_amax reads 2,048. In backward each
- * grad_cast has its amax (fc2: 4,096 read) and no transpose remains (the cast_transpose made it). */
+ * grad_cast has its amax (fc2: local shard 1,024 elements, 2,048 read) and no transpose remains (the
+ * cast_transpose made it). */
 static void
 test_fp8_current_scaling (void)
 {
@@ -584,7 +586,7 @@ test_fp8_current_scaling (void)
   assert_bytes (f, "qkv_in_cast", 2048, 2048);
   assert_bytes (f, "proj_in_amax", 2048, 0);
   g_autoptr (GArray) b = ops_of (&s, &p, 0, MODEL_PASS_BACKWARD);
-  assert_bytes (b, "fc2_grad_amax", 4096, 0);
+  assert_bytes (b, "fc2_grad_amax", 2048, 0);
   g_assert_null (find (b, "qkv_in_transpose"));
 }
 
@@ -592,7 +594,8 @@ test_fp8_current_scaling (void)
  * column-wise copy per tensor. QKV input: the Ts·h = 1,024-element shard before the all-gather,
  * qkv_in_amax reads 2,048, qkv_in_quant reads 2,048 and writes 2·0.5625·1,024 = 1,152; the norm
  * writes bf16 (2,048). FC2 input E = 4,096: amax 8,192 read; quant 8,192 read, 4,608 written.
- * Backward fc2 output gradient E_out = 2,048: amax 4,096 read, quant 4,096 read, 2,304 written; no
+ * Backward fc2 output gradient, local shard before the all-gather E_out = 2,048/2 = 1,024: amax
+ * 2,048 read, quant 2,048 read, 1,152 written; no
  * transposes (the column-wise copies are made in forward). Once per step the weights: per layer
  * (3h² + h² + 2·4h²)/t = 12·64²/2 = 24,576 elements, 2 layers = 49,152 on pp 1: nvfp4_weight_amax
  * reads 98,304 and nvfp4_weight_quant reads 98,304 and writes 2·0.5625·49,152 = 55,296. */
@@ -613,8 +616,8 @@ test_fp4_recipe (void)
   assert_bytes (f, "fc2_in_amax", 8192, 0);
   assert_bytes (f, "fc2_in_quant", 8192, 4608);
   g_autoptr (GArray) b = ops_of (&s, &p, 0, MODEL_PASS_BACKWARD);
-  assert_bytes (b, "fc2_grad_amax", 4096, 0);
-  assert_bytes (b, "fc2_grad_quant", 4096, 2304);
+  assert_bytes (b, "fc2_grad_amax", 2048, 0);
+  assert_bytes (b, "fc2_grad_quant", 2048, 1152);
   g_assert_null (find (b, "qkv_in_transpose"));
   g_autofree char *bn = names (b);
   g_assert_nonnull (strstr (bn, "qkv_grad_amax qkv_grad_quant qkv_input_ag qkv_dgrad"));
