@@ -587,7 +587,7 @@ calib_profile_to_data (const CalibProfile *prof, const char *command_line, GKeyF
     g_string_append_printf (out, "# note: %s\n", (char *) g_ptr_array_index (prof->notes, i));
   g_string_append_printf (out, "calib_source = trainsim fit of %s\n", srcs);
   if (hardware == NULL)
-    g_string_append (out, "# gemm_eff_max, mem_eff, nvlink_eff need datasheet peaks: rerun with --hardware FILE\n");
+    g_string_append (out, "# gemm_eff_max_<dtype>, mem_eff, nvlink_eff need datasheet peaks: rerun with --hardware FILE\n");
   write_efficiencies (out, prof, hardware, hardware_name ? hardware_name : "the hardware file");
   if (prof->colls->len > 0)
     {
