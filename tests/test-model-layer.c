@@ -547,6 +547,14 @@ test_fp8_recipe (void)
   /* the norm backward still reads its bf16 input and output gradient: 2·2,048 */
   assert_bytes (b, "mlp_norm_bwd", 4096, 2048);
 
+  /* The whole rank (2 layers, embedding, head, optimizer): 2 forward + 6 backward recipe kernels per
+   * layer (above) and the once-per-step weight cast: 17; embedding, LM head and loss have none. */
+  g_autoptr (GArray) all8 = model_op_array_new ();
+  model_layer_rank_ops (&s, &p, 0, all8);
+  model_layer_optimizer_ops (&s, &p, 0, all8);
+  g_assert_cmpint (count_recipe (all8), ==, 17);
+  g_assert_null (find (all8, "lm_head_in_cast"));
+
   /* bf16: not one recipe kernel, and the norms write bf16 */
   small_tp2 (&s, &p, MODEL_DTYPE_BF16);
   g_autoptr (GArray) all = model_op_array_new ();
@@ -634,6 +642,40 @@ test_fp4_recipe (void)
   assert_bytes (o8, "fp8_weight_cast", 98304, 98304);
 }
 
+/* FP8 (delayed) in a MoE layer (Mixtral 8x7B, tp 2 with SP, ep 8, as in test_moe: expert GEMMs
+ * m_e = 8,192 tokens, h = 4,096, f_e = 14,336/2 = 7,168 per rank, one local expert): the grouped
+ * expert GEMMs are plain TE linears, so expert_fc1_in_cast casts E = 8,192·4,096 = 33,554,432
+ * elements (read 2E = 67,108,864, write 2E) and expert_fc2_in_cast E = 8,192·7,168 = 58,720,256
+ * (read and write 117,440,512); backward expert_fc2_grad_cast E_out = 8,192·4,096 (read and write
+ * 67,108,864: the expert-TP reduce-scatter is not an SP one, the gradient is cast whole). The
+ * router stays in BF16 (no cast), and the MLP norm of a MoE layer writes BF16 (2,048·4,096·2 =
+ * 16,777,216 bytes): it feeds the router too. Shared experts (plain linears behind an SP
+ * all-gather) are cast on the local 2,048·4,096 = 8,388,608 elements before it. */
+static void
+test_moe_fp8 (void)
+{
+  ModelShape s = finished (preset_mixtral_8x7b ());
+  ModelPlan p;
+  model_plan_init (&p);
+  p.tp = 2, p.dp = 8, p.ep = 8, p.gpus = 16, p.sp = TRUE;
+  p.matmul_dtype = MODEL_DTYPE_FP8;
+  g_autoptr (GArray) f = ops_of (&s, &p, 0, MODEL_PASS_FORWARD);
+  g_autofree char *n = names (f);
+  g_assert_nonnull (strstr (n, "mlp_norm router router_topk permute moe_dispatch moe_etp_ag expert_fc1_in_cast "
+                               "expert_fc1 expert_act expert_fc2_in_cast expert_fc2 moe_etp_rs"));
+  assert_bytes (f, "expert_fc1_in_cast", 67108864.0, 67108864.0);
+  assert_bytes (f, "expert_fc2_in_cast", 117440512.0, 117440512.0);
+  assert_bytes (f, "mlp_norm", 16777216.0, 16777216.0);
+  g_assert_null (find (f, "router_in_cast"));
+  g_autoptr (GArray) b = ops_of (&s, &p, 0, MODEL_PASS_BACKWARD);
+  assert_bytes (b, "expert_fc2_grad_cast", 67108864.0, 67108864.0);
+  s.moe_shared_experts = 2;
+  g_autoptr (GArray) sh = ops_of (&s, &p, 0, MODEL_PASS_FORWARD);
+  g_autofree char *shn = names (sh);
+  g_assert_nonnull (strstr (shn, "shared_fc1_in_cast shared_ag shared_fc1"));
+  assert_bytes (sh, "shared_fc1_in_cast", 16777216.0, 16777216.0);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -655,5 +697,6 @@ main (int argc, char **argv)
   g_test_add_func ("/model/layer/fp8-recipe", test_fp8_recipe);
   g_test_add_func ("/model/layer/fp8-current-scaling", test_fp8_current_scaling);
   g_test_add_func ("/model/layer/fp4-recipe", test_fp4_recipe);
+  g_test_add_func ("/model/layer/moe-fp8", test_moe_fp8);
   return g_test_run ();
 }
