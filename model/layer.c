@@ -37,21 +37,29 @@
  * function runs outside TE in BF16, so FC2's input is cast by its own kernel). Each quantize, amax and
  * transpose is a memory-bound op (flag MODEL_OP_RECIPE, no backward of its own) over the E elements of
  * the tensor, p = param-dtype bytes; for a GEMM [m, n, k] × batch the input has E_in = m·k·batch and
- * the output gradient E_out = m·n·batch elements. A column-parallel input under SP is quantized on its
- * local Ts-token shard before the all-gather (TE gathers the quantized tensor; the all-gather bytes
- * here stay in the param dtype, an overcount). Embedding, LM head, router and attention stay in BF16.
+ * the output gradient E_out = m·n·batch elements. Under SP a tensor that crosses a TP all-gather (the
+ * input of QKV/FC1, the output gradient of proj/FC2) is quantized on its local 1/t shard before it and
+ * the all-gather carries the quantized copy (TE's quantized all-gather): 1 byte per element for FP8,
+ * q (below) for NVFP4's row-wise copy, 2q for an NVFP4 gradient (row- and column-wise); the input's
+ * backward re-gather likewise (FP8 row-wise, NVFP4 column-wise), while the dgrad reduce-scatter stays
+ * in the param dtype (TE docs, low-precision training "Performance considerations": tensor-parallel
+ * communication is in high precision except the SP all-gathers of input and output gradient, which
+ * TE does on quantized tensors; a row-wise copy made in forward may be transposed to the column-wise
+ * one in backward, the FP8 case below). Embedding, LM head, router and attention stay in BF16.
  *   FP8 on Hopper (TE transformer_engine/pytorch/module/linear.py and layernorm_linear.py; the FP8
  *   GEMM takes both operands K-major, so wgrad needs transposed FP8 copies):
- *     <gemm>_in_cast      forward, plain Linear input: cast_transpose, read E_in·p, write 2·E_in
- *                         (FP8 copy and its transpose, 1 byte each).
+ *     <gemm>_in_cast      forward: cast_transpose of a plain Linear input, read E_in·p, write 2·E_in
+ *                         (FP8 copy and its transpose, 1 byte each); an input crossing an SP all-gather
+ *                         is cast row-wise only on its shard: read E_in·p/t, write E_in/t.
  *     norm-fused input    (QKV, dense FC1, delayed scaling): the norm writes FP8 itself (attn_norm and
  *                         mlp_norm write Ts·h bytes instead of Ts·h·p; layernorm_fwd_fp8) and no cast
- *                         runs; backward: <gemm>_in_transpose (fp8_transpose of the gathered input
- *                         before wgrad) read E_in, write E_in.
+ *                         runs.
+ *     <gemm>_in_transpose backward, for a norm-written or gathered FP8 input: fp8_transpose of the
+ *                         (gathered) input before wgrad, read E_in, write E_in.
  *     <gemm>_grad_cast    backward: cast_transpose of the output gradient (grad_output_preprocess),
- *                         read E_out·p, write 2·E_out. For a row-parallel GEMM under SP (proj, FC2)
- *                         the gradient is quantized on its local shard E_out/t before the all-gather,
- *                         as the forward inputs are.
+ *                         read E_out·p, write 2·E_out; under SP for proj/FC2 row-wise on the shard
+ *                         (read E_out·p/t, write E_out/t), then <gemm>_grad_transpose of the gathered
+ *                         gradient, read E_out, write E_out.
  *     current scaling     (fp8_scaling current, Float8CurrentScaling): every cast is preceded by an
  *                         amax pass <gemm>_in_amax / _grad_amax reading the tensor (E·p) and the norm
  *                         output is not fused (the amax must be known before the cast): the norm
@@ -65,13 +73,17 @@
  *   per-tensor scale needs the global amax before quantizing, and wgrad operands are quantized
  *   column-wise after a 16×16 random Hadamard transform whose amax is that of the rotated tensor. The
  *   NVFP4 GEMM takes only the TN layout, so every tensor gets a row-wise and a column-wise
- *   (transposed) copy, written by one fused kernel.
- *     <gemm>_in_amax      forward: amax of the input and of its Hadamard rotation in one pass, read E_in·p
+ *   (transposed) copy, written by one fused kernel; no transpose kernels.
+ *     <gemm>_in_amax      forward: amax of the input and of its Hadamard rotation in one pass, read E·p
  *                         (also for norm-fused inputs: the norm's fused amax is of the unrotated tensor).
- *     <gemm>_in_quant     forward: row-wise and RHT column-wise quantization, read E_in·p, write 2·q·E_in.
- *     <gemm>_grad_amax, <gemm>_grad_quant   backward: the same over E_out.
+ *     <gemm>_in_quant     forward: row-wise and RHT column-wise quantization, read E·p, write 2·q·E
+ *                         (E = E_in, or its 1/t shard before an SP all-gather).
+ *     <gemm>_grad_amax, <gemm>_grad_quant   backward: the same over E_out (or its shard).
  *     nvfp4_weight_amax, nvfp4_weight_quant   once per step over W (2D 16×16 scaled weights):
  *                         read W·p; read W·p, write 2·q·W.
+ * Issue order: the backward recipe kernels of a GEMM run before its dgrad and its backward
+ * collectives (a transpose of a gathered tensor really runs after the gather); on the one compute
+ * stream the sum is the same, and the all-gathers stay next to the GEMMs they overlap with.
  * The recipe's BF16 layers (the paper keeps a few first/last blocks in BF16) are not modelled: every
  * layer runs in matmul_dtype. */
 #include <math.h>
@@ -169,25 +181,32 @@ recipe_op (Ctx *c, const char *name, double bytes_read, double bytes_written, do
   op->flags |= MODEL_OP_RECIPE;
 }
 
+/* Bytes per element of one quantized copy sent over TP: FP8 1, NVFP4 q. */
+static double
+quant_bytes (ModelDtype d)
+{
+  return d == MODEL_DTYPE_FP8 ? 1.0 : NVFP4_BYTES;
+}
+
 /* Forward quantization of the `elems`-element input of GEMM `gemm` (see the header comment);
- * norm_fused: the input is the output of a norm feeding a LayerNormLinear. */
-static void
-quantize_input (Ctx *c, const char *gemm, double elems, gboolean norm_fused)
+ * norm_fused: the input is the output of a norm feeding a LayerNormLinear; gathered: it goes on to an
+ * SP all-gather. TRUE when backward must transpose the (gathered) FP8 input for wgrad. */
+static gboolean
+quantize_input (Ctx *c, const char *gemm, double elems, gboolean norm_fused, gboolean gathered)
 {
   double p = c->act;
   if (c->mdt == MODEL_DTYPE_FP8)
     {
       if (norm_fused && norm_writes_fp8 (c))
-        return;
+        return TRUE;
       if (c->p->fp8_scaling == MODEL_FP8_CURRENT)
         recipe_op (c, suffixed (gemm, "_in_amax"), elems * p, 0, elems);
-      recipe_op (c, suffixed (gemm, "_in_cast"), elems * p, 2.0 * elems, elems);
+      recipe_op (c, suffixed (gemm, "_in_cast"), elems * p, (gathered ? 1.0 : 2.0) * elems, elems);
+      return gathered;
     }
-  else if (c->mdt == MODEL_DTYPE_FP4)
-    {
-      recipe_op (c, suffixed (gemm, "_in_amax"), elems * p, 0, 2.0 * elems);
-      recipe_op (c, suffixed (gemm, "_in_quant"), elems * p, 2.0 * NVFP4_BYTES * elems, 2.0 * elems);
-    }
+  recipe_op (c, suffixed (gemm, "_in_amax"), elems * p, 0, 2.0 * elems);
+  recipe_op (c, suffixed (gemm, "_in_quant"), elems * p, 2.0 * NVFP4_BYTES * elems, 2.0 * elems);
+  return FALSE;
 }
 
 static ModelOp *
@@ -207,11 +226,12 @@ residual (Ctx *c, const char *name)
 }
 
 /* TP collective entering a column-parallel GEMM (SP all-gather) or leaving a row-parallel one. */
-static void
+static ModelOp *
 tp_enter (Ctx *c, const char *name)
 {
   if (c->p->tp > 1 && c->p->sp)
-    comm (c, name, MODEL_COLL_ALL_GATHER, MODEL_DIM_TP, c->p->tp, (double) c->T * c->s->hidden * c->act);
+    return comm (c, name, MODEL_COLL_ALL_GATHER, MODEL_DIM_TP, c->p->tp, (double) c->T * c->s->hidden * c->act);
+  return NULL;
 }
 
 static void
@@ -227,21 +247,29 @@ tp_leave (Ctx *c, const char *rs_name, const char *ar_name)
 }
 
 /* A transformer-layer GEMM [T, n, k] in the matmul dtype, with its input quantization: a column-
- * parallel input entering through SP all-gather `ag` is quantized before it, on the local Ts tokens.
- * norm_fused: the input is the output of the preceding norm (TE LayerNormLinear). */
+ * parallel input entering through SP all-gather `ag` is quantized before it, on the local Ts tokens,
+ * and the all-gather carries the quantized copy. norm_fused: the input is the output of the
+ * preceding norm (TE LayerNormLinear). */
 static void
 layer_gemm (Ctx *c, const char *name, gint64 n, gint64 k, gboolean column, gboolean norm_fused,
             const char *ag)
 {
-  if (quantized (c->mdt) && ag)
-    quantize_input (c, name, (double) c->Ts * k, norm_fused);
+  gboolean q = quantized (c->mdt);
+  gboolean gathered = ag != NULL && c->p->tp > 1 && c->p->sp;
+  gboolean transpose = FALSE;
+  if (q && gathered)
+    transpose = quantize_input (c, name, (double) c->Ts * k, norm_fused, TRUE);
   if (ag)
-    tp_enter (c, ag);
-  if (quantized (c->mdt) && !ag)
-    quantize_input (c, name, (double) c->T * k, norm_fused);
+    {
+      ModelOp *o = tp_enter (c, ag);
+      if (o && q)
+        o->comm_bytes = (double) c->T * k * quant_bytes (c->mdt); /* the row-wise quantized copy */
+    }
+  if (q && !gathered)
+    transpose = quantize_input (c, name, (double) c->T * k, norm_fused, FALSE);
   ModelOp *op = gemm (c, name, c->T, n, k, 1, c->mdt, column);
-  if (norm_fused && norm_writes_fp8 (c))
-    op->flags |= MODEL_OP_NORM_FP8_INPUT;
+  if (transpose)
+    op->flags |= MODEL_OP_FP8_INPUT_TRANSPOSE;
 }
 
 static void
@@ -323,12 +351,12 @@ moe_mlp (Ctx *c)
       op->expert_group = TRUE;
     }
   if (quantized (c->mdt))
-    quantize_input (c, "expert_fc1", (double) m_e * (E / ep) * h, FALSE);
+    quantize_input (c, "expert_fc1", (double) m_e * (E / ep) * h, FALSE, FALSE);
   gemm (c, "expert_fc1", m_e, (glu ? 2 : 1) * fe, h, E / ep, c->mdt, FALSE);
   membound (c, "expert_act", (double) m_e * (E / ep) * fe * (glu ? 2 : 1), (double) m_e * (E / ep) * fe,
             glu ? 6.0 : 8.0);
   if (quantized (c->mdt))
-    quantize_input (c, "expert_fc2", (double) m_e * (E / ep) * fe, FALSE);
+    quantize_input (c, "expert_fc2", (double) m_e * (E / ep) * fe, FALSE, FALSE);
   gemm (c, "expert_fc2", m_e, h, fe, E / ep, c->mdt, FALSE);
   if (etp > 1)
     {
@@ -361,26 +389,29 @@ layer_forward (Ctx *c)
 }
 
 /* Backward recipe kernels of quantized GEMM f (see the header comment): the output gradient's
- * quantization (of its out_share: 1/tp when it is quantized on the local shard before the SP
- * all-gather), and for an FP8 input the norm wrote, its transpose for wgrad. */
+ * quantization (gathered: on the local 1/tp shard before the SP all-gather, FP8 row-wise with the
+ * transpose of the gathered copy), and the transpose of an FP8 input flagged for it. */
 static void
-backward_quantize (Ctx *c, const ModelOp *f, double out_share)
+backward_quantize (Ctx *c, const ModelOp *f, gboolean gathered)
 {
   double p = c->act;
   double b = (double) MAX (f->batch, 1);
-  double e_out = (double) f->m * f->n * b * out_share, e_in = (double) f->m * f->k * b;
+  double e_out = (double) f->m * f->n * b, e_in = (double) f->m * f->k * b;
+  double e_loc = gathered ? e_out / c->p->tp : e_out;
   if (f->dtype == MODEL_DTYPE_FP8)
     {
       if (c->p->fp8_scaling == MODEL_FP8_CURRENT)
-        recipe_op (c, suffixed (f->name, "_grad_amax"), e_out * p, 0, e_out);
-      recipe_op (c, suffixed (f->name, "_grad_cast"), e_out * p, 2.0 * e_out, e_out);
-      if (f->flags & MODEL_OP_NORM_FP8_INPUT)
+        recipe_op (c, suffixed (f->name, "_grad_amax"), e_loc * p, 0, e_loc);
+      recipe_op (c, suffixed (f->name, "_grad_cast"), e_loc * p, (gathered ? 1.0 : 2.0) * e_loc, e_loc);
+      if (gathered)
+        recipe_op (c, suffixed (f->name, "_grad_transpose"), e_out, e_out, 0);
+      if (f->flags & MODEL_OP_FP8_INPUT_TRANSPOSE)
         recipe_op (c, suffixed (f->name, "_in_transpose"), e_in, e_in, 0);
     }
   else
     {
-      recipe_op (c, suffixed (f->name, "_grad_amax"), e_out * p, 0, 2.0 * e_out);
-      recipe_op (c, suffixed (f->name, "_grad_quant"), e_out * p, 2.0 * NVFP4_BYTES * e_out, 2.0 * e_out);
+      recipe_op (c, suffixed (f->name, "_grad_amax"), e_loc * p, 0, 2.0 * e_loc);
+      recipe_op (c, suffixed (f->name, "_grad_quant"), e_loc * p, 2.0 * NVFP4_BYTES * e_loc, 2.0 * e_loc);
     }
 }
 
@@ -411,7 +442,7 @@ backward_of (Ctx *c, const ModelOp *fwd, int n)
              * (so the overlap of those with dgrad/wgrad stays as it is; on one compute stream the
              * order does not change the sum). */
             if (quantized (f->dtype) && !sp_scattered (fwd, n, i))
-              backward_quantize (c, f, 1.0);
+              backward_quantize (c, f, FALSE);
             gboolean gathered = column && p->sp && i > 0 && fwd[i - 1].kind == MODEL_OP_COMM
                                 && fwd[i - 1].coll == MODEL_COLL_ALL_GATHER
                                 && fwd[i - 1].dim == MODEL_DIM_TP && !fwd[i - 1].expert_group;
@@ -428,8 +459,9 @@ backward_of (Ctx *c, const ModelOp *fwd, int n)
                                    MODEL_DIM_TP, p->tp, ag->comm_bytes);
                 o->overlap_next = TRUE;
                 add (c, dgrad);
+                /* dgrad is in the param dtype whatever the input's all-gather carried */
                 o = comm (c, suffixed (f->name, "_dgrad_rs"), MODEL_COLL_REDUCE_SCATTER, MODEL_DIM_TP,
-                          p->tp, ag->comm_bytes);
+                          p->tp, (double) f->m * f->k * c->act);
                 o->overlap_next = TRUE;
                 add (c, wgrad);
                 i--; /* the forward all-gather is accounted for */
@@ -503,10 +535,15 @@ backward_of (Ctx *c, const ModelOp *fwd, int n)
           /* A row-parallel GEMM's output gradient under SP: quantized on the local shard before the
            * all-gather (TE gathers it in the low precision, as in forward), so the all-gather still
            * directly precedes the dgrad it overlaps with. */
-          if (i > 0 && sp_scattered (fwd, n, i - 1))
-            backward_quantize (c, &fwd[i - 1], 1.0 / p->tp);
           op = *f;
           op.name = suffixed (f->name, "_bwd");
+          if (i > 0 && sp_scattered (fwd, n, i - 1))
+            {
+              backward_quantize (c, &fwd[i - 1], TRUE);
+              /* FP8 gathers the row-wise copy; NVFP4 the row-wise and the column-wise one. */
+              op.comm_bytes = f->comm_bytes / c->act
+                              * (fwd[i - 1].dtype == MODEL_DTYPE_FP8 ? 1.0 : 2.0 * NVFP4_BYTES);
+            }
           op.overlap_next = FALSE;
           switch (f->coll)
             {
