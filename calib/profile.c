@@ -11,6 +11,7 @@
  * measured GEMM and attention tables are written too, for the simulator to interpolate. */
 #include "config.h"
 #include "calib/profile.h"
+#include "model/dtype.h"
 
 #include <errno.h>
 #include <math.h>
@@ -481,12 +482,17 @@ write_eff (GString *out, const char *key, double value, const char *source)
 static void
 write_efficiencies (GString *out, const CalibProfile *prof, GKeyFile *hw, const char *hw_name)
 {
-  const CalibCurveFit *g = find_curve (prof, CALIB_KIND_GEMM, "bf16");
-  if (g == NULL)
-    g = find_curve (prof, CALIB_KIND_GEMM, NULL);
-  if (g != NULL)
+  /* One efficiency and size curve per fitted GEMM dtype: gemm_eff_max_<dtype> and
+   * gemm_eff_half_GFLOP_<dtype> (the simulator never applies one dtype's figure to another). */
+  for (guint i = 0; i < prof->curves->len; i++)
     {
+      const CalibCurveFit *g = &((CurveEntry *) g_ptr_array_index (prof->curves, i))->pub;
+      ModelDtype dt;
+      if (g->kind != CALIB_KIND_GEMM || !model_dtype_parse (g->series, &dt))
+        continue;
       g_autofree char *peak_key = g_strdup_printf ("peak_%s_TFLOPS", g->series);
+      g_autofree char *eff_key = g_strdup_printf ("gemm_eff_max_%s", g->series);
+      g_autofree char *half_key = g_strdup_printf ("gemm_eff_half_GFLOP_%s", g->series);
       double peak = hw_number (hw, peak_key), xh = pow (10.0, g->fit.p[1]);
       double chi = g->fit.dof > 0 ? g->fit.chisq / g->fit.dof : NAN;
       if (peak > 0 && g->fit.p[0] / peak <= 1.0)
@@ -495,17 +501,17 @@ write_efficiencies (GString *out, const CalibProfile *prof, GKeyFile *hw, const 
               "trainsim fit: %s GEMM fitted peak %.4g ± %.2g TFLOP/s (1σ, chi2/dof %.3g, %u points from %s) / %s %g "
               "of %s",
               g->series, g->fit.p[0], g->fit.sigma[0], chi, g->n_points, g->sources, peak_key, peak, hw_name);
-          write_eff (out, "gemm_eff_max", g->fit.p[0] / peak, src);
+          write_eff (out, eff_key, g->fit.p[0] / peak, src);
         }
       else if (hw != NULL)
-        g_string_append_printf (out, "# gemm_eff_max not written: %s is %s in %s\n", peak_key,
+        g_string_append_printf (out, "# %s not written: %s is %s in %s\n", eff_key, peak_key,
                                 peak > 0 ? "below the fitted peak" : "absent", hw_name);
       g_autofree char *src = g_strdup_printf (
           "trainsim fit: %s GEMM x_half %.4g ± %.2g GFLOP (1σ, chi2/dof %.3g, %u points from %s)", g->series,
           xh / 1e9, xh / 1e9 * G_LN10 * g->fit.sigma[1], chi, g->n_points, g->sources);
       char buf[G_ASCII_DTOSTR_BUF_SIZE];
       g_ascii_formatd (buf, sizeof buf, "%.4g", xh / 1e9);
-      g_string_append_printf (out, "gemm_eff_half_GFLOP = %s\ngemm_eff_half_GFLOP.source = %s\n", buf, src);
+      g_string_append_printf (out, "%s = %s\n%s.source = %s\n", half_key, buf, half_key, src);
     }
   const CalibCurveFit *m = find_curve (prof, CALIB_KIND_MEMORY, "copy");
   if (m == NULL)
@@ -581,7 +587,7 @@ calib_profile_to_data (const CalibProfile *prof, const char *command_line, GKeyF
     g_string_append_printf (out, "# note: %s\n", (char *) g_ptr_array_index (prof->notes, i));
   g_string_append_printf (out, "calib_source = trainsim fit of %s\n", srcs);
   if (hardware == NULL)
-    g_string_append (out, "# gemm_eff_max, mem_eff, nvlink_eff need datasheet peaks: rerun with --hardware FILE\n");
+    g_string_append (out, "# gemm_eff_max_<dtype>, mem_eff, nvlink_eff need datasheet peaks: rerun with --hardware FILE\n");
   write_efficiencies (out, prof, hardware, hardware_name ? hardware_name : "the hardware file");
   if (prof->colls->len > 0)
     {

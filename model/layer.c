@@ -35,7 +35,63 @@
  * sum (read 4), in-place divide to the saved softmax (4 + 4): read (p + 20)E, write 16E forward;
  * backward an in-place multiply (4 + 4) and the cast back to the logits' dtype (read 4, write p).
  * Hidden dropout (plan dropout; Megatron's fused bias-dropout-add after the output projection and
- * FC2): the residual kernel also writes a 1-byte mask per element and its backward reads it. */
+ * FC2): the residual kernel also writes a 1-byte mask per element and its backward reads it.
+ *
+ * Low-precision recipes (matmul_dtype fp8 or fp4): Transformer Engine quantizes every input of a
+ * transformer-layer GEMM (Megatron-Core's TE spec: QKV and FC1 are TELayerNormColumnParallelLinear,
+ * the output projection and FC2 TERowParallelLinear, expert GEMMs TE grouped linears; the activation
+ * function runs outside TE in BF16, so FC2's input is cast by its own kernel). Each quantize, amax and
+ * transpose is a memory-bound op (flag MODEL_OP_RECIPE, no backward of its own) over the E elements of
+ * the tensor, p = param-dtype bytes; for a GEMM [m, n, k] × batch the input has E_in = m·k·batch and
+ * the output gradient E_out = m·n·batch elements. Under SP a tensor that crosses a TP all-gather (the
+ * input of QKV/FC1, the output gradient of proj/FC2) is quantized on its local 1/t shard before it and
+ * the all-gather carries the quantized copy (TE's quantized all-gather): 1 byte per element for FP8,
+ * q (below) for NVFP4's row-wise copy, 2q for an NVFP4 gradient (row- and column-wise); the input's
+ * backward re-gather likewise (FP8 row-wise, NVFP4 column-wise), while the dgrad reduce-scatter stays
+ * in the param dtype (TE docs, low-precision training "Performance considerations": tensor-parallel
+ * communication is in high precision except the SP all-gathers of input and output gradient, which
+ * TE does on quantized tensors; a row-wise copy made in forward may be transposed to the column-wise
+ * one in backward, the FP8 case below). Embedding, LM head, router and attention stay in BF16.
+ *   FP8 on Hopper (TE transformer_engine/pytorch/module/linear.py and layernorm_linear.py; the FP8
+ *   GEMM takes both operands K-major, so wgrad needs transposed FP8 copies):
+ *     <gemm>_in_cast      forward: cast_transpose of a plain Linear input, read E_in·p, write 2·E_in
+ *                         (FP8 copy and its transpose, 1 byte each); an input crossing an SP all-gather
+ *                         is cast row-wise only on its shard: read E_in·p/t, write E_in/t.
+ *     norm-fused input    (QKV, dense FC1, delayed scaling): the norm writes FP8 itself (attn_norm and
+ *                         mlp_norm write Ts·h bytes instead of Ts·h·p; layernorm_fwd_fp8) and no cast
+ *                         runs.
+ *     <gemm>_in_transpose backward, for a norm-written or gathered FP8 input: fp8_transpose of the
+ *                         (gathered) input before wgrad, read E_in, write E_in.
+ *     <gemm>_grad_cast    backward: cast_transpose of the output gradient (grad_output_preprocess),
+ *                         read E_out·p, write 2·E_out; under SP for proj/FC2 row-wise on the shard
+ *                         (read E_out·p/t, write E_out/t), then <gemm>_grad_transpose of the gathered
+ *                         gradient, read E_out, write E_out.
+ *     current scaling     (fp8_scaling current, Float8CurrentScaling): every cast is preceded by an
+ *                         amax pass <gemm>_in_amax / _grad_amax reading the tensor (E·p) and the norm
+ *                         output is not fused (the amax must be known before the cast): the norm
+ *                         writes p bytes and QKV/FC1 inputs get an amax and a cast as a plain input.
+ *     fp8_weight_cast     once per step (TE caches the FP8 weights over the micro-batches of a step:
+ *                         is_first_microbatch), an optimizer-phase op over the W layer-GEMM weights of
+ *                         the rank: read W·p, write 2·W (+ an amax pass W·p with current scaling).
+ *   NVFP4 on Blackwell (NVIDIA, "Pretraining Large Language Models with NVFP4", arXiv 2509.25149;
+ *   TE docs features/low_precision_training/nvfp4): E2M1 values, two per byte, plus one E4M3 scale
+ *   per 16 elements: q = 1/2 + 1/16 bytes per element (the FP32 per-tensor scale is negligible). The
+ *   per-tensor scale needs the global amax before quantizing, and wgrad operands are quantized
+ *   column-wise after a 16×16 random Hadamard transform whose amax is that of the rotated tensor. The
+ *   NVFP4 GEMM takes only the TN layout, so every tensor gets a row-wise and a column-wise
+ *   (transposed) copy, written by one fused kernel; no transpose kernels.
+ *     <gemm>_in_amax      forward: amax of the input and of its Hadamard rotation in one pass, read E·p
+ *                         (also for norm-fused inputs: the norm's fused amax is of the unrotated tensor).
+ *     <gemm>_in_quant     forward: row-wise and RHT column-wise quantization, read E·p, write 2·q·E
+ *                         (E = E_in, or its 1/t shard before an SP all-gather).
+ *     <gemm>_grad_amax, <gemm>_grad_quant   backward: the same over E_out (or its shard).
+ *     nvfp4_weight_amax, nvfp4_weight_quant   once per step over W (2D 16×16 scaled weights):
+ *                         read W·p; read W·p, write 2·q·W.
+ * Issue order: the backward recipe kernels of a GEMM run before its dgrad and its backward
+ * collectives (a transpose of a gathered tensor really runs after the gather); on the one compute
+ * stream the sum is the same, and the all-gathers stay next to the GEMMs they overlap with.
+ * The recipe's BF16 layers (the paper keeps a few first/last blocks in BF16) are not modelled: every
+ * layer runs in matmul_dtype. */
 #include <math.h>
 #include <string.h>
 #include "model/layer.h"
@@ -81,14 +137,16 @@ ctx_init (Ctx *c, const ModelShape *s, const ModelPlan *p, int layer, GArray *op
   c->act = model_dtype_bytes (p->param_dtype);
 }
 
-static void
+static ModelOp *
 gemm (Ctx *c, const char *name, gint64 m, gint64 n, gint64 k, gint64 batch, ModelDtype dt,
       gboolean column)
 {
   ModelOp *op = add (c, model_op_gemm (name, c->phase, MODEL_GRAD_NONE, m, n, k, batch, dt, c->adt));
   if (column && c->p->tp > 1)
     op->flags |= MODEL_OP_COLUMN_PARALLEL;
+  return op;
 }
+
 
 static void
 membound (Ctx *c, const char *name, double elems_in, double elems_out, double flops_per_out)
@@ -97,11 +155,64 @@ membound (Ctx *c, const char *name, double elems_in, double elems_out, double fl
                              flops_per_out * elems_out, c->adt));
 }
 
+/* FP8 delayed scaling: the norm before a TE LayerNormLinear writes the FP8 GEMM input itself. */
+static gboolean
+norm_writes_fp8 (const Ctx *c)
+{
+  return c->mdt == MODEL_DTYPE_FP8 && c->p->fp8_scaling == MODEL_FP8_DELAYED;
+}
+
+/* A norm over `tokens`; fp8_out: it feeds a LayerNormLinear and writes FP8 (see above). */
 static void
-norm (Ctx *c, const char *name, gint64 tokens)
+norm (Ctx *c, const char *name, gint64 tokens, gboolean fp8_out)
 {
   double e = (double) tokens * c->s->hidden;
-  membound (c, name, e, e, c->s->norm == MODEL_NORM_LAYERNORM ? 5.0 : 3.0);
+  add (c, model_op_membound (name, c->phase, e * c->act, e * (fp8_out ? 1.0 : c->act),
+                             (c->s->norm == MODEL_NORM_LAYERNORM ? 5.0 : 3.0) * e, c->adt));
+}
+
+/* NVFP4 bytes per element: 4-bit E2M1 plus one E4M3 scale per 16 elements. */
+#define NVFP4_BYTES (0.5 + 1.0 / 16.0)
+
+static gboolean
+quantized (ModelDtype d)
+{
+  return d == MODEL_DTYPE_FP8 || d == MODEL_DTYPE_FP4;
+}
+
+static void
+recipe_op (Ctx *c, const char *name, double bytes_read, double bytes_written, double elems)
+{
+  ModelOp *op = add (c, model_op_membound (name, c->phase, bytes_read, bytes_written, elems, c->adt));
+  op->flags |= MODEL_OP_RECIPE;
+}
+
+/* Bytes per element of one quantized copy sent over TP: FP8 1, NVFP4 q. */
+static double
+quant_bytes (ModelDtype d)
+{
+  return d == MODEL_DTYPE_FP8 ? 1.0 : NVFP4_BYTES;
+}
+
+/* Forward quantization of the `elems`-element input of GEMM `gemm` (see the header comment);
+ * norm_fused: the input is the output of a norm feeding a LayerNormLinear; gathered: it goes on to an
+ * SP all-gather. TRUE when backward must transpose the (gathered) FP8 input for wgrad. */
+static gboolean
+quantize_input (Ctx *c, const char *gemm, double elems, gboolean norm_fused, gboolean gathered)
+{
+  double p = c->act;
+  if (c->mdt == MODEL_DTYPE_FP8)
+    {
+      if (norm_fused && norm_writes_fp8 (c))
+        return TRUE;
+      if (c->p->fp8_scaling == MODEL_FP8_CURRENT)
+        recipe_op (c, suffixed (gemm, "_in_amax"), elems * p, 0, elems);
+      recipe_op (c, suffixed (gemm, "_in_cast"), elems * p, (gathered ? 1.0 : 2.0) * elems, elems);
+      return gathered;
+    }
+  recipe_op (c, suffixed (gemm, "_in_amax"), elems * p, 0, 2.0 * elems);
+  recipe_op (c, suffixed (gemm, "_in_quant"), elems * p, 2.0 * NVFP4_BYTES * elems, 2.0 * elems);
+  return FALSE;
 }
 
 static ModelOp *
@@ -121,11 +232,12 @@ residual (Ctx *c, const char *name)
 }
 
 /* TP collective entering a column-parallel GEMM (SP all-gather) or leaving a row-parallel one. */
-static void
+static ModelOp *
 tp_enter (Ctx *c, const char *name)
 {
   if (c->p->tp > 1 && c->p->sp)
-    comm (c, name, MODEL_COLL_ALL_GATHER, MODEL_DIM_TP, c->p->tp, (double) c->T * c->s->hidden * c->act);
+    return comm (c, name, MODEL_COLL_ALL_GATHER, MODEL_DIM_TP, c->p->tp, (double) c->T * c->s->hidden * c->act);
+  return NULL;
 }
 
 static void
@@ -140,6 +252,32 @@ tp_leave (Ctx *c, const char *rs_name, const char *ar_name)
     comm (c, ar_name, MODEL_COLL_ALL_REDUCE, MODEL_DIM_TP, c->p->tp, bytes);
 }
 
+/* A transformer-layer GEMM [T, n, k] in the matmul dtype, with its input quantization: a column-
+ * parallel input entering through SP all-gather `ag` is quantized before it, on the local Ts tokens,
+ * and the all-gather carries the quantized copy. norm_fused: the input is the output of the
+ * preceding norm (TE LayerNormLinear). */
+static void
+layer_gemm (Ctx *c, const char *name, gint64 n, gint64 k, gboolean column, gboolean norm_fused,
+            const char *ag)
+{
+  gboolean q = quantized (c->mdt);
+  gboolean gathered = ag != NULL && c->p->tp > 1 && c->p->sp;
+  gboolean transpose = FALSE;
+  if (q && gathered)
+    transpose = quantize_input (c, name, (double) c->Ts * k, norm_fused, TRUE);
+  if (ag)
+    {
+      ModelOp *o = tp_enter (c, ag);
+      if (o && q)
+        o->comm_bytes = (double) c->T * k * quant_bytes (c->mdt); /* the row-wise quantized copy */
+    }
+  if (q && !gathered)
+    transpose = quantize_input (c, name, (double) c->T * k, norm_fused, FALSE);
+  ModelOp *op = gemm (c, name, c->T, n, k, 1, c->mdt, column);
+  if (transpose)
+    op->flags |= MODEL_OP_FP8_INPUT_TRANSPOSE;
+}
+
 static void
 attention_block (Ctx *c)
 {
@@ -147,9 +285,8 @@ attention_block (Ctx *c)
   const ModelPlan *p = c->p;
   gint64 qd = (gint64) s->heads * s->head_dim / p->tp;
   gint64 kvd = (gint64) s->kv_heads * s->head_dim / p->tp;
-  norm (c, "attn_norm", c->Ts);
-  tp_enter (c, "qkv_ag");
-  gemm (c, "qkv", c->T, qd + 2 * kvd, s->hidden, 1, c->mdt, TRUE);
+  norm (c, "attn_norm", c->Ts, norm_writes_fp8 (c));
+  layer_gemm (c, "qkv", qd + 2 * kvd, s->hidden, TRUE, TRUE, "qkv_ag");
   if (s->position == MODEL_POS_ROPE)
     membound (c, "rope", (double) c->T * (qd + kvd), (double) c->T * (qd + kvd), 3.0);
   if (p->cp > 1)
@@ -169,23 +306,24 @@ attention_block (Ctx *c)
       if (p->dropout)
         add (c, model_op_membound ("attn_dropout", c->phase, E * c->act, E * c->act + E, E, c->adt));
     }
-  gemm (c, "proj", c->T, s->hidden, qd, 1, c->mdt, FALSE);
+  layer_gemm (c, "proj", s->hidden, qd, FALSE, FALSE, NULL);
   tp_leave (c, "proj_rs", "proj_ar");
   residual (c, "attn_residual");
 }
 
-/* Dense MLP of width f (per TP rank f/tp), used for dense layers and shared experts. */
+/* Dense MLP of width f (per TP rank f/tp), used for dense layers and shared experts; norm_fused:
+ * FC1 is a LayerNormLinear fed by the preceding norm (dense layers; MoE shared experts share the
+ * norm with the router and are plain linears). */
 static void
 dense_mlp (Ctx *c, gint64 f, const char *ag, const char *fc1, const char *actn, const char *fc2,
-           const char *rs, const char *ar)
+           const char *rs, const char *ar, gboolean norm_fused)
 {
   const ModelShape *s = c->s;
   gboolean glu = s->activation == MODEL_ACT_SWIGLU;
   gint64 fl = f / c->p->tp;
-  tp_enter (c, ag);
-  gemm (c, fc1, c->T, (glu ? 2 : 1) * fl, s->hidden, 1, c->mdt, TRUE);
+  layer_gemm (c, fc1, (glu ? 2 : 1) * fl, s->hidden, TRUE, norm_fused, ag);
   membound (c, actn, (double) c->T * fl * (glu ? 2 : 1), (double) c->T * fl, glu ? 6.0 : 8.0);
-  gemm (c, fc2, c->T, s->hidden, fl, 1, c->mdt, FALSE);
+  layer_gemm (c, fc2, s->hidden, fl, FALSE, FALSE, NULL);
   tp_leave (c, rs, ar);
 }
 
@@ -218,9 +356,13 @@ moe_mlp (Ctx *c)
       ModelOp *op = comm (c, "moe_etp_ag", MODEL_COLL_ALL_GATHER, MODEL_DIM_TP, etp, etp * disp * tok_bytes);
       op->expert_group = TRUE;
     }
+  if (quantized (c->mdt))
+    quantize_input (c, "expert_fc1", (double) m_e * (E / ep) * h, FALSE, FALSE);
   gemm (c, "expert_fc1", m_e, (glu ? 2 : 1) * fe, h, E / ep, c->mdt, FALSE);
   membound (c, "expert_act", (double) m_e * (E / ep) * fe * (glu ? 2 : 1), (double) m_e * (E / ep) * fe,
             glu ? 6.0 : 8.0);
+  if (quantized (c->mdt))
+    quantize_input (c, "expert_fc2", (double) m_e * (E / ep) * fe, FALSE, FALSE);
   gemm (c, "expert_fc2", m_e, h, fe, E / ep, c->mdt, FALSE);
   if (etp > 1)
     {
@@ -236,19 +378,56 @@ moe_mlp (Ctx *c)
   membound (c, "unpermute", disp * h, (double) Tm * h, (double) k);
   if (s->moe_shared_experts > 0)
     dense_mlp (c, (gint64) s->moe_shared_experts * s->moe_ffn_hidden, "shared_ag", "shared_fc1",
-               "shared_act", "shared_fc2", "shared_rs", "shared_ar");
+               "shared_act", "shared_fc2", "shared_rs", "shared_ar", FALSE);
 }
 
 static void
 layer_forward (Ctx *c)
 {
   attention_block (c);
-  norm (c, "mlp_norm", c->Ts);
-  if (model_shape_layer_is_moe (c->s, c->layer))
+  gboolean moe = model_shape_layer_is_moe (c->s, c->layer);
+  norm (c, "mlp_norm", c->Ts, !moe && norm_writes_fp8 (c));
+  if (moe)
     moe_mlp (c);
   else
-    dense_mlp (c, c->s->ffn_hidden, "fc1_ag", "fc1", "act", "fc2", "fc2_rs", "fc2_ar");
+    dense_mlp (c, c->s->ffn_hidden, "fc1_ag", "fc1", "act", "fc2", "fc2_rs", "fc2_ar", TRUE);
   residual (c, "mlp_residual");
+}
+
+/* Backward recipe kernels of quantized GEMM f (see the header comment): the output gradient's
+ * quantization (gathered: on the local 1/tp shard before the SP all-gather, FP8 row-wise with the
+ * transpose of the gathered copy), and the transpose of an FP8 input flagged for it. */
+static void
+backward_quantize (Ctx *c, const ModelOp *f, gboolean gathered)
+{
+  double p = c->act;
+  double b = (double) MAX (f->batch, 1);
+  double e_out = (double) f->m * f->n * b, e_in = (double) f->m * f->k * b;
+  double e_loc = gathered ? e_out / c->p->tp : e_out;
+  if (f->dtype == MODEL_DTYPE_FP8)
+    {
+      if (c->p->fp8_scaling == MODEL_FP8_CURRENT)
+        recipe_op (c, suffixed (f->name, "_grad_amax"), e_loc * p, 0, e_loc);
+      recipe_op (c, suffixed (f->name, "_grad_cast"), e_loc * p, (gathered ? 1.0 : 2.0) * e_loc, e_loc);
+      if (gathered)
+        recipe_op (c, suffixed (f->name, "_grad_transpose"), e_out, e_out, 0);
+      if (f->flags & MODEL_OP_FP8_INPUT_TRANSPOSE)
+        recipe_op (c, suffixed (f->name, "_in_transpose"), e_in, e_in, 0);
+    }
+  else
+    {
+      recipe_op (c, suffixed (f->name, "_grad_amax"), e_loc * p, 0, 2.0 * e_loc);
+      recipe_op (c, suffixed (f->name, "_grad_quant"), e_loc * p, 2.0 * NVFP4_BYTES * e_loc, 2.0 * e_loc);
+    }
+}
+
+/* TRUE when forward op i is a quantized GEMM whose output is reduce-scattered over TP (SP): its
+ * backward starts with the all-gather of the output gradient. */
+static gboolean
+sp_scattered (const ModelOp *fwd, int n, int i)
+{
+  return fwd[i].kind == MODEL_OP_GEMM && quantized (fwd[i].dtype) && i + 1 < n && fwd[i + 1].kind == MODEL_OP_COMM
+         && fwd[i + 1].coll == MODEL_COLL_REDUCE_SCATTER && fwd[i + 1].dim == MODEL_DIM_TP && !fwd[i + 1].expert_group;
 }
 
 /* Appends the backward of forward list fwd[0..n) (in reverse), per the rules in model/layer.h. */
@@ -265,6 +444,11 @@ backward_of (Ctx *c, const ModelOp *fwd, int n)
         case MODEL_OP_GEMM:
           {
             gboolean column = (f->flags & MODEL_OP_COLUMN_PARALLEL) != 0;
+            /* Recipe kernels of the backward, issued before the GEMM's dgrad and its collectives
+             * (so the overlap of those with dgrad/wgrad stays as it is; on one compute stream the
+             * order does not change the sum). */
+            if (quantized (f->dtype) && !sp_scattered (fwd, n, i))
+              backward_quantize (c, f, FALSE);
             gboolean gathered = column && p->sp && i > 0 && fwd[i - 1].kind == MODEL_OP_COMM
                                 && fwd[i - 1].coll == MODEL_COLL_ALL_GATHER
                                 && fwd[i - 1].dim == MODEL_DIM_TP && !fwd[i - 1].expert_group;
@@ -281,8 +465,9 @@ backward_of (Ctx *c, const ModelOp *fwd, int n)
                                    MODEL_DIM_TP, p->tp, ag->comm_bytes);
                 o->overlap_next = TRUE;
                 add (c, dgrad);
+                /* dgrad is in the param dtype whatever the input's all-gather carried */
                 o = comm (c, suffixed (f->name, "_dgrad_rs"), MODEL_COLL_REDUCE_SCATTER, MODEL_DIM_TP,
-                          p->tp, ag->comm_bytes);
+                          p->tp, (double) f->m * f->k * c->act);
                 o->overlap_next = TRUE;
                 add (c, wgrad);
                 i--; /* the forward all-gather is accounted for */
@@ -331,6 +516,8 @@ backward_of (Ctx *c, const ModelOp *fwd, int n)
             break;
           }
         case MODEL_OP_MEMBOUND:
+          if (f->flags & MODEL_OP_RECIPE)
+            continue; /* quantization is straight-through: the gradient needs no kernel of its own */
           if (strcmp (f->name, "attn_scores_io") == 0)
             /* dP = dO·Vᵀ written, P read for dV = Pᵀ·dO, dS read by dQ and dK (E·p each). */
             add (c, model_op_membound ("attn_scores_io_bwd", c->phase, 3.0 * f->bytes_read,
@@ -356,8 +543,18 @@ backward_of (Ctx *c, const ModelOp *fwd, int n)
             }
           break;
         case MODEL_OP_COMM:
+          /* A row-parallel GEMM's output gradient under SP: quantized on the local shard before the
+           * all-gather (TE gathers it in the low precision, as in forward), so the all-gather still
+           * directly precedes the dgrad it overlaps with. */
           op = *f;
           op.name = suffixed (f->name, "_bwd");
+          if (i > 0 && sp_scattered (fwd, n, i - 1))
+            {
+              backward_quantize (c, &fwd[i - 1], TRUE);
+              /* FP8 gathers the row-wise copy; NVFP4 the row-wise and the column-wise one. */
+              op.comm_bytes = f->comm_bytes / c->act
+                              * (fwd[i - 1].dtype == MODEL_DTYPE_FP8 ? 1.0 : 2.0 * NVFP4_BYTES);
+            }
           op.overlap_next = FALSE;
           switch (f->coll)
             {
@@ -432,7 +629,7 @@ head_forward (Ctx *c)
   const ModelShape *s = c->s;
   const ModelPlan *p = c->p;
   gint64 vl = model_shape_padded_vocab (s, p->tp) / p->tp;
-  norm (c, "final_norm", c->Ts);
+  norm (c, "final_norm", c->Ts, FALSE);
   tp_enter (c, "lm_head_ag");
   gemm (c, "lm_head", c->T, vl, s->hidden, 1, c->adt, TRUE);
   double E = (double) c->T * vl;
@@ -646,6 +843,43 @@ model_layer_dp_ops (const ModelShape *shape, const ModelPlan *plan, int pp_rank,
     }
 }
 
+/* Weights of the matmul-dtype GEMMs (attention, dense MLP, experts, shared experts; not the
+ * embedding, LM head or router) one rank of pipeline stage pp_rank holds, before ZeRO. */
+static double
+layer_gemm_weights (const ModelShape *s, const ModelPlan *plan, int pp_rank)
+{
+  gint64 h = s->hidden;
+  gint64 up = s->activation == MODEL_ACT_SWIGLU ? 2 : 1;
+  double qkv = (double) (s->heads + 2 * s->kv_heads) * s->head_dim, q = (double) s->heads * s->head_dim;
+  double w = 0;
+  for (int chunk = 0; chunk < plan->vpp; chunk++)
+    {
+      int first = 0;
+      int n = model_plan_chunk_layers (plan, s, pp_rank, chunk, &first);
+      for (int l = first; l < first + n; l++)
+        {
+          w += (qkv + q) * h / plan->tp;
+          if (model_shape_layer_is_moe (s, l))
+            {
+              double fe = (double) s->moe_ffn_hidden;
+              w += (double) (s->moe_experts / plan->ep) * (up + 1) * fe * h / model_plan_expert_tp (plan);
+              w += (double) s->moe_shared_experts * (up + 1) * fe * h / plan->tp;
+            }
+          else
+            w += (double) (up + 1) * s->ffn_hidden * h / plan->tp;
+        }
+    }
+  return w;
+}
+
+static void
+weight_op (GArray *ops, const char *name, double rd, double wr, double elems, ModelDtype dt)
+{
+  ModelOp o = model_op_membound (name, MODEL_PHASE_OPTIMIZER, rd, wr, elems, dt);
+  o.flags |= MODEL_OP_RECIPE;
+  g_array_append_val (ops, o);
+}
+
 void
 model_layer_optimizer_ops (const ModelShape *shape, const ModelPlan *plan, int pp_rank, GArray *ops)
 {
@@ -663,4 +897,20 @@ model_layer_optimizer_ops (const ModelShape *shape, const ModelPlan *plan, int p
   ModelOp op = model_op_membound ("adam", MODEL_PHASE_OPTIMIZER, n * rd, n * wr, 12.0 * n,
                                   MODEL_DTYPE_FP32);
   g_array_append_val (ops, op);
+  /* The once-per-step weight quantization of the low-precision recipes (model/layer.c header). */
+  if (!quantized (plan->matmul_dtype))
+    return;
+  double w = layer_gemm_weights (shape, plan, pp_rank);
+  ModelDtype dt = plan->param_dtype;
+  if (plan->matmul_dtype == MODEL_DTYPE_FP8)
+    {
+      if (plan->fp8_scaling == MODEL_FP8_CURRENT)
+        weight_op (ops, "fp8_weight_amax", w * pb, 0, w, dt);
+      weight_op (ops, "fp8_weight_cast", w * pb, 2.0 * w, w, dt);
+    }
+  else
+    {
+      weight_op (ops, "nvfp4_weight_amax", w * pb, 0, w, dt);
+      weight_op (ops, "nvfp4_weight_quant", w * pb, 2.0 * NVFP4_BYTES * w, w, dt);
+    }
 }

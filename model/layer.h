@@ -20,7 +20,9 @@
  *   (Korthikanti et al. 2022, §4).
  * Unfused attention (plan unfused_attention) adds the memory-bound score traffic (score tensor
  * write/read, softmax, attention dropout when dropout is on); dropout adds the hidden-dropout mask
- * to the residual kernels (see model/layer.c). */
+ * to the residual kernels (see model/layer.c).
+ * Low-precision recipes (matmul_dtype fp8/fp4): memory-bound quantize, amax and transpose kernels
+ * (flag MODEL_OP_RECIPE) of Transformer Engine around every layer GEMM (see model/layer.c). */
 #pragma once
 #include <glib.h>
 #include "model/op.h"
@@ -79,6 +81,8 @@ void model_layer_dp_ops (const ModelShape *shape, const ModelPlan *plan, int pp_
 
 /* Adam step of one rank of pipeline stage pp_rank over the parameters it owns: all of them, or its
  * 1/(dp*cp) (dense) and 1/edp (expert) shard when zero >= 1. Fused multi-tensor Adam traffic per
- * element: reads grad, fp32 master, m, v; writes master, m, v and the low-precision param copy. */
+ * element: reads grad, fp32 master, m, v; writes master, m, v and the low-precision param copy.
+ * With matmul_dtype fp8/fp4 also the once-per-step quantization of the rank's layer-GEMM weights
+ * (fp8_weight_cast, nvfp4_weight_amax/_quant: see model/layer.c). */
 void model_layer_optimizer_ops (const ModelShape *shape, const ModelPlan *plan, int pp_rank,
                                 GArray *ops);

@@ -45,6 +45,11 @@ typedef enum {
 
 /* GEMM flags */
 #define MODEL_OP_COLUMN_PARALLEL 1u /* input replicated over TP (backward reduces its gradient) */
+#define MODEL_OP_FP8_INPUT_TRANSPOSE 2u /* FP8 input written by the norm (TE LayerNormLinear) or
+                                        * gathered over SP: backward transposes it for wgrad
+                                        * (model/layer.c) */
+/* MEMBOUND flags */
+#define MODEL_OP_RECIPE 4u          /* low-precision recipe kernel (quantize, amax, transpose): no backward */
 
 typedef struct {
   ModelOpKind kind;

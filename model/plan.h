@@ -9,6 +9,10 @@
 
 typedef enum { MODEL_SCHED_GPIPE, MODEL_SCHED_1F1B, MODEL_SCHED_INTERLEAVED } ModelSchedule;
 typedef enum { MODEL_RECOMPUTE_NONE, MODEL_RECOMPUTE_SELECTIVE, MODEL_RECOMPUTE_FULL } ModelRecompute;
+/* How FP8 scaling factors are found (Transformer Engine recipes): DELAYED from the amax history of
+ * earlier steps, recorded by the cast kernels themselves (TE's DelayedScaling, the Hopper default);
+ * CURRENT from the tensor's own amax, an extra pass over it before the cast (Float8CurrentScaling). */
+typedef enum { MODEL_FP8_DELAYED, MODEL_FP8_CURRENT } ModelFp8Scaling;
 typedef enum { MODEL_DIM_TP, MODEL_DIM_CP, MODEL_DIM_EP, MODEL_DIM_DP, MODEL_DIM_PP, MODEL_DIM_COUNT } ModelDim;
 
 typedef struct {
@@ -38,6 +42,7 @@ typedef struct {
   gboolean dropout;          /* attention/hidden dropout on (stores masks; GPT-3 era) */
   gboolean loss_fusion;      /* one fused cross-entropy kernel (Megatron --cross-entropy-loss-fusion);
                               * FALSE: Megatron-Core's unfused fp32 vocab-parallel cross entropy */
+  ModelFp8Scaling fp8_scaling; /* with matmul_dtype fp8 (0 = delayed) */
 } ModelPlan;
 
 /* A valid 1-GPU plan: every degree 1, 1F1B, no recompute, bf16, zero 0, micro/global batch 1,

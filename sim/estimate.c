@@ -59,7 +59,9 @@ sim_estimate_hw_from_scenario (const SimScenario *sc, SimEstimateHw *out)
   SimEstimateHw hw = { 0 };
   for (int d = 0; d < MODEL_DTYPE_COUNT; d++)
     hw.peak_flops[d] = gpu->peak_flops[d];
-  hw.gemm_eff = gpu->gemm_eff_max > 0 ? gpu->gemm_eff_max : 1.0;
+  /* The planning estimate uses the efficiency of the run's matmul dtype (1 when unknown). */
+  double ge = gpu->gemm_eff_max[sim_scenario_plan (sc)->matmul_dtype];
+  hw.gemm_eff = ge > 0 ? ge : 1.0;
   hw.hbm_bytes = gpu->hbm_bytes;
   hw.hbm_bw_bytes_per_s = gpu->hbm_bw_bytes_per_s * (gpu->mem_eff > 0 ? gpu->mem_eff : 1.0);
   double nvl = cl->nvlink_bw_bytes_per_s > 0 ? cl->nvlink_bw_bytes_per_s : gpu->nvlink_bw_bytes_per_s;

@@ -32,7 +32,7 @@ const char *sim_estimate_part_name (SimEstimatePart p);
 /* Hardware figures the estimate reads, resolved once per scenario (SI units). */
 typedef struct {
   double peak_flops[MODEL_DTYPE_COUNT];
-  double gemm_eff;                /* large-GEMM efficiency (gpu gemm_eff_max) */
+  double gemm_eff;                /* large-GEMM efficiency (gpu gemm_eff_max of the matmul dtype) */
   double hbm_bytes;
   double hbm_bw_bytes_per_s;      /* × mem_eff */
   double nvlink_bw_bytes_per_s;   /* per GPU per direction × nvlink_eff */

@@ -17,7 +17,10 @@ typedef struct {
 } Known;
 
 static const Known known[] = {
-  { "gemm_eff_max", "hardware", "gemm_eff_max", 0.02, 1.0, FALSE },
+  { "gemm_eff_max_bf16", "hardware", "gemm_eff_max_bf16", 0.02, 1.0, FALSE },
+  { "gemm_eff_max_fp16", "hardware", "gemm_eff_max_fp16", 0.02, 1.0, FALSE },
+  { "gemm_eff_max_fp8", "hardware", "gemm_eff_max_fp8", 0.02, 1.0, FALSE },
+  { "gemm_eff_max_fp4", "hardware", "gemm_eff_max_fp4", 0.02, 1.0, FALSE },
   { "attn_eff", "hardware", "attn_eff", 0.02, 1.0, FALSE },
   { "mem_eff", "hardware", "mem_eff", 0.02, 1.0, FALSE },
   { "nvlink_eff", "hardware", "nvlink_eff", 0.02, 1.0, FALSE },
@@ -25,7 +28,7 @@ static const Known known[] = {
   { "overlap_slowdown", "hardware", "overlap_slowdown", 0.0, 0.95, TRUE },
 };
 
-const char *const sim_fitruns_default_params[] = { "gemm_eff_max", "nic_eff", "overlap_slowdown", NULL };
+const char *const sim_fitruns_default_params[] = { "gemm_eff_max_bf16", "nic_eff", "overlap_slowdown", NULL };
 
 guint
 sim_fitruns_n_known (void)

@@ -2,9 +2,13 @@
  *
  * Kernel time (DESIGN.md §4, compute): t = max(F / (P[dtype] · e), B / (W · e_mem)) + t_launch,
  * with F the FLOPs, B the HBM bytes, P the dense tensor-core peak, W the HBM bandwidth. e is
- *   GEMM       e_max · G / (G + G_half) · wave(M, N): a saturating curve in the GEMM's size G (GFLOP)
+ *   GEMM       e_max[d] · G / (G + G_half[d]) · wave(M, N), d the GEMM's input dtype: a saturating
+ *              curve in the GEMM's size G (GFLOP)
  *              for the fixed costs small GEMMs cannot amortise (prologue/epilogue, tail), times the
- *              wave quantization of 128×128 output tiles over the SMs (tiles / (waves · SMs));
+ *              wave quantization of 128×128 output tiles over the SMs (tiles / (waves · SMs)).
+ *              e_max is measured per dtype (FP8 and BF16 GEMMs of the same GPU reach different
+ *              fractions of their peaks, e.g. H100 0.71 vs 0.80 in the profiles' sources); G_half is
+ *              the dtype's own curve when measured, else the profile's one measured curve;
  *   attention  attn_eff (fused flash attention, fraction of peak);
  *   memory     no FLOP term.
  * Every constant (P, W, e_max, G_half, attn_eff, mem_eff, launch_ns, overlap_slowdown) comes from the
@@ -31,11 +35,14 @@ sim_gpu_wave_efficiency (const SimGpuSpec *spec, gint64 m, gint64 n)
 }
 
 double
-sim_gpu_gemm_efficiency (const SimGpuSpec *spec, gint64 m, gint64 n, gint64 k)
+sim_gpu_gemm_efficiency (const SimGpuSpec *spec, ModelDtype dtype, gint64 m, gint64 n, gint64 k)
 {
+  g_return_val_if_fail (spec != NULL && dtype >= 0 && dtype < MODEL_DTYPE_COUNT, 0.0);
   double g = 2.0 * (double) m * (double) n * (double) k / 1e9;
-  double size = spec->gemm_eff_half_gflop > 0 ? g / (g + spec->gemm_eff_half_gflop) : 1.0;
-  return spec->gemm_eff_max * size * sim_gpu_wave_efficiency (spec, m, n);
+  double half = spec->gemm_eff_half_gflop[dtype] > 0 ? spec->gemm_eff_half_gflop[dtype]
+                                                      : spec->gemm_eff_half_gflop_any;
+  double size = half > 0 ? g / (g + half) : 1.0;
+  return spec->gemm_eff_max[dtype] * size * sim_gpu_wave_efficiency (spec, m, n);
 }
 
 gint64
@@ -45,12 +52,12 @@ sim_gpu_kernel_ns (const SimGpuSpec *spec, const SimGpuKernel *kernel)
   double t = 0;
   if (kernel->kind != SIM_KERNEL_MEMORY && kernel->flops > 0)
     {
-      double peak = spec->peak_flops[kernel->dtype];
-      if (peak <= 0)
-        peak = spec->peak_flops[MODEL_DTYPE_BF16];
-      double eff = kernel->kind == SIM_KERNEL_GEMM
-                       ? sim_gpu_gemm_efficiency (spec, kernel->m, kernel->n, kernel->k)
-                       : spec->attn_eff;
+      ModelDtype d = kernel->dtype;
+      if (spec->peak_flops[d] <= 0)
+        d = MODEL_DTYPE_BF16;
+      double peak = spec->peak_flops[d];
+      double eff = kernel->kind == SIM_KERNEL_GEMM ? sim_gpu_gemm_efficiency (spec, d, kernel->m, kernel->n, kernel->k)
+                                                   : spec->attn_eff;
       if (peak > 0 && eff > 0)
         t = kernel->flops / (peak * eff);
     }

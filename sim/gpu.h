@@ -17,8 +17,13 @@ typedef struct {
   gboolean nvls;                        /* NVLink SHARP in-switch reduction */
   double tdp_w;
   /* Achieved efficiencies (fractions of the peaks above), from public microbenchmarks or calib/. */
-  double gemm_eff_max;                  /* large-GEMM efficiency */
-  double gemm_eff_half_gflop;           /* GEMM size (GFLOP) at which efficiency is half of max */
+  /* Large-GEMM efficiency per input dtype (0 = not known: a GEMM of that dtype cannot be timed;
+   * the scenario loader rejects a run that needs one, see sim_scenario_check_compute). */
+  double gemm_eff_max[MODEL_DTYPE_COUNT];
+  /* GEMM size (GFLOP) at which efficiency is half of max, per dtype; 0 = that dtype has no measured
+   * curve of its own and uses gemm_eff_half_gflop_any. */
+  double gemm_eff_half_gflop[MODEL_DTYPE_COUNT];
+  double gemm_eff_half_gflop_any;       /* the profile's measured size curve (its source names the dtype) */
   double attn_eff;                      /* fused causal attention, fraction of peak */
   double mem_eff;                       /* memory-bound kernels, fraction of HBM bandwidth */
   double nvlink_eff;                    /* achieved NVLink bus bandwidth / line rate */
@@ -28,7 +33,8 @@ typedef struct {
 
 /* ---- Kernel time (sim/gpu.c) -------------------------------------------------------------------
  * t = max(FLOPs / (peak[dtype] · eff), bytes / (hbm_bw · mem_eff)) + launch_ns, where eff is
- *   GEMM:      gemm_eff_max · G / (G + gemm_eff_half_gflop) · wave(M, N)   (G = 2MNK / 1e9)
+ *   GEMM:      gemm_eff_max[dtype] · G / (G + G_half[dtype]) · wave(M, N)   (G = 2MNK / 1e9),
+ *              G_half[dtype] = gemm_eff_half_gflop[dtype], or gemm_eff_half_gflop_any when 0
  *   attention: attn_eff
  *   memory:    no FLOP term (bytes only). */
 typedef enum { SIM_KERNEL_GEMM, SIM_KERNEL_ATTENTION, SIM_KERNEL_MEMORY } SimKernelKind;
@@ -44,10 +50,13 @@ typedef struct {
 /* Wave quantization: an M×N output tiled 128×128 per SM (the CTA tile of cuBLAS/CUTLASS Hopper
  * GEMMs) runs ceil(tiles / sm_count) waves; efficiency = tiles / (waves · sm_count). 1 if unknown. */
 double sim_gpu_wave_efficiency (const SimGpuSpec *spec, gint64 m, gint64 n);
-/* Fraction of peak a GEMM achieves. */
-double sim_gpu_gemm_efficiency (const SimGpuSpec *spec, gint64 m, gint64 n, gint64 k);
-/* Kernel duration in ns (>= launch_ns). Unsupported dtype (peak 0): falls back to bf16, which is
- * what frameworks do for a format the GPU lacks. */
+/* Fraction of the `dtype` peak a GEMM of that dtype achieves (0 when the profile has no
+ * gemm_eff_max for the dtype). */
+double sim_gpu_gemm_efficiency (const SimGpuSpec *spec, ModelDtype dtype, gint64 m, gint64 n, gint64 k);
+/* Kernel duration in ns (>= launch_ns). Unsupported dtype (peak 0): falls back to bf16 (peak and
+ * efficiency), which is what frameworks do for a format the GPU lacks. A GEMM whose dtype has no
+ * efficiency is timed by its bytes only: callers check the profile first
+ * (sim_scenario_check_compute). */
 gint64 sim_gpu_kernel_ns (const SimGpuSpec *spec, const SimGpuKernel *kernel);
 
 /* ---- Streams (sim/gpu.c) -----------------------------------------------------------------------

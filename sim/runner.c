@@ -1569,7 +1569,7 @@ sim_runner_predict (const SimScenario *sc, const SimPredictOptions *options, Sim
   const ModelShape *shape = sim_scenario_shape (sc);
   const ModelPlan *plan = sim_scenario_plan (sc);
   SimCollectiveProfile prof;
-  if (!sim_scenario_collective_profile (sc, &prof, error))
+  if (!sim_scenario_check_compute (sc, error) || !sim_scenario_collective_profile (sc, &prof, error))
     return FALSE;
   SimRunnerOptions ro = options->run;
   ro.memory_overhead_bytes = run->memory_overhead_bytes;

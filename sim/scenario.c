@@ -151,6 +151,8 @@ static const Key keys[] = {
     "attention and hidden dropout (stores masks)" },
   { "parallel", "loss_fusion", T_BOOL, "", 1, "false", 0, 0, NULL, FALSE, S_BOOL, PL (loss_fusion),
     "one fused cross-entropy kernel; false: Megatron-Core's unfused fp32 cross entropy (its default)" },
+  { "parallel", "fp8_scaling", T_ENUM, "", 1, "delayed", 0, 0, "delayed, current", FALSE, S_ENUM, PL (fp8_scaling),
+    "FP8 scaling (matmul_dtype fp8): delayed = amax history inside the casts (TE DelayedScaling), current = an amax pass per cast" },
   { "parallel", "order", T_STRING, "", 1, "tp,cp,ep,dp,pp", 0, 0, NULL, FALSE, S_NONE, PL (order),
     "rank placement, innermost dimension first" },
 
@@ -179,10 +181,25 @@ static const Key keys[] = {
     "NVLink bandwidth per GPU per direction (half the datasheet bidirectional figure)" },
   { "hardware", "nvls", T_BOOL, "", 1, "false", 0, 0, NULL, TRUE, S_BOOL, GP (nvls), "NVLink SHARP in-switch reduction" },
   { "hardware", "tdp_W", T_DOUBLE, "W", 1, OPT, 1, 1e5, NULL, TRUE, S_DOUBLE, GP (tdp_w), "board power limit" },
-  { "hardware", "gemm_eff_max", T_DOUBLE, "", 1, OPT, 0, 1, NULL, TRUE, S_DOUBLE, GP (gemm_eff_max),
-    "achieved large-GEMM FLOP/s / peak; absent: not known" },
-  { "hardware", "gemm_eff_half_GFLOP", T_DOUBLE, "GFLOP", 1, OPT, 0, 1e9, NULL, TRUE, S_DOUBLE, GP (gemm_eff_half_gflop),
-    "GEMM size at which efficiency is half of gemm_eff_max" },
+  /* GEMM efficiency per input dtype: no dtype borrows another's maximum (sim_scenario_check_compute
+   * names the missing key); the size curve falls back to gemm_eff_half_GFLOP, whose source names the
+   * dtype it was measured on. */
+#define GEMM_EFF(dt, DT)                                                                                  \
+  { "hardware", "gemm_eff_max_" dt, T_DOUBLE, "", 1, OPT, 0, 1, NULL, TRUE, S_DOUBLE,                     \
+    GP (gemm_eff_max[MODEL_DTYPE_##DT]),                                                                  \
+    "achieved large-GEMM FLOP/s / peak_" dt "_TFLOPS for " dt " inputs; needed when a GEMM runs in " dt }, \
+  { "hardware", "gemm_eff_half_GFLOP_" dt, T_DOUBLE, "GFLOP", 1, OPT, 0, 1e9, NULL, TRUE, S_DOUBLE,       \
+    GP (gemm_eff_half_gflop[MODEL_DTYPE_##DT]),                                                           \
+    "size of a " dt " GEMM at half of gemm_eff_max_" dt "; absent: gemm_eff_half_GFLOP" }
+  GEMM_EFF ("fp32", FP32),
+  GEMM_EFF ("tf32", TF32),
+  GEMM_EFF ("fp16", FP16),
+  GEMM_EFF ("bf16", BF16),
+  GEMM_EFF ("fp8", FP8),
+  GEMM_EFF ("fp4", FP4),
+#undef GEMM_EFF
+  { "hardware", "gemm_eff_half_GFLOP", T_DOUBLE, "GFLOP", 1, OPT, 0, 1e9, NULL, TRUE, S_DOUBLE, GP (gemm_eff_half_gflop_any),
+    "GEMM size at half efficiency for dtypes without their own gemm_eff_half_GFLOP_<dtype> (the source names the dtype measured)" },
   { "hardware", "attn_eff", T_DOUBLE, "", 1, OPT, 0, 1, NULL, TRUE, S_DOUBLE, GP (attn_eff),
     "fused causal attention FLOP/s / peak; absent: not known" },
   { "hardware", "mem_eff", T_DOUBLE, "", 1, OPT, 0, 1, NULL, TRUE, S_DOUBLE, GP (mem_eff),
@@ -1534,6 +1551,37 @@ sim_scenario_collective_profile (const SimScenario *sc, SimCollectiveProfile *ou
   return TRUE;
 }
 const SimScenarioRun *sim_scenario_run (const SimScenario *sc) { return &sc->run; }
+
+gboolean
+sim_scenario_check_compute (const SimScenario *sc, GError **error)
+{
+  g_return_val_if_fail (sc != NULL && sc->resolved, FALSE);
+  const SimGpuSpec *g = &sc->gpu;
+  /* GEMMs run in the matmul dtype (transformer layers) and in the param dtype (LM head, router);
+   * a dtype without a peak runs as bf16 (sim_gpu_kernel_ns). */
+  ModelDtype need[2] = { sc->plan.matmul_dtype, sc->plan.param_dtype };
+  const char *why[2] = { "matmul_dtype", "param_dtype (LM head and router GEMMs)" };
+  for (int i = 0; i < 2; i++)
+    {
+      ModelDtype d = g->peak_flops[need[i]] > 0 ? need[i] : MODEL_DTYPE_BF16;
+      if (g->gemm_eff_max[d] > 0)
+        continue;
+      g_autofree char *key = g_strdup_printf ("gemm_eff_max_%s", model_dtype_name (d));
+      return fail_at (sc, error, SIM_SCENARIO_ERROR_MISSING, "hardware", key,
+                      "not set in the profile of %s, and this run's %s GEMMs ([parallel] %s) need it: give the "
+                      "measured large-GEMM efficiency of %s with its source (no other dtype's figure is used)",
+                      g->name, model_dtype_name (d), why[i], model_dtype_name (d));
+    }
+  if (!(g->attn_eff > 0))
+    return fail_at (sc, error, SIM_SCENARIO_ERROR_MISSING, "hardware", "attn_eff",
+                    "not set in the profile of %s, and attention needs it: give the measured fraction with its source",
+                    g->name);
+  if (!(g->mem_eff > 0))
+    return fail_at (sc, error, SIM_SCENARIO_ERROR_MISSING, "hardware", "mem_eff",
+                    "not set in the profile of %s, and memory-bound kernels need it: give the measured HBM fraction "
+                    "with its source", g->name);
+  return TRUE;
+}
 
 const char *const *
 sim_scenario_files (const SimScenario *sc)

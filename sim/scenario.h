@@ -111,6 +111,10 @@ const SimScenarioRun *sim_scenario_run (const SimScenario *sc);
  * coll_*_latency_us, coll_chunk_KiB; [fabric] nic_eff, net_step_latency_us, coll_channels). Fails,
  * naming the key, when one the cluster needs is not set. */
 gboolean sim_scenario_collective_profile (const SimScenario *sc, SimCollectiveProfile *out, GError **error);
+/* Fails, naming FILE:LINE [hardware] key, when the profile lacks an efficiency the run's kernels
+ * need: gemm_eff_max_<dtype> for the matmul and the param dtype (no other dtype's figure is
+ * borrowed), attn_eff, mem_eff. Runs call it before simulating (sim_runner_predict, validate). */
+gboolean sim_scenario_check_compute (const SimScenario *sc, GError **error);
 /* The files read, in order (includes first), for provenance lines. */
 const char *const *sim_scenario_files (const SimScenario *sc);
 

@@ -575,16 +575,15 @@ sim_validate_result_clear (SimValidateResult *result)
   g_clear_pointer (&result->reason, g_free);
 }
 
-/* Profile keys the kernel-time model needs: without them a kernel would take no time. */
+/* Profile keys the kernel-time model needs (sim_scenario_check_compute: the GEMM efficiency of the
+ * row's dtypes, attn_eff, mem_eff): without them the row is skipped with the missing key named. */
 static gboolean
 profile_complete (const SimScenario *sc, const SimValidateRow *r, GError **error)
 {
-  static const char *const needed[] = { "gemm_eff_max", "attn_eff", "mem_eff", NULL };
-  for (int i = 0; needed[i]; i++)
-    if (sim_scenario_lookup (sc, "hardware", needed[i]) == NULL)
-      return unsupported (error, "profile of gpu '%s' has no [hardware] %s (no sourced figure yet)", r->gpu,
-                          needed[i]);
-  return TRUE;
+  g_autoptr (GError) missing = NULL;
+  if (sim_scenario_check_compute (sc, &missing))
+    return TRUE;
+  return unsupported (error, "profile of gpu '%s' lacks a sourced figure: %s", r->gpu, missing->message);
 }
 
 void

@@ -1,6 +1,6 @@
 #!/bin/sh
 # `trainsim fit --runs` on six small H100 runs (tests/data/fit-runs-template.csv) whose step times
-# trainsim itself produces with gemm_eff_max = 0.55 and nic_eff = 0.70 (the shipped profile has 0.698
+# trainsim itself produces with gemm_eff_max_bf16 = 0.55 and nic_eff = 0.70 (the shipped profile has 0.803
 # and 0.9937), printed to 6 significant figures. A working fit recovers both constants (within 0.5%:
 # the only noise is the 6-digit rounding and the ns granularity), brings the error to ~0, writes a
 # layer that `trainsim validate --layer` applies, and its leave-one-out errors stay ~0 too.
@@ -15,7 +15,7 @@ check () { n=$((n + 1)); if [ "$1" = 0 ]; then echo "ok $n - $2"; else echo "not
 # simulator: simulate the template at the truth, write those times (6 significant figures) as the runs.
 template="$src/tests/data/fit-runs-template.csv"
 runs="$tmp/fit-runs.csv"
-"$ts" validate "$template" --set hardware.gemm_eff_max=0.55 --set fabric.nic_eff=0.70 --format tsv >"$tmp/truth.tsv"
+"$ts" validate "$template" --set hardware.gemm_eff_max_bf16=0.55 --set fabric.nic_eff=0.70 --format tsv >"$tmp/truth.tsv"
 check $? "simulate the template at the truth"
 awk -F'\t' '!/^#/ && $1 != "id" && $4 == "ok" { printf "%s\t%.6g\n", $1, $5 }' "$tmp/truth.tsv" >"$tmp/truth"
 awk -F, -v OFS=, 'NR == FNR { split($0, f, "\t"); t[f[1]] = f[2]; next }
@@ -23,16 +23,16 @@ awk -F, -v OFS=, 'NR == FNR { split($0, f, "\t"); t[f[1]] = f[2]; next }
 [ $? -eq 0 ] && [ "$(wc -l <"$tmp/truth")" -eq 6 ]
 check $? "runs file with the six simulated step times"
 
-"$ts" fit --runs "$runs" --param gemm_eff_max,nic_eff --cross-validate -o "$tmp/l.ini" >"$tmp/out" 2>"$tmp/err"
+"$ts" fit --runs "$runs" --param gemm_eff_max_bf16,nic_eff --cross-validate -o "$tmp/l.ini" >"$tmp/out" 2>"$tmp/err"
 check $? "fit --runs exits 0"
 near () { awk -v a="$1" -v b="$2" -v t="$3" 'BEGIN { d = a - b; if (d < 0) d = -d; exit !(d <= t * b) }'; }
-g=$(sed -n 's/^gemm_eff_max = //p' "$tmp/l.ini")
+g=$(sed -n 's/^gemm_eff_max_bf16 = //p' "$tmp/l.ini")
 near "$g" 0.55 0.005
-check $? "gemm_eff_max recovered: $g (truth 0.55)"
+check $? "gemm_eff_max_bf16 recovered: $g (truth 0.55)"
 e=$(sed -n 's/^nic_eff = //p' "$tmp/l.ini")
 near "$e" 0.70 0.005
 check $? "nic_eff recovered: $e (truth 0.70)"
-grep -q '^gemm_eff_max.source = trainsim fit --runs .*fit-runs.csv: fitted to 6 measured step times, 1 sigma' "$tmp/l.ini" \
+grep -q '^gemm_eff_max_bf16.source = trainsim fit --runs .*fit-runs.csv: fitted to 6 measured step times, 1 sigma' "$tmp/l.ini" \
   && grep -q '^\[fabric\]' "$tmp/l.ini"
 check $? "the layer cites the runs file and the 1 sigma of each constant"
 b=$(awk '$1 == "MAPE" { print $2 }' "$tmp/out" | tr -d '%')
@@ -45,7 +45,7 @@ awk -F'\t' '$1 == "# summary" && $2 == "all" { split($6, kv, "="); exit !(kv[2] 
 check $? "trainsim validate --layer applies the fitted layer (MAPE < 0.1%)"
 
 "$ts" fit --runs "$template" --param nonsense -o "$tmp/x.ini" >/dev/null 2>"$tmp/err"
-[ $? -eq 2 ] && grep -q "unknown fit parameter 'nonsense'; use one of gemm_eff_max" "$tmp/err" && [ ! -f "$tmp/x.ini" ]
+[ $? -eq 2 ] && grep -q "unknown fit parameter 'nonsense'; use one of gemm_eff_max_bf16" "$tmp/err" && [ ! -f "$tmp/x.ini" ]
 check $? "an unknown parameter is a usage error listing the known ones"
 "$ts" fit --runs "$src/tests/data/validate-deck.csv" -o "$tmp/y.ini" >/dev/null 2>"$tmp/err"
 [ $? -eq 2 ] && grep -q "fit one GPU type at a time" "$tmp/err"

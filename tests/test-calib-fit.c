@@ -400,12 +400,12 @@ test_bus_factor (void)
 }
 
 /* A profile written by `fit` is a scenario layer: on top of the embedded default (GPT-3 175B on
- * H100, whose h100-sxm.ini gives gemm_eff_max 0.698, mem_eff 0.887, nvlink_eff 0.822 from public
- * figures), it must load through the strict loader and replace exactly the [hardware] values it
- * covers with the fitted ones: gemm_eff_max = P/989, gemm_eff_half_GFLOP = x½, mem_eff =
+ * H100, whose h100-sxm.ini gives gemm_eff_max_bf16 0.803, gemm_eff_max_fp8 0.698, mem_eff 0.887,
+ * nvlink_eff 0.80 from public figures), it must load through the strict loader and replace exactly
+ * the [hardware] values it covers with the fitted ones: the bf16 series gives gemm_eff_max_bf16 =
+ * P/989 and gemm_eff_half_GFLOP_bf16 = x½ (fp8 keeps its own figure), mem_eff =
  * copy peak / 3350 GB/s, nvlink_eff = ring busbw / 450 GB/s; the list keys arrive as written.
- * (Step-time predictions do not read these yet; when they do, a lower gemm_eff_max must lengthen
- * the predicted step — that check belongs with the runner.) The synthetic measurements come from
+ * The synthetic measurements come from
  * known parameters chosen below H100's public figures, so every efficiency changes. */
 static void
 test_profile_loads_as_layer (void)
@@ -466,14 +466,15 @@ test_profile_loads_as_layer (void)
   g_autoptr (SimScenario) sc = sim_scenario_load (files, NULL, &error);
   g_assert_no_error (error);
   const SimGpuSpec *g0 = sim_scenario_gpu (base), *g1 = sim_scenario_gpu (sc);
-  g_test_message ("gemm_eff_max %.4f -> %.4f, mem_eff %.4f -> %.4f, nvlink_eff %.4f -> %.4f", g0->gemm_eff_max,
-                  g1->gemm_eff_max, g0->mem_eff, g1->mem_eff, g0->nvlink_eff, g1->nvlink_eff);
+  g_test_message ("gemm_eff_max %.4f -> %.4f, mem_eff %.4f -> %.4f, nvlink_eff %.4f -> %.4f", g0->gemm_eff_max[MODEL_DTYPE_BF16],
+                  g1->gemm_eff_max[MODEL_DTYPE_BF16], g0->mem_eff, g1->mem_eff, g0->nvlink_eff, g1->nvlink_eff);
   /* Exact data, so the fits return the parameters; the profile prints 4 decimals. */
-  g_assert_cmpfloat_with_epsilon (g1->gemm_eff_max, 650.0 / 989.0, 1e-4);
-  g_assert_cmpfloat_with_epsilon (g1->gemm_eff_half_gflop, 20.0, 0.01);
+  g_assert_cmpfloat_with_epsilon (g1->gemm_eff_max[MODEL_DTYPE_BF16], 650.0 / 989.0, 1e-4);
+  g_assert_cmpfloat_with_epsilon (g1->gemm_eff_half_gflop[MODEL_DTYPE_BF16], 20.0, 0.01);
   g_assert_cmpfloat_with_epsilon (g1->mem_eff, 2800.0 / 3350.0, 1e-4);
   g_assert_cmpfloat_with_epsilon (g1->nvlink_eff, 340.0 / 450.0, 1e-4);
-  g_assert_cmpfloat (g1->gemm_eff_max, <, g0->gemm_eff_max);
+  g_assert_cmpfloat (g1->gemm_eff_max[MODEL_DTYPE_BF16], <, g0->gemm_eff_max[MODEL_DTYPE_BF16]);
+  g_assert_cmpfloat (g1->gemm_eff_max[MODEL_DTYPE_FP8], ==, g0->gemm_eff_max[MODEL_DTYPE_FP8]);
   g_assert_cmpfloat (g1->mem_eff, <, g0->mem_eff);
   g_assert_cmpfloat (g1->nvlink_eff, <, g0->nvlink_eff);
   /* Values the profile does not cover stay as the base gives them. */
@@ -485,7 +486,7 @@ test_profile_loads_as_layer (void)
   g_assert_nonnull (v);
   g_assert_cmpstr (v->file, ==, path);
   assert_rel (g_ascii_strtod (v->value, NULL), 340.0, 1e-5);
-  v = sim_scenario_lookup (sc, "hardware", "gemm_eff_max");
+  v = sim_scenario_lookup (sc, "hardware", "gemm_eff_max_bf16");
   g_assert_nonnull (strstr (v->source, "gemm.tsv"));
   g_assert_nonnull (strstr (v->source, "±"));
   g_remove (path);

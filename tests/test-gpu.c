@@ -13,8 +13,8 @@ spec_of (SimGpuSpec *g)
   g->peak_flops[MODEL_DTYPE_BF16] = 989e12;
   g->hbm_bw_bytes_per_s = 3.35e12;
   g->sm_count = 132;
-  g->gemm_eff_max = 0.7;
-  g->gemm_eff_half_gflop = 1.0;
+  g->gemm_eff_max[MODEL_DTYPE_BF16] = 0.7;
+  g->gemm_eff_half_gflop_any = 1.0;
   g->attn_eff = 0.5;
   g->mem_eff = 0.887;
   g->launch_ns = 3000;
@@ -32,11 +32,35 @@ test_gemm (void)
   SimGpuKernel k = { SIM_KERNEL_GEMM, MODEL_DTYPE_BF16, 2.0 * 8192 * 8192 * 8192, 3.0 * 8192 * 8192 * 2,
                      8192, 8192, 8192 };
   g_assert_cmpfloat (fabs (sim_gpu_wave_efficiency (&g, 8192, 8192) - 4096.0 / 4224.0), <, 1e-12);
-  g_assert_cmpfloat (fabs (sim_gpu_gemm_efficiency (&g, 8192, 8192, 8192) - 0.6781710857784677), <, 1e-9);
+  g_assert_cmpfloat (fabs (sim_gpu_gemm_efficiency (&g, MODEL_DTYPE_BF16, 8192, 8192, 8192) - 0.6781710857784677), <, 1e-9);
   g_assert_cmpint (sim_gpu_kernel_ns (&g, &k), ==, 1642322);
   /* FP4 has no peak in this spec: the kernel runs at the bf16 rate, as frameworks fall back. */
   k.dtype = MODEL_DTYPE_FP4;
   g_assert_cmpint (sim_gpu_kernel_ns (&g, &k), ==, 1642322);
+}
+
+/* Efficiencies are per dtype. FP8 with its own figures (peak 1979e12, e_max 0.6, G_half 9): the
+ * 8192³ GEMM has size factor 1099.51/(1099.51 + 9) = 0.991881 and the same waves 0.969697, so
+ * e = 0.6 × both = 0.577094; t = 1.0995e12 / (1979e12 · 0.577094) = 962,735.91 ns → 962,736 + 3,000.
+ * BF16 keeps its own 0.678171 (G_half from the profile-wide curve), and FP16, which has a peak but no
+ * efficiency of its own, gets 0: no other dtype's figure is borrowed. */
+static void
+test_dtypes (void)
+{
+  SimGpuSpec g;
+  spec_of (&g);
+  g.peak_flops[MODEL_DTYPE_FP8] = 1979e12;
+  g.peak_flops[MODEL_DTYPE_FP16] = 989e12;
+  g.gemm_eff_max[MODEL_DTYPE_FP8] = 0.6;
+  g.gemm_eff_half_gflop[MODEL_DTYPE_FP8] = 9.0;
+  g_assert_cmpfloat (fabs (sim_gpu_gemm_efficiency (&g, MODEL_DTYPE_FP8, 8192, 8192, 8192) - 0.5770944030998031),
+                     <, 1e-9);
+  g_assert_cmpfloat (fabs (sim_gpu_gemm_efficiency (&g, MODEL_DTYPE_BF16, 8192, 8192, 8192) - 0.6781710857784677),
+                     <, 1e-9);
+  g_assert_cmpfloat (sim_gpu_gemm_efficiency (&g, MODEL_DTYPE_FP16, 8192, 8192, 8192), ==, 0.0);
+  SimGpuKernel k = { SIM_KERNEL_GEMM, MODEL_DTYPE_FP8, 2.0 * 8192 * 8192 * 8192, 3.0 * 8192 * 8192,
+                     8192, 8192, 8192 };
+  g_assert_cmpint (sim_gpu_kernel_ns (&g, &k), ==, 965736);
 }
 
 /* Exactly one wave of tiles is fully efficient; one tile more needs a second, nearly empty wave. */
@@ -143,6 +167,7 @@ main (int argc, char **argv)
 {
   g_test_init (&argc, &argv, NULL);
   g_test_add_func ("/sim/gpu/gemm", test_gemm);
+  g_test_add_func ("/sim/gpu/gemm-efficiency-per-dtype", test_dtypes);
   g_test_add_func ("/sim/gpu/waves", test_waves);
   g_test_add_func ("/sim/gpu/memory-attention", test_memory_attention);
   g_test_add_func ("/sim/gpu/streams", test_streams);

@@ -487,6 +487,237 @@ test_unfused_dropout (void)
   g_assert_nonnull (strstr (n, "attn attn_scores_io attn_softmax attn_dropout proj"));
 }
 
+/* A small GPT (h = 64, 4 heads of 16, f = 4h = 256, s = 32, micro-batch 1) on tp 2 with SP: T = 32
+ * tokens per GEMM, Ts = 16 per norm; QKV [32, 96, 64], proj [32, 64, 32], FC1 [32, 128, 64], FC2
+ * [32, 64, 128]; bf16 params, p = 2 bytes. */
+static void
+small_tp2 (ModelShape *s, ModelPlan *p, ModelDtype mdt)
+{
+  *s = finished (preset_gpt (2, 64, 4, 32));
+  model_plan_init (p);
+  p->tp = 2, p->gpus = 2, p->sp = TRUE;
+  p->matmul_dtype = mdt;
+}
+
+static int
+count_recipe (const GArray *ops)
+{
+  int n = 0;
+  for (guint i = 0; i < ops->len; i++)
+    n += (g_array_index (ops, ModelOp, i).flags & MODEL_OP_RECIPE) != 0
+         && g_array_index (ops, ModelOp, i).kind == MODEL_OP_MEMBOUND;
+  return n;
+}
+
+static void
+assert_bytes (const GArray *ops, const char *name, double rd, double wr)
+{
+  const ModelOp *op = find (ops, name);
+  g_assert_nonnull (op);
+  g_assert_cmpint (op->kind, ==, MODEL_OP_MEMBOUND);
+  g_assert_cmpfloat (op->bytes_read, ==, rd);
+  g_assert_cmpfloat (op->bytes_written, ==, wr);
+}
+
+/* FP8, delayed scaling (TE on Hopper), the small GPT above:
+ * forward: QKV and FC1 are LayerNormLinears: the norms write FP8, Ts·h = 16·64 = 1,024 bytes (read
+ *   1,024·2 = 2,048), and no cast runs; the SP all-gathers carry FP8: T·h·1 = 2,048 bytes (4,096 in
+ *   bf16). proj_in_cast is the cast_transpose of the attention output E = T·(a·d/t) = 32·32 = 1,024
+ *   elements: read 2,048, write 2·1,024 = 2,048; fc2_in_cast of the activation E = 32·128 = 4,096:
+ *   read 8,192, write 8,192.
+ * backward: fc2 and proj (row-parallel, SP) cast their output gradient row-wise on the local shard
+ *   E_out/t = 32·64/2 = 1,024 (read 2,048, write 1,024), all-gather it in FP8 (2,048 bytes) and
+ *   transpose the gathered E_out = 2,048 (read 2,048, write 2,048); fc1 cast_transposes E_out =
+ *   32·128 = 4,096 (read 8,192, write 8,192), qkv E_out = 32·96 = 3,072 (read 6,144, write 6,144);
+ *   the norm-fed inputs are re-gathered in FP8 (2,048 bytes) and transposed for wgrad: fc1_in_transpose
+ *   and qkv_in_transpose E_in = 32·64 = 2,048 (read 2,048, write 2,048); the dgrad reduce-scatter
+ *   stays bf16 (32·64·2 = 4,096). The forward casts have no backward kernel of their own.
+ * The same layer in bf16 has no recipe op at all. */
+static void
+test_fp8_recipe (void)
+{
+  ModelShape s;
+  ModelPlan p;
+  small_tp2 (&s, &p, MODEL_DTYPE_FP8);
+  g_autoptr (GArray) f = ops_of (&s, &p, 0, MODEL_PASS_FORWARD);
+  g_autofree char *fn = names (f);
+  g_assert_cmpstr (fn, ==, "attn_norm qkv_ag qkv attn proj_in_cast proj proj_rs attn_residual mlp_norm fc1_ag fc1 "
+                           "act fc2_in_cast fc2 fc2_rs mlp_residual");
+  assert_bytes (f, "attn_norm", 2048, 1024);
+  assert_bytes (f, "mlp_norm", 2048, 1024);
+  assert_bytes (f, "proj_in_cast", 2048, 2048);
+  assert_bytes (f, "fc2_in_cast", 8192, 8192);
+  g_assert_cmpint (count_recipe (f), ==, 2);
+  g_assert_true (find (f, "qkv")->flags & MODEL_OP_FP8_INPUT_TRANSPOSE);
+  g_assert_false (find (f, "proj")->flags & MODEL_OP_FP8_INPUT_TRANSPOSE);
+  g_assert_cmpfloat (find (f, "qkv_ag")->comm_bytes, ==, 2048);
+  g_assert_cmpfloat (find (f, "fc1_ag")->comm_bytes, ==, 2048);
+  g_assert_cmpfloat (find (f, "proj_rs")->comm_bytes, ==, 4096);
+
+  g_autoptr (GArray) b = ops_of (&s, &p, 0, MODEL_PASS_BACKWARD);
+  g_autofree char *bn = names (b);
+  g_assert_cmpstr (bn, ==, "mlp_residual_bwd fc2_grad_cast fc2_grad_transpose fc2_rs_bwd fc2_dgrad fc2_wgrad "
+                           "act_bwd fc1_grad_cast fc1_in_transpose fc1_input_ag fc1_dgrad fc1_dgrad_rs fc1_wgrad "
+                           "mlp_norm_bwd attn_residual_bwd proj_grad_cast proj_grad_transpose proj_rs_bwd "
+                           "proj_dgrad proj_wgrad attn_bwd "
+                           "qkv_grad_cast qkv_in_transpose qkv_input_ag qkv_dgrad qkv_dgrad_rs qkv_wgrad "
+                           "attn_norm_bwd");
+  assert_bytes (b, "fc2_grad_cast", 2048, 1024);
+  assert_bytes (b, "fc2_grad_transpose", 2048, 2048);
+  g_assert_cmpfloat (find (b, "fc2_rs_bwd")->comm_bytes, ==, 2048);
+  assert_bytes (b, "fc1_grad_cast", 8192, 8192);
+  assert_bytes (b, "proj_grad_cast", 2048, 1024);
+  assert_bytes (b, "proj_grad_transpose", 2048, 2048);
+  g_assert_cmpfloat (find (b, "qkv_input_ag")->comm_bytes, ==, 2048);
+  g_assert_cmpfloat (find (b, "qkv_dgrad_rs")->comm_bytes, ==, 4096);
+  assert_bytes (b, "qkv_grad_cast", 6144, 6144);
+  assert_bytes (b, "fc1_in_transpose", 2048, 2048);
+  assert_bytes (b, "qkv_in_transpose", 2048, 2048);
+  /* the overlap of the SP re-gather with dgrad is kept */
+  g_assert_true (find (b, "qkv_input_ag")->overlap_next);
+  /* the norm backward still reads its bf16 input and output gradient: 2·2,048 */
+  assert_bytes (b, "mlp_norm_bwd", 4096, 2048);
+
+  /* The whole rank (2 layers, embedding, head, optimizer): 2 forward + 8 backward recipe kernels per
+   * layer (above) and the once-per-step weight cast: 21; embedding, LM head and loss have none. */
+  g_autoptr (GArray) all8 = model_op_array_new ();
+  model_layer_rank_ops (&s, &p, 0, all8);
+  model_layer_optimizer_ops (&s, &p, 0, all8);
+  g_assert_cmpint (count_recipe (all8), ==, 21);
+  g_assert_null (find (all8, "lm_head_in_cast"));
+
+  /* bf16: not one recipe kernel, and the norms write bf16 */
+  small_tp2 (&s, &p, MODEL_DTYPE_BF16);
+  g_autoptr (GArray) all = model_op_array_new ();
+  model_layer_rank_ops (&s, &p, 0, all);
+  model_layer_optimizer_ops (&s, &p, 0, all);
+  g_assert_cmpint (count_recipe (all), ==, 0);
+  for (guint i = 0; i < all->len; i++)
+    {
+      const char *name = g_array_index (all, ModelOp, i).name;
+      g_assert_null (strstr (name, "_cast"));
+      g_assert_null (strstr (name, "_quant"));
+      g_assert_null (strstr (name, "_amax"));
+      g_assert_null (strstr (name, "_transpose"));
+    }
+  g_autoptr (GArray) f16 = ops_of (&s, &p, 0, MODEL_PASS_FORWARD);
+  assert_bytes (f16, "attn_norm", 2048, 2048);
+}
+
+/* FP8 with current scaling: every cast is preceded by an amax pass over its input (E·p), and the
+ * norm is not fused (its output must be reduced first): attn_norm writes 2,048 bytes (bf16), then
+ * qkv_in_amax reads the Ts·h = 1,024-element shard (2,048 bytes) and qkv_in_cast reads 2,048 and
+ * writes the row-wise 1,024, both before the SP all-gather, and backward transposes the gathered
+ * input (qkv_in_transpose 2,048/2,048); proj_in_amax reads 2,048 and proj_in_cast (not gathered)
+ * writes both copies, 2,048. In backward each grad_cast has its amax (fc2: local shard 1,024
+ * elements, 2,048 read). */
+static void
+test_fp8_current_scaling (void)
+{
+  ModelShape s;
+  ModelPlan p;
+  small_tp2 (&s, &p, MODEL_DTYPE_FP8);
+  p.fp8_scaling = MODEL_FP8_CURRENT;
+  g_autoptr (GArray) f = ops_of (&s, &p, 0, MODEL_PASS_FORWARD);
+  g_autofree char *fn = names (f);
+  g_assert_nonnull (strstr (fn, "attn_norm qkv_in_amax qkv_in_cast qkv_ag qkv attn proj_in_amax proj_in_cast proj"));
+  assert_bytes (f, "attn_norm", 2048, 2048);
+  assert_bytes (f, "qkv_in_amax", 2048, 0);
+  assert_bytes (f, "qkv_in_cast", 2048, 1024);
+  assert_bytes (f, "proj_in_amax", 2048, 0);
+  assert_bytes (f, "proj_in_cast", 2048, 2048);
+  g_autoptr (GArray) b = ops_of (&s, &p, 0, MODEL_PASS_BACKWARD);
+  assert_bytes (b, "fc2_grad_amax", 2048, 0);
+  assert_bytes (b, "qkv_in_transpose", 2048, 2048);
+  g_assert_null (find (b, "proj_in_transpose"));
+}
+
+/* NVFP4 (Blackwell): q = 1/2 + 1/16 = 0.5625 bytes per element per copy, a row-wise and an RHT
+ * column-wise copy per tensor. QKV input: the Ts·h = 1,024-element shard before the all-gather,
+ * qkv_in_amax reads 2,048, qkv_in_quant reads 2,048 and writes 2·0.5625·1,024 = 1,152; the norm
+ * writes bf16 (2,048). FC2 input E = 4,096: amax 8,192 read; quant 8,192 read, 4,608 written.
+ * The SP all-gathers carry NVFP4: qkv_ag the row-wise T·h·q = 2,048·0.5625 = 1,152 bytes, its
+ * backward re-gather the column-wise 1,152; fc2's output gradient both copies, 2,048·2q = 2,304
+ * (bf16: 4,096); the dgrad reduce-scatter stays bf16 (4,096).
+ * Backward fc2 output gradient, local shard before the all-gather E_out = 2,048/2 = 1,024: amax
+ * 2,048 read, quant 2,048 read, 1,152 written; no
+ * transposes (the column-wise copies are made in forward). Once per step the weights: per layer
+ * (3h² + h² + 2·4h²)/t = 12·64²/2 = 24,576 elements, 2 layers = 49,152 on pp 1: nvfp4_weight_amax
+ * reads 98,304 and nvfp4_weight_quant reads 98,304 and writes 2·0.5625·49,152 = 55,296. */
+static void
+test_fp4_recipe (void)
+{
+  ModelShape s;
+  ModelPlan p;
+  small_tp2 (&s, &p, MODEL_DTYPE_FP4);
+  g_autoptr (GArray) f = ops_of (&s, &p, 0, MODEL_PASS_FORWARD);
+  g_autofree char *fn = names (f);
+  g_assert_cmpstr (fn, ==, "attn_norm qkv_in_amax qkv_in_quant qkv_ag qkv attn proj_in_amax proj_in_quant proj "
+                           "proj_rs attn_residual mlp_norm fc1_in_amax fc1_in_quant fc1_ag fc1 act fc2_in_amax "
+                           "fc2_in_quant fc2 fc2_rs mlp_residual");
+  assert_bytes (f, "attn_norm", 2048, 2048);
+  assert_bytes (f, "qkv_in_amax", 2048, 0);
+  assert_bytes (f, "qkv_in_quant", 2048, 1152);
+  assert_bytes (f, "fc2_in_amax", 8192, 0);
+  assert_bytes (f, "fc2_in_quant", 8192, 4608);
+  g_autoptr (GArray) b = ops_of (&s, &p, 0, MODEL_PASS_BACKWARD);
+  assert_bytes (b, "fc2_grad_amax", 2048, 0);
+  assert_bytes (b, "fc2_grad_quant", 2048, 1152);
+  g_assert_cmpfloat (find (f, "qkv_ag")->comm_bytes, ==, 1152);
+  g_assert_cmpfloat (find (b, "qkv_input_ag")->comm_bytes, ==, 1152);
+  g_assert_cmpfloat (find (b, "fc2_rs_bwd")->comm_bytes, ==, 2304);
+  g_assert_cmpfloat (find (b, "qkv_dgrad_rs")->comm_bytes, ==, 4096);
+  g_assert_null (find (b, "qkv_in_transpose"));
+  g_autofree char *bn = names (b);
+  g_assert_nonnull (strstr (bn, "qkv_grad_amax qkv_grad_quant qkv_input_ag qkv_dgrad"));
+  g_autoptr (GArray) o = model_op_array_new ();
+  model_layer_optimizer_ops (&s, &p, 0, o);
+  g_assert_cmpint (o->len, ==, 3);
+  assert_bytes (o, "nvfp4_weight_amax", 98304, 0);
+  assert_bytes (o, "nvfp4_weight_quant", 98304, 55296);
+  /* FP8: fp8_weight_cast reads 98,304 and writes 2·49,152 = 98,304 (FP8 copy and transpose). */
+  p.matmul_dtype = MODEL_DTYPE_FP8;
+  g_autoptr (GArray) o8 = model_op_array_new ();
+  model_layer_optimizer_ops (&s, &p, 0, o8);
+  g_assert_cmpint (o8->len, ==, 2);
+  assert_bytes (o8, "fp8_weight_cast", 98304, 98304);
+}
+
+/* FP8 (delayed) in a MoE layer (Mixtral 8x7B, tp 2 with SP, ep 8, as in test_moe: expert GEMMs
+ * m_e = 8,192 tokens, h = 4,096, f_e = 14,336/2 = 7,168 per rank, one local expert): the grouped
+ * expert GEMMs are plain TE linears, so expert_fc1_in_cast casts E = 8,192·4,096 = 33,554,432
+ * elements (read 2E = 67,108,864, write 2E) and expert_fc2_in_cast E = 8,192·7,168 = 58,720,256
+ * (read and write 117,440,512); backward expert_fc2_grad_cast E_out = 8,192·4,096 (read and write
+ * 67,108,864: the expert-TP reduce-scatter is not an SP one, the gradient is cast whole). The
+ * router stays in BF16 (no cast), and the MLP norm of a MoE layer writes BF16 (2,048·4,096·2 =
+ * 16,777,216 bytes): it feeds the router too. Shared experts (plain linears behind an SP
+ * all-gather) are cast row-wise on the local 2,048·4,096 = 8,388,608 elements before it (read
+ * 16,777,216, write 8,388,608). */
+static void
+test_moe_fp8 (void)
+{
+  ModelShape s = finished (preset_mixtral_8x7b ());
+  ModelPlan p;
+  model_plan_init (&p);
+  p.tp = 2, p.dp = 8, p.ep = 8, p.gpus = 16, p.sp = TRUE;
+  p.matmul_dtype = MODEL_DTYPE_FP8;
+  g_autoptr (GArray) f = ops_of (&s, &p, 0, MODEL_PASS_FORWARD);
+  g_autofree char *n = names (f);
+  g_assert_nonnull (strstr (n, "mlp_norm router router_topk permute moe_dispatch moe_etp_ag expert_fc1_in_cast "
+                               "expert_fc1 expert_act expert_fc2_in_cast expert_fc2 moe_etp_rs"));
+  assert_bytes (f, "expert_fc1_in_cast", 67108864.0, 67108864.0);
+  assert_bytes (f, "expert_fc2_in_cast", 117440512.0, 117440512.0);
+  assert_bytes (f, "mlp_norm", 16777216.0, 16777216.0);
+  g_assert_null (find (f, "router_in_cast"));
+  g_autoptr (GArray) b = ops_of (&s, &p, 0, MODEL_PASS_BACKWARD);
+  assert_bytes (b, "expert_fc2_grad_cast", 67108864.0, 67108864.0);
+  s.moe_shared_experts = 2;
+  g_autoptr (GArray) sh = ops_of (&s, &p, 0, MODEL_PASS_FORWARD);
+  g_autofree char *shn = names (sh);
+  g_assert_nonnull (strstr (shn, "shared_fc1_in_cast shared_ag shared_fc1"));
+  assert_bytes (sh, "shared_fc1_in_cast", 16777216.0, 8388608.0);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -505,5 +736,9 @@ main (int argc, char **argv)
   g_test_add_func ("/model/layer/unique-gemms", test_unique_gemms);
   g_test_add_func ("/model/layer/tied-embedding-grad", test_tied_embedding_grad);
   g_test_add_func ("/model/layer/unfused-dropout", test_unfused_dropout);
+  g_test_add_func ("/model/layer/fp8-recipe", test_fp8_recipe);
+  g_test_add_func ("/model/layer/fp8-current-scaling", test_fp8_current_scaling);
+  g_test_add_func ("/model/layer/fp4-recipe", test_fp4_recipe);
+  g_test_add_func ("/model/layer/moe-fp8", test_moe_fp8);
   return g_test_run ();
 }

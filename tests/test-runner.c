@@ -15,9 +15,11 @@ ideal_gpu (SimGpuSpec *g)
   memset (g, 0, sizeof *g);
   g_strlcpy (g->name, "ideal", sizeof g->name);
   for (int d = 0; d < MODEL_DTYPE_COUNT; d++)
-    g->peak_flops[d] = 1e12;
+    {
+      g->peak_flops[d] = 1e12;
+      g->gemm_eff_max[d] = 1.0;
+    }
   g->hbm_bytes = 80e9;
-  g->gemm_eff_max = 1.0;
   g->attn_eff = 1.0;
   g->mem_eff = 1.0;
   g->nvlink_bw_bytes_per_s = 100e9;

@@ -485,6 +485,33 @@ test_report_formats (void)
   g_assert_true (w.memory_fits);
 }
 
+/* Per-precision GEMM efficiency (sim_scenario_check_compute). The embedded default (fp8 on H100)
+ * has its fp8 figure and the bf16 one its LM head needs, distinct: 0.698 (Azure cuBLASLt FP8) and
+ * 0.803 (MAMF BF16), as h100-sxm.ini gives them. fp16 matmuls on the same profile have a peak but no
+ * gemm_eff_max_fp16: the run is refused naming FILE:LINE [hardware] gemm_eff_max_fp16 (the
+ * profile's [hardware] header, line 3), never run with the bf16 or fp8 figure. */
+static void
+test_gemm_efficiency_per_dtype (void)
+{
+  g_autoptr (SimScenario) sc = load_ok (NULL, NULL);
+  const SimGpuSpec *gpu = sim_scenario_gpu (sc);
+  g_assert_cmpfloat (gpu->gemm_eff_max[MODEL_DTYPE_FP8], ==, 0.698);
+  g_assert_cmpfloat (gpu->gemm_eff_max[MODEL_DTYPE_BF16], ==, 0.803);
+  g_assert_cmpfloat (gpu->gemm_eff_max[MODEL_DTYPE_FP16], ==, 0.0);
+  g_assert_cmpfloat (gpu->gemm_eff_half_gflop[MODEL_DTYPE_BF16], ==, 3.2);
+  g_assert_cmpfloat (gpu->gemm_eff_half_gflop_any, ==, 7.5);
+  GError *error = NULL;
+  g_assert_true (sim_scenario_check_compute (sc, &error));
+  g_assert_no_error (error);
+
+  const char *fp16[] = { "parallel.matmul_dtype=fp16", NULL };
+  g_autoptr (SimScenario) sc16 = load_ok (NULL, fp16);
+  g_assert_false (sim_scenario_check_compute (sc16, &error));
+  g_assert_nonnull (error);
+  g_assert_true (g_str_has_prefix (error->message, "embedded:hardware/h100-sxm.ini:3: [hardware] gemm_eff_max_fp16: "));
+  g_clear_error (&error);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -498,5 +525,6 @@ main (int argc, char **argv)
   g_test_add_func ("/scenario/llama-rescale", test_llama_rescale);
   g_test_add_func ("/scenario/all-files-load", test_all_files_load);
   g_test_add_func ("/scenario/report-formats", test_report_formats);
+  g_test_add_func ("/scenario/gemm-efficiency-per-dtype", test_gemm_efficiency_per_dtype);
   return g_test_run ();
 }
