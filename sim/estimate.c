@@ -17,7 +17,8 @@
  *   EP         all-to-all dispatch + combine forward and backward, (n−1)/n of the buffer, blocking.
  *   PP         2(pp − 1) activation sends on the critical path (fill and drain).
  *   DP         gradients of the rank's parameters (param dtype) over dp·cp: reduce-scatter +
- *              all-gather ((n−1)/n each) or all-reduce (2(n−1)/n); ZeRO-3 re-gathers parameters
+ *              all-gather ((n−1)/n each) or all-reduce (2(n−1)/n); ZeRO-2/3 reduce-scatter every
+ *              micro-batch (only the gradient shard is kept); ZeRO-3 re-gathers parameters
  *              per micro-batch forward and backward. With dp_overlap the backward of the last
  *              micro-batch (2/3 of its work) hides it, at least one bucket stays exposed.
  *   slowdown   overlap_slowdown x the compute that runs beside a collective: the GEMMs paired with
@@ -377,6 +378,13 @@ sim_estimate_step_with (const ModelShape *shape, const ModelPlan *plan, const Si
         one += coll_s (2.0 * (ne - 1) / ne, (double) rp.expert * e, bw, alpha, 2.0 * (ne - 1));
       double dp_comm = one;
       double window = plan->dp_overlap ? 2.0 / 3.0 * compute / m : 0.0;
+      if (plan->zero >= 2)
+        {
+          /* Only the gradient shard is kept: every micro-batch's backward reduce-scatters (as the
+           * simulator runs it), behind every backward; ZeRO-3 has no step-end gather. */
+          dp_comm = one / 2.0 * m + (plan->zero == 2 ? one / 2.0 : 0.0);
+          window = plan->dp_overlap ? 2.0 / 3.0 * compute : 0.0;
+        }
       if (plan->zero >= 3)
         {
           /* Parameter all-gathers: forward and backward of every micro-batch, hidden behind compute. */
