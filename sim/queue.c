@@ -1,293 +1,353 @@
-/* SimQueue: a radix heap of 16-byte nodes plus a slot array for the payload. See queue.h.
+/* SimQueue: a radix heap of 16-byte nodes in front of a sorted run, plus a slot array for the
+ * payload. See queue.h; the structs and the inlined push and pop are in queue-private.h.
  *
  * Why a radix heap (Ahuja, Mehlhorn, Orlin and Tarjan, "Faster algorithms for the shortest path
  * problem", J. ACM 37(2), 1990): a discrete-event clock never runs backwards, so every time pushed
- * is >= the time of the last pop. Keys are then kept in 65 buckets by the highest bit in which they
- * differ from `last` (the smallest queued time seen), with 8-bit digits: bucket 0 holds keys equal to
- * it; bucket (d, v) keys whose highest byte differing from `last` is byte d, with value v there. A
- * push is an append; a pop takes from bucket 0 and, when that is empty, finds the lowest non-empty
- * bucket through per-level bitmaps, makes its minimum the new `last` and redistributes it into lower
- * levels (its keys agree with the new `last` on byte d and above). A node moves at most 8 times, in
- * practice 2-3 (pending times span ~2^23 ns), always by sequential appends, so the cost per event
- * stays flat as the queue grows past the caches. (A binary radix moved each node ~20 times here.) The 4-ary array heap
- * this replaced walked ~log4(n) levels of dependent cache misses per pop: at 10^5 pending it ran
- * 9-13 M events/s on this 2-core machine (bench/engine).
+ * is >= the time of the last pop. Times are kept in 8·256 buckets relative to a base: bucket (d, v)
+ * holds times whose highest byte differing from the base is byte d, with value v there. Buckets
+ * are ordered by time range, so the lowest non-empty one (per-level bitmaps) holds the minimum. A
+ * push is an append; a node moves down a level at most 8 times, in practice 2-3 (pending times span
+ * ~2^23 ns), always by sequential appends, so the cost per event stays flat as the queue grows past
+ * the caches. The 4-ary array heap this replaced walked ~log4(n) levels of dependent cache misses
+ * per pop: at 10^5 pending it ran 9-13 M events/s on this 2-core machine (bench/engine).
  *
- * Ties: a node is one 128-bit key, time_ns << 64 | seq << 32 | slot. Bucket 0 is kept sorted by
- * seq: a redistribution sorts what lands there, and later pushes into it carry a larger seq.
- * Cancel marks the slot dead (its generation is part of the id); dead nodes are dropped when met and
- * all of them when they outnumber the live ones. A push below `last` (possible only after a peek
- * that did not pop, e.g. sim_engine_run stopping at `until`) rebuilds the buckets around the new
- * minimum: O(n), rare. seq is 32 bits to keep nodes at 16 bytes: when it is about to wrap, the live
- * nodes are renumbered 0..n-1 in order, once every ~4·10^9 pushes. */
+ * The front: pops come from a sorted run, `front`, holding every time < front_limit; the buckets
+ * hold the times >= front_limit. When the front runs out, the lowest bucket, of range [lo, hi), is
+ * pulled: the base moves to lo (which keeps every other bucket's index, as their times agree with
+ * the old base above the pulled digit) and then
+ *   - a bucket of level 0 (one time), or of level 1 (times differ in byte 0 alone), or a small one
+ *     (<= SMALL nodes) becomes the front, sorted if it is not already, with front_limit = hi;
+ *   - a larger one is redistributed by digit relative to lo into lower levels, its nodes at lo into
+ *     the front, with front_limit = lo + 1. A level-2 bucket is first sorted by byte 0 (a counting
+ *     sort), so that the level-1 buckets it fills come out sorted (LSD radix order) and their pulls
+ *     need no sort; only pushes straight into a level-1 bucket can leave it unsorted.
+ * The previous design scattered level-1 buckets over 256 level-0 buckets and pulled each in turn:
+ * ~200 instructions per event at 10^5 pending went there, ~30 now (presort + redistribution).
+ * A push below front_limit is inserted into the front (searching from the end, where most land; one
+ * earlier than all of it, possible after a peek, goes in front of the head), so no push ever falls
+ * below the base.
+ *
+ * Ties: order among equal times is push order, with no sequence number stored. In every bucket,
+ * nodes of equal time are in push order: pushes append, a pull redistributes a bucket in order into
+ * buckets that were empty (all lower than the lowest non-empty one), and every sort is stable. So
+ * the front is in (time, push order), and a push into it goes after the equal times, being the
+ * latest.
+ *
+ * Cancel gives the slot a new generation (part of the id and of the node), leaving a stale node that
+ * is dropped when met, or all of them when they outnumber the live ones (compaction). A slot's 32-bit
+ * generation wraps after 2^32 uses; compacting then guarantees no stale node survives to see its
+ * generation come round again. */
 #include "config.h"
-#include <stdlib.h>
 #include <string.h>
-#include "sim/queue.h"
+#include "sim/queue-private.h"
 
-#define N_LEVELS 8
-#define N_BUCKETS (1 + N_LEVELS * 256)
-#define SLOT_LIVE G_MAXUINT32  /* next-free marker of a slot that holds a pending event */
-#define SLOT_NONE (G_MAXUINT32 - 1)
-
-typedef unsigned __int128 Node;  /* GCC/Clang extension, on every 64-bit target we build for */
-
-typedef struct {
-  SimQueueFn fn;
-  gpointer data;
-  guint64 arg;
-  guint32 gen;   /* part of the id; bumped when the event leaves the queue so old ids go stale */
-  guint32 next;  /* free-list link, or SLOT_LIVE */
-  guint32 seq;   /* seq of the pending event in this slot: a node with another seq is stale */
-} Slot;
-
-typedef struct {
-  Node *v;
-  gsize len, cap;
-} Bucket;
-
-struct SimQueue {
-  Bucket bucket[N_BUCKETS];
-  guint64 nonempty[N_LEVELS][4];  /* bit v of level d: bucket (d, v) holds nodes */
-  gsize head0;     /* bucket[0].v[0 .. head0) were popped */
-  guint64 last;    /* every queued time is >= last; bucket 0 holds times == last */
-  gint64 floor;    /* time of the last pop: no push may go below it */
-  gsize n_nodes;   /* queued nodes, live and stale */
-  gsize n_stale;
-  Slot *slots;
-  gsize n_slots, cap_slots;
-  guint32 free_slot;
-  guint32 next_seq;
-};
-
-static inline Node
-node_make (gint64 time_ns, guint32 seq, guint32 slot)
-{
-  return ((Node) (guint64) time_ns << 64) | ((Node) seq << 32) | slot;
-}
-
-static inline guint64 node_time (Node n) { return (guint64) (n >> 64); }
-static inline guint32 node_seq (Node n) { return (guint32) ((guint64) n >> 32); }
-static inline guint32 node_slot (Node n) { return (guint32) n; }
+/* A pulled bucket (of level 2 or more) this small becomes the front by an insertion sort, cheaper
+ * than redistributing it and pulling the small buckets that makes; so does an unsorted level-1
+ * bucket, whereas a larger one is counting-sorted. */
+#define SMALL 32
 
 static inline gboolean
-is_stale (const SimQueue *q, Node n)
+is_stale (const SimQueue *q, SimQueueNode n)
 {
-  const Slot *s = &q->slots[node_slot (n)];
-  return s->next != SLOT_LIVE || s->seq != node_seq (n);
-}
-
-static inline int
-bucket_of (guint64 time, guint64 last)
-{
-  guint64 x = time ^ last;
-  if (x == 0)
-    return 0;
-  int d = (63 - __builtin_clzll (x)) >> 3;
-  return 1 + d * 256 + (int) ((time >> (8 * d)) & 255);
+  return q->slots[(guint32) n.id].gen != (guint32) (n.id >> 32);
 }
 
 static inline void
-append (Bucket *b, Node n)
+mark_empty (SimQueue *q, guint bi)
 {
-  if (G_UNLIKELY (b->len == b->cap))
-    {
-      b->cap = b->cap ? 2 * b->cap : 64;
-      b->v = g_renew (Node, b->v, b->cap);
-    }
-  b->v[b->len++] = n;
+  q->nonempty[bi >> 8][(bi >> 6) & 3] &= ~(G_GUINT64_CONSTANT (1) << (bi & 63));
 }
 
-static inline void
-append_to (SimQueue *q, int bi, Node n)
-{
-  Bucket *b = &q->bucket[bi];
-  if (b->len == 0 && bi > 0)
-    {
-      int d = (bi - 1) >> 8, v = (bi - 1) & 255;
-      q->nonempty[d][v >> 6] |= G_GUINT64_CONSTANT (1) << (v & 63);
-    }
-  append (b, n);
-}
-
-/* Lowest non-empty bucket above 0, or -1. */
+/* Lowest non-empty bucket, or -1. */
 static int
 lowest_bucket (const SimQueue *q)
 {
-  for (int d = 0; d < N_LEVELS; d++)
+  for (int d = 0; d < SIM_QUEUE_LEVELS; d++)
     for (int w = 0; w < 4; w++)
       if (q->nonempty[d][w])
-        return 1 + d * 256 + w * 64 + __builtin_ctzll (q->nonempty[d][w]);
+        return d * 256 + w * 64 + __builtin_ctzll (q->nonempty[d][w]);
   return -1;
 }
 
-static inline void
-mark_empty (SimQueue *q, int bi)
+void
+sim_queue_grow (SimQueueBucket *b)
 {
-  int d = (bi - 1) >> 8, v = (bi - 1) & 255;
-  q->nonempty[d][v >> 6] &= ~(G_GUINT64_CONSTANT (1) << (v & 63));
+  g_return_if_fail (b->cap < G_MAXUINT32 / 2);
+  b->cap = b->cap ? 2 * b->cap : 64;
+  b->v = g_renew (SimQueueNode, b->v, b->cap);
 }
 
-static int
-node_cmp (const void *a, const void *b)
+static void
+reserve (SimQueueBucket *b, gsize n)
 {
-  Node x = *(const Node *) a, y = *(const Node *) b;
-  return x < y ? -1 : x > y;
+  if (n > b->cap)
+    {
+      g_return_if_fail (n < G_MAXUINT32 / 2);
+      while (b->cap < n)
+        b->cap = b->cap ? 2 * b->cap : 64;
+      b->v = g_renew (SimQueueNode, b->v, b->cap);
+    }
+}
+
+guint32
+sim_queue_new_slot (SimQueue *q)
+{
+  g_return_val_if_fail (q->n_slots < SIM_QUEUE_SLOT_NONE, SIM_QUEUE_SLOT_NONE);
+  if (q->n_slots == q->cap_slots)
+    {
+      q->cap_slots = q->cap_slots ? 2 * q->cap_slots : 256;
+      q->slots = g_renew (SimQueueSlot, q->slots, q->cap_slots);
+    }
+  guint32 s = q->n_slots++;
+  q->slots[s].gen = q->first_gen;
+  q->slots[s].next = SIM_QUEUE_SLOT_NONE;  /* the caller pops it off the (empty) free list */
+  return s;
+}
+
+/* Drops every stale node, keeping the order of the rest. */
+static void
+compact (SimQueue *q)
+{
+  gsize removed = 0;
+  SimQueueBucket *f = &q->front;
+  guint32 w = 0;
+  for (guint32 i = q->head; i < f->len; i++)
+    if (!is_stale (q, f->v[i]))
+      f->v[w++] = f->v[i];
+  removed += f->len - q->head - w;
+  f->len = w;
+  q->head = 0;
+  for (guint bi = 0; bi < SIM_QUEUE_BUCKETS; bi++)
+    {
+      SimQueueBucket *b = &q->bucket[bi];
+      if (b->len == 0)
+        continue;
+      w = 0;
+      for (guint32 i = 0; i < b->len; i++)
+        if (!is_stale (q, b->v[i]))
+          b->v[w++] = b->v[i];
+      removed += b->len - w;
+      b->len = w;
+      if (w == 0)
+        mark_empty (q, bi);
+    }
+  q->n_nodes -= removed;
+  q->n_stale -= removed;
+}
+
+void
+sim_queue_gen_wrap (SimQueue *q, SimQueueSlot *slot)
+{
+  slot->gen = 1;  /* 0 is never used, so that no id is 0 */
+  if (q->n_stale)
+    compact (q);
 }
 
 static void
 release_slot (SimQueue *q, guint32 s)
 {
-  Slot *slot = &q->slots[s];
-  slot->gen = slot->gen == G_MAXUINT32 ? 1 : slot->gen + 1;  /* gen 0 never used: ids are never 0 */
+  SimQueueSlot *slot = &q->slots[s];
   slot->next = q->free_slot;
   q->free_slot = s;
+  if (slot->gen == G_MAXUINT32)
+    sim_queue_gen_wrap (q, slot);
+  else
+    slot->gen++;
 }
 
-/* Moves every live node out of the buckets into a new array (sorted when asked), emptying them. */
-static Node *
-take_all (SimQueue *q, gsize *n_out, gboolean sorted)
+void
+sim_queue_front_insert (SimQueue *q, SimQueueNode node)
 {
-  Node *all = g_new (Node, q->n_nodes - q->n_stale + 1);
-  gsize n = 0;
-  for (int b = 0; b < N_BUCKETS; b++)
+  SimQueueBucket *f = &q->front;
+  guint32 i = f->len;
+  while (i > q->head && f->v[i - 1].time_ns > node.time_ns)
+    i--;
+  if (i == q->head && q->head > 0)
     {
-      Bucket *bk = &q->bucket[b];
-      for (gsize i = b == 0 ? q->head0 : 0; i < bk->len; i++)
-        if (!is_stale (q, bk->v[i]))
-          all[n++] = bk->v[i];
-      bk->len = 0;
+      f->v[--q->head] = node;  /* earlier than all of the front: room is left before the head */
+      return;
     }
-  q->head0 = 0;
-  q->n_nodes = q->n_stale = 0;
-  memset (q->nonempty, 0, sizeof q->nonempty);
-  if (sorted)
-    qsort (all, n, sizeof (Node), node_cmp);
-  *n_out = n;
-  return all;
+  if (G_UNLIKELY (f->len == f->cap))
+    sim_queue_grow (f);
+  memmove (&f->v[i + 1], &f->v[i], (f->len - i) * sizeof (SimQueueNode));
+  f->v[i] = node;
+  f->len++;
 }
 
-/* Puts nodes back relative to a new base; the caller guarantees base <= every node's time and
- * passes them in key order when some may equal base (bucket 0 must stay sorted). */
+/* Stable sort by time alone: the input is in push order (see the top). */
 static void
-put_all (SimQueue *q, guint64 base, const Node *all, gsize n)
+insertion_sort (SimQueueNode *v, guint32 n)
 {
-  q->last = base;
-  for (gsize i = 0; i < n; i++)
-    append_to (q, bucket_of (node_time (all[i]), base), all[i]);
-  q->n_nodes = n;
-}
-
-/* Once every ~4·10^9 pushes: renumber the live nodes 0..n-1 in (time, seq) order. */
-static void
-renumber (SimQueue *q)
-{
-  gsize n;
-  Node *all = take_all (q, &n, TRUE);
-  for (gsize i = 0; i < n; i++)
+  for (guint32 i = 1; i < n; i++)
     {
-      guint32 s = node_slot (all[i]);
-      q->slots[s].seq = (guint32) i;
-      all[i] = node_make ((gint64) node_time (all[i]), (guint32) i, s);
+      SimQueueNode x = v[i];
+      guint32 j = i;
+      while (j > 0 && v[j - 1].time_ns > x.time_ns)
+        {
+          v[j] = v[j - 1];
+          j--;
+        }
+      v[j] = x;
     }
-  put_all (q, q->last, all, n);
-  q->next_seq = (guint32) n;
-  g_free (all);
 }
 
+/* Sorts a level-1 bucket (times differ in byte 0 alone) into the (empty) front: a stable counting
+ * sort on byte 0 that visits only the byte values present, through a 256-bit set of them; a counter
+ * is reset when its value is first seen, so the 256 counters are never cleared or summed in full
+ * (at 10^5 pending a bucket holds ~25 nodes, where that would cost ~50 instructions per node). */
 static void
-compact (SimQueue *q)
+counting_sort (SimQueueBucket *b, SimQueueBucket *f)
 {
-  for (int b = 0; b < N_BUCKETS; b++)
+  guint64 seen[4] = { 0, 0, 0, 0 };
+  guint32 count[256];  /* count[k] is valid where bit k of seen is set */
+  guint32 n = b->len;
+  const SimQueueNode *in = b->v;
+  for (guint32 i = 0; i < n; i++)
     {
-      Bucket *bk = &q->bucket[b];
-      gsize w = 0;
-      for (gsize i = b == 0 ? q->head0 : 0; i < bk->len; i++)
-        if (!is_stale (q, bk->v[i]))
-          bk->v[w++] = bk->v[i];
-      bk->len = w;
-      if (b > 0 && w == 0)
-        mark_empty (q, b);
+      guint k = (guint) (in[i].time_ns & 255);
+      guint64 bit = G_GUINT64_CONSTANT (1) << (k & 63);
+      guint32 c = (seen[k >> 6] & bit) ? count[k] : 0;
+      count[k] = c + 1;
+      seen[k >> 6] |= bit;
     }
-  q->head0 = 0;
-  q->n_nodes -= q->n_stale;
-  q->n_stale = 0;
+  guint32 sum = 0;
+  for (guint w = 0; w < 4; w++)
+    for (guint64 x = seen[w]; x; x &= x - 1)
+      {
+        guint k = w * 64 + (guint) __builtin_ctzll (x);
+        guint32 c = count[k];
+        count[k] = sum;
+        sum += c;
+      }
+  reserve (f, n);
+  SimQueueNode *out = f->v;
+  for (guint32 i = 0; i < n; i++)
+    out[count[in[i].time_ns & 255]++] = in[i];
+  f->len = n;
+  b->len = 0;
 }
 
-/* Makes bucket 0 start with a live node; FALSE if the queue holds none. */
 static gboolean
-settle (SimQueue *q)
+is_sorted (const SimQueueBucket *b)
 {
-  Bucket *b0 = &q->bucket[0];
+  for (guint32 i = 1; i < b->len; i++)
+    if (b->v[i - 1].time_ns > b->v[i].time_ns)
+      return FALSE;
+  return TRUE;
+}
+
+/* Stable sort of a large bucket by byte 0 of its times (a dense counting sort through the scratch
+ * array, whose storage it trades with the bucket's). Done before a level-2 bucket is redistributed
+ * by byte 1, it leaves each level-1 bucket sorted (LSD radix order): their pulls then need no sort,
+ * unless later pushes broke the order. */
+static void
+sort_low_byte (SimQueue *q, SimQueueBucket *b)
+{
+  guint32 count[256];
+  memset (count, 0, sizeof count);
+  guint32 n = b->len;
+  const SimQueueNode *in = b->v;
+  for (guint32 i = 0; i < n; i++)
+    count[in[i].time_ns & 255]++;
+  guint32 sum = 0;
+  for (guint k = 0; k < 256; k++)
+    {
+      guint32 c = count[k];
+      count[k] = sum;
+      sum += c;
+    }
+  SimQueueBucket *t = &q->scratch;
+  reserve (t, n);
+  for (guint32 i = 0; i < n; i++)
+    t->v[count[in[i].time_ns & 255]++] = in[i];
+  t->len = n;
+  SimQueueBucket tmp = *b;
+  *b = *t;
+  *t = tmp;
+  t->len = 0;
+}
+
+/* Moves the lowest non-empty bucket bi into the front (which is empty) or into lower buckets. */
+static void
+pull (SimQueue *q, guint bi)
+{
+  guint d = bi >> 8, v = bi & 255;
+  guint shift = 8 * (d + 1);
+  guint64 lo = (shift == 64 ? 0 : q->base >> shift << shift) | ((guint64) v << (8 * d));
+  guint64 width = G_GUINT64_CONSTANT (1) << (8 * d);
+  SimQueueBucket *b = &q->bucket[bi];
+  SimQueueBucket *f = &q->front;
+  mark_empty (q, bi);
+  q->base = lo;
+  if (d <= 1 || b->len <= SMALL)
+    {
+      /* One time (level 0), sorted already (level 1, usually) or small: sort if need be and make
+       * it the front. */
+      if (d > 0 && !is_sorted (b))
+        {
+          if (b->len > SMALL)
+            {
+              counting_sort (b, f);
+              q->head = 0;
+              q->front_limit = lo + width;
+              return;
+            }
+          insertion_sort (b->v, b->len);
+        }
+      SimQueueBucket tmp = *f;  /* the front is empty: trade arrays, no copy */
+      *f = *b;
+      *b = tmp;
+      q->head = 0;
+      q->front_limit = lo + width;
+      return;
+    }
+  if (d == 2)
+    sort_low_byte (q, b);
+  guint32 n = b->len;
+  b->len = 0;
+  /* Redistribute one level down or more, in order; times equal to lo go to the front. Stale nodes
+   * are dropped here (a slot read each, so only when there are any). */
+  q->front_limit = lo + 1;
+  for (guint32 i = 0; i < n; i++)
+    {
+      SimQueueNode x = b->v[i];
+      if (G_UNLIKELY (q->n_stale != 0) && is_stale (q, x))
+        {
+          q->n_nodes--;
+          q->n_stale--;
+          continue;
+        }
+      if (x.time_ns == lo)
+        {
+          if (G_UNLIKELY (f->len == f->cap))
+            sim_queue_grow (f);
+          f->v[f->len++] = x;
+        }
+      else
+        sim_queue_append (q, sim_queue_bucket_of (x.time_ns, lo), x);
+    }
+}
+
+/* Makes the front start with a live node; FALSE if the queue holds none. */
+gboolean
+sim_queue_settle (SimQueue *q)
+{
+  SimQueueBucket *f = &q->front;
   for (;;)
     {
-      while (q->n_stale && q->head0 < b0->len && is_stale (q, b0->v[q->head0]))
+      while (q->n_stale && q->head < f->len && is_stale (q, f->v[q->head]))
         {
-          q->head0++;
+          q->head++;
           q->n_nodes--;
           q->n_stale--;
         }
-      if (q->head0 < b0->len)
+      if (q->head < f->len)
         return TRUE;
-      b0->len = q->head0 = 0;
-      int b = lowest_bucket (q);
-      if (b < 0)
+      f->len = q->head = 0;
+      int bi = lowest_bucket (q);
+      if (bi < 0)
         return FALSE;
-      /* Lowest non-empty bucket: its minimum becomes the base, and its nodes all move lower
-       * (they share every bit above b-1 with the new base). Stale nodes are dropped here. */
-      Bucket *bk = &q->bucket[b];
-      mark_empty (q, b);
-      if (b <= 256)
-        {
-          /* Level 0: every node here has the same time (it differs from `last` in byte 0 alone),
-           * which becomes `last`; the bucket becomes bucket 0 by swapping arrays. Stale nodes are
-           * skipped at the head as usual. */
-          Bucket tmp = *b0;
-          *b0 = *bk;
-          *bk = tmp;
-          q->last = node_time (b0->v[0]);
-          if (b0->len > 1)
-            qsort (b0->v, b0->len, sizeof (Node), node_cmp);
-          continue;
-        }
-      gsize n = bk->len;
-      bk->len = 0;
-      guint64 min = G_MAXUINT64;
-      if (q->n_stale == 0)
-        {
-          /* The common case: nothing cancelled, so no slot is read (each read is a cache miss). */
-          for (gsize i = 0; i < n; i++)
-            min = MIN (min, node_time (bk->v[i]));
-          q->last = min;
-          for (gsize i = 0; i < n; i++)
-            append_to (q, bucket_of (node_time (bk->v[i]), min), bk->v[i]);
-        }
-      else
-        {
-          for (gsize i = 0; i < n; i++)
-            if (node_time (bk->v[i]) < min && !is_stale (q, bk->v[i]))
-              min = node_time (bk->v[i]);
-          if (min == G_MAXUINT64)
-            {
-              q->n_nodes -= n;
-              q->n_stale -= n;
-              continue;
-            }
-          q->last = min;
-          for (gsize i = 0; i < n; i++)
-            {
-              Node x = bk->v[i];
-              if (is_stale (q, x))
-                {
-                  q->n_nodes--;
-                  q->n_stale--;
-                  continue;
-                }
-              append_to (q, bucket_of (node_time (x), min), x);
-            }
-        }
-      if (b0->len > 1)
-        qsort (b0->v, b0->len, sizeof (Node), node_cmp);
+      pull (q, (guint) bi);
     }
 }
 
@@ -295,7 +355,9 @@ SimQueue *
 sim_queue_new (void)
 {
   SimQueue *q = g_new0 (SimQueue, 1);
-  q->free_slot = SLOT_NONE;
+  q->free_slot = SIM_QUEUE_SLOT_NONE;
+  q->front_limit = 1;  /* base 0: time 0 goes to the front, every other to a bucket */
+  q->first_gen = 1;
   return q;
 }
 
@@ -304,8 +366,10 @@ sim_queue_free (SimQueue *queue)
 {
   if (queue == NULL)
     return;
-  for (int b = 0; b < N_BUCKETS; b++)
+  for (int b = 0; b < SIM_QUEUE_BUCKETS; b++)
     g_free (queue->bucket[b].v);
+  g_free (queue->front.v);
+  g_free (queue->scratch.v);
   g_free (queue->slots);
   g_free (queue);
 }
@@ -315,42 +379,7 @@ sim_queue_push (SimQueue *q, gint64 time_ns, SimQueueFn fn, gpointer data, guint
 {
   g_return_val_if_fail (q != NULL, 0);
   g_return_val_if_fail (time_ns >= q->floor, 0);
-
-  if (G_UNLIKELY (q->next_seq == G_MAXUINT32))
-    renumber (q);
-  if (G_UNLIKELY ((guint64) time_ns < q->last))
-    {
-      /* Below the base a peek settled on: rebuild around the new minimum. Nothing queued equals
-       * it, so bucket 0 starts empty and order within it is kept. */
-      gsize n;
-      Node *all = take_all (q, &n, FALSE);
-      put_all (q, (guint64) time_ns, all, n);
-      g_free (all);
-    }
-  guint32 s = q->free_slot;
-  if (s != SLOT_NONE)
-    q->free_slot = q->slots[s].next;
-  else
-    {
-      g_return_val_if_fail (q->n_slots < SLOT_NONE, 0);
-      if (q->n_slots == q->cap_slots)
-        {
-          q->cap_slots = q->cap_slots ? 2 * q->cap_slots : 256;
-          q->slots = g_renew (Slot, q->slots, q->cap_slots);
-        }
-      s = (guint32) q->n_slots++;
-      q->slots[s].gen = 1;
-    }
-  Slot *slot = &q->slots[s];
-  guint32 seq = q->next_seq++;
-  slot->fn = fn;
-  slot->data = data;
-  slot->arg = arg;
-  slot->next = SLOT_LIVE;
-  slot->seq = seq;
-  append_to (q, bucket_of ((guint64) time_ns, q->last), node_make (time_ns, seq, s));
-  q->n_nodes++;
-  return ((guint64) slot->gen << 32) | s;
+  return sim_queue_push_unchecked (q, time_ns, fn, data, arg);
 }
 
 gboolean
@@ -359,10 +388,10 @@ sim_queue_cancel (SimQueue *q, guint64 id)
   g_return_val_if_fail (q != NULL, FALSE);
   guint32 s = (guint32) (id & G_MAXUINT32);
   guint32 gen = (guint32) (id >> 32);
-  if (s >= q->n_slots || q->slots[s].next != SLOT_LIVE || q->slots[s].gen != gen)
+  if (s >= q->n_slots || q->slots[s].next != SIM_QUEUE_SLOT_LIVE || q->slots[s].gen != gen)
     return FALSE;
+  q->n_stale++;  /* before the release: a generation wrap there compacts, dropping this node */
   release_slot (q, s);
-  q->n_stale++;
   if (q->n_stale > 64 && q->n_stale > q->n_nodes - q->n_stale)
     compact (q);
   return TRUE;
@@ -378,33 +407,17 @@ gboolean
 sim_queue_pop_until (SimQueue *q, gint64 until_ns, SimQueueEvent *out)
 {
   g_return_val_if_fail (q != NULL && out != NULL, FALSE);
-  if (!settle (q) || (until_ns >= 0 && q->last > (guint64) until_ns))
-    return FALSE;
-  Node top = q->bucket[0].v[q->head0++];
-  q->n_nodes--;
-  guint32 s = node_slot (top);
-  const Slot *slot = &q->slots[s];
-  *out = (SimQueueEvent) { (gint64) node_time (top), ((guint64) slot->gen << 32) | s,
-                           slot->fn, slot->data, slot->arg };
-  q->floor = (gint64) node_time (top);
-  release_slot (q, s);
-  /* The next pop reads its event's slot, cold at size: start fetching it while the caller runs
-   * this event. Its node heads bucket 0 or, usually, the lowest bucket. */
-  Bucket *b0 = &q->bucket[0];
-  int next = q->head0 < b0->len ? 0 : lowest_bucket (q);
-  if (next >= 0)
-    __builtin_prefetch (&q->slots[node_slot (q->bucket[next].v[next ? 0 : q->head0])]);
-  return TRUE;
+  return sim_queue_pop_until_unchecked (q, until_ns, out);
 }
 
 gboolean
 sim_queue_peek_time (SimQueue *q, gint64 *time_ns)
 {
   g_return_val_if_fail (q != NULL, FALSE);
-  if (!settle (q))
+  if (!sim_queue_settle (q))
     return FALSE;
   if (time_ns)
-    *time_ns = (gint64) q->last;
+    *time_ns = (gint64) q->front.v[q->head].time_ns;
   return TRUE;
 }
 
@@ -420,5 +433,9 @@ sim_queue_debug_set_next_seq (SimQueue *q, guint32 next_seq)
 {
   g_return_if_fail (q != NULL);
   g_return_if_fail (sim_queue_length (q) == 0);
-  q->next_seq = next_seq;
+  if (q->n_stale)
+    compact (q);  /* no stale node may see its slot's generation change under it */
+  q->first_gen = next_seq ? next_seq : 1;
+  for (guint32 s = 0; s < q->n_slots; s++)
+    q->slots[s].gen = q->first_gen;
 }

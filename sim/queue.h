@@ -1,13 +1,13 @@
 /* SimQueue: the pending-event set of the simulator.
  *
- * Events are ordered by (time_ns, sequence) where the sequence is the push order, so events at the
- * same nanosecond pop first-in first-out: simultaneous events run in a reproducible order that does
- * not depend on heap layout. The heap is an array of small nodes; the payload sits in a slot array
- * recycled through a free list, so a push allocates nothing once the arrays have grown.
+ * Events are ordered by (time_ns, push order), so events at the same nanosecond pop first-in
+ * first-out: simultaneous events run in a reproducible order that does not depend on the queue's
+ * layout. The queue holds small nodes (time, id); the payload sits in a slot array recycled through
+ * a free list, so a push allocates nothing once the arrays have grown.
  *
  * Cancel is O(1) by tombstone: the id names a slot and the slot's generation, cancelling bumps the
- * generation, and the stale heap node is dropped when it reaches the top (or when tombstones
- * outnumber live events and the heap is compacted). Ids are never 0, so 0 can mean "no event". */
+ * generation, and the stale node is dropped when it is met (or when tombstones outnumber live
+ * events and the queue is compacted). Ids are never 0, so 0 can mean "no event". */
 #pragma once
 #include <glib.h>
 
@@ -42,6 +42,7 @@ gboolean sim_queue_pop_until (SimQueue *queue, gint64 until_ns, SimQueueEvent *o
 gboolean sim_queue_peek_time (SimQueue *queue, gint64 *time_ns);
 /* Number of pending (not cancelled) events. */
 guint64 sim_queue_length (const SimQueue *queue);
-/* Tests only: sets the next sequence number of an empty queue, to exercise the renumbering that
- * happens when the 32-bit sequence is about to wrap. */
+/* Tests only: on an empty queue, sets the generation (the high half of ids) that every slot starts
+ * from, to exercise the wrap of the 32-bit generation (0 means 1). Ties no longer need a sequence
+ * number (see sim/queue.c); the name is kept for its callers. */
 void sim_queue_debug_set_next_seq (SimQueue *queue, guint32 next_seq);

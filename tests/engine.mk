@@ -13,3 +13,7 @@ check_PROGRAMS += tests/test-flow
 TESTS += tests/test-flow
 tests_test_flow_SOURCES = tests/test-flow.c
 tests_test_flow_LDADD = $(TEST_LIBS)
+check_PROGRAMS += tests/test-queue-paths
+TESTS += tests/test-queue-paths
+tests_test_queue_paths_SOURCES = tests/test-queue-paths.c
+tests_test_queue_paths_LDADD = $(TEST_LIBS)
