@@ -69,6 +69,8 @@ typedef struct {
   guint32 gen;
   guint32 next;      /* free list, or FLOW_LIVE */
   guint32 mark;      /* epoch of the last component search that reached this flow */
+  guint32 vmark;     /* epoch of the last local check that looked at it */
+  int local;         /* index in the current local solve */
 } Flow;
 
 typedef struct {
@@ -94,6 +96,8 @@ typedef struct {
   gboolean live;
   guint32 mark;
   int local;         /* index in the current solve */
+  guint32 smark;     /* epoch of load and max_rate */
+  double load, max_rate;
   int id;
   int next_free;
 } Class;
@@ -608,40 +612,245 @@ visit_flow (SimFlowNet *net, guint32 fi, guint32 epoch, guint32 *n)
   net->comp_flows[(*n)++] = fi;
 }
 
-/* Re-solves the components reachable from the seeds (new flows, classes that lost a flow) and
- * re-plans changed completions. */
-static void
-recompute (SimFlowNet *net)
+static guint32
+next_epoch (SimFlowNet *net)
 {
-  gint64 now = sim_engine_now (net->engine);
   if (++net->epoch == 0)
     {
       /* epoch wrapped: clear marks so old ones cannot collide */
       for (int c = 0; c < net->n_classes; c++)
-        net->classes[c]->mark = 0;
+        net->classes[c]->mark = net->classes[c]->smark = 0;
       for (guint32 i = 0; i < net->n_flows; i++)
-        net->flows[i].mark = 0;
+        net->flows[i].mark = net->flows[i].vmark = 0;
       net->epoch = 1;
     }
-  guint32 epoch = net->epoch;
+  return net->epoch;
+}
 
-  /* Breadth-first search over class -> flow -> class. */
-  int n_comp_classes = 0;
-  guint32 n_comp_flows = 0;
-  for (int d = 0; d < net->n_dirty_classes; d++)
+/* Drops f's stale entries. */
+static void
+compact_entries (SimFlowNet *net, Flow *f)
+{
+  int kept = 0;
+  for (int e = 0; e < f->n_ent; e++)
     {
-      ClassRef ref = net->dirty_classes[d];
-      if (net->classes[ref.cls]->live && net->classes[ref.cls]->gen == ref.gen)
-        visit_class (net, ref.cls, epoch, &n_comp_classes);
+      const Class *c = net->classes[f->ent[e].cls];
+      if (c->live && c->gen == f->ent[e].gen)
+        f->ent[kept++] = f->ent[e];
     }
-  net->n_dirty_classes = 0;
+  f->n_ent = kept;
+}
+
+/* Compressed rows of the flows comp_flows[0..n_flows) over the classes comp_classes[0..n_classes)
+ * (their local indices set), then the solve into net->rates. */
+static void
+solve_rows (SimFlowNet *net, guint32 n_flows, int n_classes, int n_occ)
+{
+  GROW (net->start, net->cap_start, (int) n_flows + 1, int);
+  GROW (net->rates, net->cap_rates, (int) n_flows + 1, double);
+  GROW (net->path, net->cap_path, n_occ, guint32);
+  int o = 0;
+  for (guint32 q = 0; q < n_flows; q++)
+    {
+      const Flow *f = &net->flows[net->comp_flows[q]];
+      net->start[q] = o;
+      for (int e = 0; e < f->n_ent; e++)
+        {
+          guint32 local = (guint32) net->classes[f->ent[e].cls]->local;
+          for (int m = 0; m < f->ent[e].mult; m++)
+            net->path[o++] = local;
+        }
+    }
+  net->start[n_flows] = o;
+  if (n_flows > 0)
+    sim_maxmin_solve (net->solver, n_classes, net->capacity, (int) n_flows, net->start, net->path,
+                      net->rates);
+}
+
+/* New rates net->rates[0..n) of comp_flows[0..n): snapshots and completions of those that changed. */
+static void
+apply_rates (SimFlowNet *net, guint32 n, gint64 now)
+{
+  for (guint32 q = 0; q < n; q++)
+    {
+      guint32 fi = net->comp_flows[q];
+      Flow *f = &net->flows[fi];
+      double rate = net->rates[q];
+      if (rate == f->rate)
+        continue;  /* same rate: snapshot and completion event stay valid */
+      f->remaining -= f->rate * elapsed_s (f->updated_ns, now);
+      f->updated_ns = now;
+      f->rate = rate;
+      if (f->event)
+        net->stats.reschedules++;
+      plan_completion (net, f, fi);
+    }
+}
+
+/* ---- local re-solve ------------------------------------------------------------------------------
+ * Most recomputes change nothing but the seeds: a flow ends and its neighbours keep bottlenecks
+ * elsewhere, or new flows fit in the headroom left. So the seeds D (new flows, the flows of the
+ * classes a finished flow left) are solved first on their own, every other flow's rate held, on
+ * each of their classes' capacity less the others' load. The result, with the others' rates, is
+ * the max-min allocation of the whole component exactly when every flow of D and every flow
+ * sharing a class with D still has a bottleneck (a full class on which no flow gets more than it):
+ * that characterises the max-min allocation, which is unique, and flows further away keep theirs
+ * since neither their classes nor their loads changed. When the check fails the component is
+ * re-solved whole. "Full" and "no more" are judged to LOCAL_TOL relative, far below the solver's
+ * own rounding of levels (SNAP_REL in maxmin.c applies at 1e-12 per level, compounded); a seed's
+ * new rate within LOCAL_TOL of its old one keeps the old one bit for bit, so flows that did not
+ * change keep their completion events and identical flows stay identical. */
+#define LOCAL_TOL 1e-11
+
+static inline double
+trial_rate (const SimFlowNet *net, const Flow *f, guint32 epoch)
+{
+  return f->mark == epoch ? net->rates[f->local] : f->rate;
+}
+
+/* Load and largest rate of class id under the trial rates; FALSE if over capacity. */
+static gboolean
+class_stats (SimFlowNet *net, int id, guint32 epoch)
+{
+  Class *c = net->classes[id];
+  if (c->smark == epoch)
+    return TRUE;
+  c->smark = epoch;
+  double load = 0, mx = 0;
+  for (int m = 0; m < c->n_flows; m++)
+    {
+      double r = trial_rate (net, &net->flows[c->members[m].flow], epoch);
+      load += c->members[m].mult * r;
+      mx = MAX (mx, r);
+    }
+  c->load = load;
+  c->max_rate = mx;
+  return load <= c->capacity * (1 + LOCAL_TOL);
+}
+
+/* Whether f has a bottleneck under the trial rates. */
+static gboolean
+has_bottleneck (SimFlowNet *net, Flow *f, guint32 epoch, gboolean *feasible)
+{
+  double r = trial_rate (net, f, epoch);
+  compact_entries (net, f);
+  for (int e = 0; e < f->n_ent; e++)
+    {
+      int id = f->ent[e].cls;
+      if (!class_stats (net, id, epoch))
+        *feasible = FALSE;
+      const Class *c = net->classes[id];
+      if (c->load >= c->capacity * (1 - LOCAL_TOL) && r >= c->max_rate * (1 - LOCAL_TOL))
+        return TRUE;
+    }
+  return FALSE;
+}
+
+/* Solves seeds comp_flows[0..n) alone and keeps the result if it passes the check above. */
+static gboolean
+try_local (SimFlowNet *net, guint32 n, gint64 now)
+{
+  guint32 epoch = next_epoch (net);
+  for (guint32 q = 0; q < n; q++)
+    {
+      Flow *f = &net->flows[net->comp_flows[q]];
+      f->mark = epoch;
+      f->local = (int) q;
+    }
+  int n_classes = 0, n_occ = 0;
+  for (guint32 q = 0; q < n; q++)
+    {
+      Flow *f = &net->flows[net->comp_flows[q]];
+      compact_entries (net, f);
+      for (int e = 0; e < f->n_ent; e++)
+        {
+          n_occ += f->ent[e].mult;
+          visit_class (net, f->ent[e].cls, epoch, &n_classes);
+        }
+    }
+  GROW (net->capacity, net->cap_capacity, n_classes, double);
+  for (int q = 0; q < n_classes; q++)
+    {
+      const Class *c = net->classes[net->comp_classes[q]];
+      double used = 0;
+      for (int m = 0; m < c->n_flows; m++)
+        {
+          const Flow *g = &net->flows[c->members[m].flow];
+          if (g->mark != epoch)
+            used += c->members[m].mult * g->rate;
+        }
+      net->capacity[q] = MAX (c->capacity - used, 0.0);
+    }
+  solve_rows (net, n, n_classes, n_occ);
+  for (guint32 q = 0; q < n; q++)
+    {
+      const Flow *f = &net->flows[net->comp_flows[q]];
+      if (fabs (net->rates[q] - f->rate) <= LOCAL_TOL * f->rate)
+        net->rates[q] = f->rate;
+    }
+  /* The check: the seeds, then the other flows of their classes. */
+  gboolean feasible = TRUE;
+  for (guint32 q = 0; q < n; q++)
+    {
+      Flow *f = &net->flows[net->comp_flows[q]];
+      f->vmark = epoch;
+      if (!has_bottleneck (net, f, epoch, &feasible) || !feasible)
+        return FALSE;
+    }
+  for (int q = 0; q < n_classes; q++)
+    {
+      const Class *c = net->classes[net->comp_classes[q]];
+      for (int m = 0; m < c->n_flows; m++)
+        {
+          Flow *g = &net->flows[c->members[m].flow];
+          if (g->vmark == epoch)
+            continue;
+          g->vmark = epoch;
+          if (!has_bottleneck (net, g, epoch, &feasible) || !feasible)
+            return FALSE;
+        }
+    }
+  apply_rates (net, n, now);
+  net->stats.flows_resolved += n;
+  return TRUE;
+}
+
+/* Re-solves the components reachable from the seeds (new flows, classes that lost a flow) and
+ * re-plans changed completions: locally if that is exact (above), else component by component. */
+static void
+recompute (SimFlowNet *net)
+{
+  gint64 now = sim_engine_now (net->engine);
+  guint32 epoch = next_epoch (net);
+  net->stats.recomputes++;
+
+  /* The seeds as flows: the new ones and the members of the classes that lost one. */
+  guint32 n_seeds = 0;
   for (int d = 0; d < net->n_dirty_flows; d++)
     {
       guint32 fi = net->dirty_flows[d];
       if (net->flows[fi].next == FLOW_LIVE)
-        visit_flow (net, fi, epoch, &n_comp_flows);
+        visit_flow (net, fi, epoch, &n_seeds);
     }
   net->n_dirty_flows = 0;
+  for (int d = 0; d < net->n_dirty_classes; d++)
+    {
+      ClassRef ref = net->dirty_classes[d];
+      const Class *c = net->classes[ref.cls];
+      if (c->live && c->gen == ref.gen)
+        for (int m = 0; m < c->n_flows; m++)
+          visit_flow (net, c->members[m].flow, epoch, &n_seeds);
+    }
+  net->n_dirty_classes = 0;
+  if (n_seeds == 0 || try_local (net, n_seeds, now))
+    return;
+
+  /* Breadth-first search over flow -> class -> flow from the seeds, still first in comp_flows. */
+  epoch = next_epoch (net);
+  for (guint32 q = 0; q < n_seeds; q++)
+    net->flows[net->comp_flows[q]].mark = epoch;
+  int n_comp_classes = 0;
+  guint32 n_comp_flows = n_seeds;
   int n_occ = 0;
   int qc = 0;
   guint32 qf = 0;
@@ -656,61 +865,22 @@ recompute (SimFlowNet *net)
       for (; qf < n_comp_flows; qf++)
         {
           Flow *f = &net->flows[net->comp_flows[qf]];
-          int kept = 0;
+          compact_entries (net, f);
           for (int e = 0; e < f->n_ent; e++)
             {
-              Entry en = f->ent[e];
-              const Class *c = net->classes[en.cls];
-              if (!c->live || c->gen != en.gen)
-                continue;
-              f->ent[kept++] = en;
-              n_occ += en.mult;
-              visit_class (net, en.cls, epoch, &n_comp_classes);
+              n_occ += f->ent[e].mult;
+              visit_class (net, f->ent[e].cls, epoch, &n_comp_classes);
             }
-          f->n_ent = kept;
         }
     }
 
-  /* Local compressed rows for the solver: one link per class, listed mult times per flow. */
+  /* One link per class, listed mult times per flow. */
   GROW (net->capacity, net->cap_capacity, n_comp_classes, double);
   for (int q = 0; q < n_comp_classes; q++)
     net->capacity[q] = net->classes[net->comp_classes[q]]->capacity;
-  GROW (net->start, net->cap_start, (int) n_comp_flows + 1, int);
-  GROW (net->rates, net->cap_rates, (int) n_comp_flows + 1, double);
-  GROW (net->path, net->cap_path, n_occ, guint32);
-  int o = 0;
-  for (guint32 q = 0; q < n_comp_flows; q++)
-    {
-      const Flow *f = &net->flows[net->comp_flows[q]];
-      net->start[q] = o;
-      for (int e = 0; e < f->n_ent; e++)
-        {
-          guint32 local = (guint32) net->classes[f->ent[e].cls]->local;
-          for (int m = 0; m < f->ent[e].mult; m++)
-            net->path[o++] = local;
-        }
-    }
-  net->start[n_comp_flows] = o;
-  if (n_comp_flows > 0)
-    sim_maxmin_solve (net->solver, n_comp_classes, net->capacity, (int) n_comp_flows, net->start,
-                      net->path, net->rates);
-  net->stats.recomputes++;
+  solve_rows (net, n_comp_flows, n_comp_classes, n_occ);
   net->stats.flows_resolved += n_comp_flows;
-
-  for (guint32 q = 0; q < n_comp_flows; q++)
-    {
-      guint32 fi = net->comp_flows[q];
-      Flow *f = &net->flows[fi];
-      double rate = net->rates[q];
-      if (rate == f->rate)
-        continue;  /* same rate: snapshot and completion event stay valid */
-      f->remaining -= f->rate * elapsed_s (f->updated_ns, now);
-      f->updated_ns = now;
-      f->rate = rate;
-      if (f->event)
-        net->stats.reschedules++;
-      plan_completion (net, f, fi);
-    }
+  apply_rates (net, n_comp_flows, now);
 }
 
 static void
