@@ -54,6 +54,11 @@ typedef struct {
 } Entry;
 
 typedef struct {
+  int cls;
+  guint32 gen;
+} ClassRef;
+
+typedef struct {
   guint32 *links;
   int n_links, cap_links;
   Entry *ent;      /* the classes of its links (stale entries are dropped when walked) */
@@ -69,6 +74,10 @@ typedef struct {
   guint32 gen;
   guint32 next;      /* free list, or FLOW_LIVE */
   guint32 mark;      /* epoch of the last component search that reached this flow */
+  guint32 vmark;     /* epoch of the last local check that looked at it */
+  guint32 xmark;     /* epoch in which it was added to the seeds of the next local try */
+  int local;         /* index in the current local solve */
+  ClassRef hint;     /* the class last found to be its bottleneck, tried first */
 } Flow;
 
 typedef struct {
@@ -94,6 +103,8 @@ typedef struct {
   gboolean live;
   guint32 mark;
   int local;         /* index in the current solve */
+  guint32 smark;     /* epoch of load and max_rate */
+  double load, max_rate;
   int id;
   int next_free;
 } Class;
@@ -106,11 +117,6 @@ typedef struct {
   guint32 to_gen;
   guint32 stamp;
 } Move;
-
-typedef struct {
-  int cls;
-  guint32 gen;
-} ClassRef;
 
 struct SimFlowNet {
   SimEngine *engine;
@@ -140,6 +146,12 @@ struct SimFlowNet {
   int cap_path;
   double *capacity, *rates;
   int cap_capacity, cap_rates;
+  double *bound, *load_bound;
+  int *remap;
+  int cap_bound, cap_load_bound, cap_remap;
+  int *twin_table, cap_twin;  /* local solve: open addressing over twin_key */
+  guint64 *twin_key;
+  int cap_twin_key;
   SimMaxmin *solver;
 };
 
@@ -410,6 +422,11 @@ sim_flow_net_free (SimFlowNet *net)
   g_free (net->path);
   g_free (net->capacity);
   g_free (net->rates);
+  g_free (net->bound);
+  g_free (net->load_bound);
+  g_free (net->remap);
+  g_free (net->twin_table);
+  g_free (net->twin_key);
   sim_maxmin_free (net->solver);
   g_free (net);
 }
@@ -448,6 +465,7 @@ sim_flow_net_start (SimFlowNet *net, const guint32 *links, int n_links, double b
   if (n_links > 0)
     memcpy (f->links, links, (gsize) n_links * sizeof (guint32));
   f->n_ent = 0;
+  f->hint = (ClassRef) { -1, 0 };
   f->bytes = bytes;
   f->remaining = bytes;
   f->updated_ns = sim_engine_now (net->engine);
@@ -608,40 +626,394 @@ visit_flow (SimFlowNet *net, guint32 fi, guint32 epoch, guint32 *n)
   net->comp_flows[(*n)++] = fi;
 }
 
-/* Re-solves the components reachable from the seeds (new flows, classes that lost a flow) and
- * re-plans changed completions. */
-static void
-recompute (SimFlowNet *net)
+static guint32
+next_epoch (SimFlowNet *net)
 {
-  gint64 now = sim_engine_now (net->engine);
   if (++net->epoch == 0)
     {
       /* epoch wrapped: clear marks so old ones cannot collide */
       for (int c = 0; c < net->n_classes; c++)
-        net->classes[c]->mark = 0;
+        net->classes[c]->mark = net->classes[c]->smark = 0;
       for (guint32 i = 0; i < net->n_flows; i++)
-        net->flows[i].mark = 0;
+        net->flows[i].mark = net->flows[i].vmark = net->flows[i].xmark = 0;
       net->epoch = 1;
     }
-  guint32 epoch = net->epoch;
+  return net->epoch;
+}
 
-  /* Breadth-first search over class -> flow -> class. */
-  int n_comp_classes = 0;
-  guint32 n_comp_flows = 0;
-  for (int d = 0; d < net->n_dirty_classes; d++)
+/* Drops f's stale entries. */
+static void
+compact_entries (SimFlowNet *net, Flow *f)
+{
+  int kept = 0;
+  for (int e = 0; e < f->n_ent; e++)
     {
-      ClassRef ref = net->dirty_classes[d];
-      if (net->classes[ref.cls]->live && net->classes[ref.cls]->gen == ref.gen)
-        visit_class (net, ref.cls, epoch, &n_comp_classes);
+      const Class *c = net->classes[f->ent[e].cls];
+      if (c->live && c->gen == f->ent[e].gen)
+        f->ent[kept++] = f->ent[e];
     }
-  net->n_dirty_classes = 0;
+  f->n_ent = kept;
+}
+
+/* Compressed rows of the flows comp_flows[0..n_flows) over the classes comp_classes[0..n_classes)
+ * (their local indices set, capacities in net->capacity), then the solve into net->rates.
+ *
+ * Classes that cannot fill are left out: no flow gets more than its tightest class allows alone
+ * (bound = min over its classes of capacity / crossings), so a class whose flows' bounds, times
+ * their crossings, add up to less than its capacity never fills, and the solver would only drain
+ * it (it pops a class only when that class fills). A ring crossing hundreds of classes, each
+ * shared with another rank's send, keeps the few that can bind. Margin: kept unless short of its
+ * capacity by more than PRUNE_REL, far above rounding. */
+#define PRUNE_REL 1e-9
+
+static void
+solve_rows (SimFlowNet *net, guint32 n_flows, int n_classes, int n_occ)
+{
+  GROW (net->start, net->cap_start, (int) n_flows + 1, int);
+  GROW (net->rates, net->cap_rates, (int) n_flows + 1, double);
+  GROW (net->path, net->cap_path, n_occ, guint32);
+  GROW (net->bound, net->cap_bound, (int) n_flows + 1, double);
+  GROW (net->load_bound, net->cap_load_bound, n_classes, double);
+  GROW (net->remap, net->cap_remap, n_classes, int);
+  for (int q = 0; q < n_classes; q++)
+    net->load_bound[q] = 0;
+  for (guint32 q = 0; q < n_flows; q++)
+    {
+      const Flow *f = &net->flows[net->comp_flows[q]];
+      double b = INFINITY;
+      for (int e = 0; e < f->n_ent; e++)
+        {
+          int local = net->classes[f->ent[e].cls]->local;
+          if (local >= 0)
+            b = MIN (b, net->capacity[local] / f->ent[e].mult);
+        }
+      net->bound[q] = b;
+      for (int e = 0; e < f->n_ent; e++)
+        {
+          int local = net->classes[f->ent[e].cls]->local;
+          if (local >= 0)
+            net->load_bound[local] += f->ent[e].mult * b;
+        }
+    }
+  int n_kept = 0;
+  for (int q = 0; q < n_classes; q++)
+    if (net->load_bound[q] >= net->capacity[q] * (1 - PRUNE_REL))
+      {
+        net->capacity[n_kept] = net->capacity[q];  /* n_kept <= q: compacts in place */
+        net->remap[q] = n_kept++;
+      }
+    else
+      net->remap[q] = -1;
+  int o = 0;
+  for (guint32 q = 0; q < n_flows; q++)
+    {
+      const Flow *f = &net->flows[net->comp_flows[q]];
+      net->start[q] = o;
+      for (int e = 0; e < f->n_ent; e++)
+        {
+          int local = net->classes[f->ent[e].cls]->local;
+          if (local < 0 || (local = net->remap[local]) < 0)
+            continue;
+          for (int m = 0; m < f->ent[e].mult; m++)
+            net->path[o++] = (guint32) local;
+        }
+    }
+  net->start[n_flows] = o;
+  if (n_flows > 0)
+    sim_maxmin_solve (net->solver, n_kept, net->capacity, (int) n_flows, net->start, net->path,
+                      net->rates);
+}
+
+/* New rates net->rates[0..n) of comp_flows[0..n): snapshots and completions of those that changed. */
+static void
+apply_rates (SimFlowNet *net, guint32 n, gint64 now)
+{
+  for (guint32 q = 0; q < n; q++)
+    {
+      guint32 fi = net->comp_flows[q];
+      Flow *f = &net->flows[fi];
+      double rate = net->rates[q];
+      if (rate == f->rate)
+        continue;  /* same rate: snapshot and completion event stay valid */
+      f->remaining -= f->rate * elapsed_s (f->updated_ns, now);
+      f->updated_ns = now;
+      f->rate = rate;
+      if (f->event)
+        net->stats.reschedules++;
+      plan_completion (net, f, fi);
+    }
+}
+
+/* ---- local re-solve ------------------------------------------------------------------------------
+ * Most recomputes change nothing but the seeds: a flow ends and its neighbours keep bottlenecks
+ * elsewhere, or new flows fit in the headroom left. So the seeds D (new flows, the flows of the
+ * classes a finished flow left) are solved first on their own, every other flow's rate held, on
+ * each of their classes' capacity less the others' load. The result, with the others' rates, is
+ * the max-min allocation of the whole component exactly when every flow of D and every flow
+ * sharing a class with D still has a bottleneck (a full class on which no flow gets more than it):
+ * that characterises the max-min allocation, which is unique, and flows further away keep theirs
+ * since neither their classes nor their loads changed. When the check fails the component is
+ * re-solved whole. "Full" and "no more" are judged to LOCAL_TOL relative, far below the solver's
+ * own rounding of levels (SNAP_REL in maxmin.c applies at 1e-12 per level, compounded); a seed's
+ * new rate within LOCAL_TOL of its old one keeps the old one bit for bit, so flows that did not
+ * change keep their completion events and identical flows stay identical. */
+#define LOCAL_TOL 1e-11
+/* Tries of a growing seed set before the whole component is solved. */
+#define LOCAL_ROUNDS 8
+
+static inline double
+trial_rate (const SimFlowNet *net, const Flow *f, guint32 epoch)
+{
+  return f->mark == epoch ? net->rates[f->local] : f->rate;
+}
+
+/* Load and largest rate of class id under the trial rates; FALSE if over capacity. */
+static gboolean
+class_stats (SimFlowNet *net, int id, guint32 epoch)
+{
+  Class *c = net->classes[id];
+  if (c->smark == epoch)
+    return TRUE;
+  c->smark = epoch;
+  double load = 0, mx = 0;
+  for (int m = 0; m < c->n_flows; m++)
+    {
+      double r = trial_rate (net, &net->flows[c->members[m].flow], epoch);
+      load += c->members[m].mult * r;
+      mx = MAX (mx, r);
+    }
+  c->load = load;
+  c->max_rate = mx;
+  return load <= c->capacity * (1 + LOCAL_TOL);
+}
+
+static inline gboolean
+is_bottleneck (const Class *c, double r)
+{
+  return c->load >= c->capacity * (1 - LOCAL_TOL) && r >= c->max_rate * (1 - LOCAL_TOL);
+}
+
+/* Whether f has a bottleneck under the trial rates (its last one first: a flow with hundreds of
+ * classes, a ring's, usually keeps it). Classes over capacity clear *feasible. */
+static gboolean
+has_bottleneck (SimFlowNet *net, Flow *f, guint32 epoch, gboolean *feasible)
+{
+  double r = trial_rate (net, f, epoch);
+  if (f->hint.cls >= 0 && net->classes[f->hint.cls]->live && net->classes[f->hint.cls]->gen == f->hint.gen)
+    {
+      if (!class_stats (net, f->hint.cls, epoch))
+        *feasible = FALSE;
+      if (is_bottleneck (net->classes[f->hint.cls], r))
+        return TRUE;
+    }
+  compact_entries (net, f);
+  for (int e = 0; e < f->n_ent; e++)
+    {
+      int id = f->ent[e].cls;
+      if (!class_stats (net, id, epoch))
+        *feasible = FALSE;
+      if (is_bottleneck (net->classes[id], r))
+        {
+          f->hint = (ClassRef) { id, f->ent[e].gen };
+          return TRUE;
+        }
+    }
+  return FALSE;
+}
+
+/* Adds g to the seeds of the next try (after comp_flows[0..*n_next)). */
+static void
+add_seed (SimFlowNet *net, guint32 gi, guint32 epoch, guint32 *n_next)
+{
+  Flow *g = &net->flows[gi];
+  if (g->mark == epoch || g->xmark == epoch)
+    return;
+  g->xmark = epoch;
+  GROW (net->comp_flows, net->cap_comp_flows, *n_next + 1, guint32);
+  net->comp_flows[(*n_next)++] = gi;
+}
+
+/* Solves seeds comp_flows[0..n) alone and keeps the result if it passes the check above. Else
+ * appends to comp_flows the flows whose rates must change too, as far as the check shows: flows
+ * left without a bottleneck, and for a seed left without one, the others on its full classes that
+ * get more than it; *n_next is the new count (n if none were found or a class is over capacity). */
+static gboolean
+try_local (SimFlowNet *net, guint32 n, gint64 now, guint32 *n_next)
+{
+  *n_next = n;
+  guint32 epoch = next_epoch (net);
+  for (guint32 q = 0; q < n; q++)
+    {
+      Flow *f = &net->flows[net->comp_flows[q]];
+      f->mark = epoch;
+      f->local = (int) q;
+    }
+  int n_classes = 0, n_occ = 0;
+  for (guint32 q = 0; q < n; q++)
+    {
+      Flow *f = &net->flows[net->comp_flows[q]];
+      compact_entries (net, f);
+      for (int e = 0; e < f->n_ent; e++)
+        {
+          n_occ += f->ent[e].mult;
+          visit_class (net, f->ent[e].cls, epoch, &n_classes);
+        }
+    }
+  /* Capacities less the other flows' load. Classes left with the same capacity and the same seeds
+   * (a ring's hops, each shared with another rank's transfer at the same rate) are twins in this
+   * solve: the first pops and the others drain, so only the first is solved (local -1 for the
+   * others, which solve_rows skips). */
+  GROW (net->capacity, net->cap_capacity, n_classes, double);
+  int n_twin = 1;
+  while (n_twin < 2 * n_classes)
+    n_twin *= 2;
+  GROW (net->twin_table, net->cap_twin, n_twin, int);
+  GROW (net->twin_key, net->cap_twin_key, 3 * n_classes, guint64);
+  memset (net->twin_table, 0xff, (gsize) n_twin * sizeof (int));
+  int n_solve = 0;
+  for (int q = 0; q < n_classes; q++)
+    {
+      Class *c = net->classes[net->comp_classes[q]];
+      double used = 0;
+      guint64 d1 = 0, d2 = 0;
+      for (int m = 0; m < c->n_flows; m++)
+        {
+          guint32 gi = c->members[m].flow;
+          const Flow *g = &net->flows[gi];
+          guint64 mult = (guint64) c->members[m].mult;
+          if (g->mark != epoch)
+            used += c->members[m].mult * g->rate;
+          else
+            {
+              d1 += mult * flow_mix (gi);
+              d2 += mult * flow_mix2 (gi);
+            }
+        }
+      double cap = MAX (c->capacity - used, 0.0);
+      guint64 cap_bits;
+      memcpy (&cap_bits, &cap, sizeof cap_bits);
+      guint64 *key = net->twin_key + 3 * n_solve;
+      key[0] = d1;
+      key[1] = d2;
+      key[2] = cap_bits;
+      guint64 h = flow_mix (d1 ^ (d2 * 0x9E3779B97F4A7C15ull) ^ cap_bits);
+      int slot = (int) (h & (guint64) (n_twin - 1));
+      c->local = -1;
+      for (;; slot = (slot + 1) & (n_twin - 1))
+        {
+          int other = net->twin_table[slot];
+          if (other < 0)
+            {
+              net->twin_table[slot] = n_solve;
+              net->capacity[n_solve] = cap;
+              c->local = n_solve++;
+              break;
+            }
+          const guint64 *ok = net->twin_key + 3 * other;
+          if (ok[0] == d1 && ok[1] == d2 && ok[2] == cap_bits)
+            break;  /* a twin of an earlier class */
+        }
+    }
+  solve_rows (net, n, n_solve, n_occ);
+  for (guint32 q = 0; q < n; q++)
+    {
+      const Flow *f = &net->flows[net->comp_flows[q]];
+      if (fabs (net->rates[q] - f->rate) <= LOCAL_TOL * f->rate)
+        net->rates[q] = f->rate;
+    }
+  /* The check: the seeds, then the other flows of their classes. */
+  gboolean feasible = TRUE, ok = TRUE;
+  for (guint32 q = 0; q < n; q++)
+    {
+      Flow *f = &net->flows[net->comp_flows[q]];
+      f->vmark = epoch;
+      if (has_bottleneck (net, f, epoch, &feasible))
+        continue;
+      ok = FALSE;
+      double r = net->rates[q];
+      for (int e = 0; e < f->n_ent; e++)
+        {
+          const Class *c = net->classes[f->ent[e].cls];
+          if (c->load < c->capacity * (1 - LOCAL_TOL))
+            continue;
+          for (int m = 0; m < c->n_flows; m++)
+            {
+              const Flow *g = &net->flows[c->members[m].flow];
+              if (g->mark != epoch && g->rate > r)
+                add_seed (net, c->members[m].flow, epoch, n_next);
+            }
+        }
+    }
+  for (int q = 0; q < n_classes && feasible; q++)
+    {
+      const Class *c = net->classes[net->comp_classes[q]];
+      for (int m = 0; m < c->n_flows; m++)
+        {
+          Flow *g = &net->flows[c->members[m].flow];
+          if (g->vmark == epoch)
+            continue;
+          g->vmark = epoch;
+          if (!has_bottleneck (net, g, epoch, &feasible))
+            {
+              ok = FALSE;
+              add_seed (net, c->members[m].flow, epoch, n_next);
+            }
+        }
+    }
+  if (!feasible)
+    *n_next = n;
+  if (!ok || !feasible)
+    return FALSE;
+  apply_rates (net, n, now);
+  net->stats.flows_resolved += n;
+  return TRUE;
+}
+
+/* Re-solves the components reachable from the seeds (new flows, classes that lost a flow) and
+ * re-plans changed completions: locally if that is exact (above), else component by component. */
+static void
+recompute (SimFlowNet *net)
+{
+  gint64 now = sim_engine_now (net->engine);
+  guint32 epoch = next_epoch (net);
+  net->stats.recomputes++;
+
+  /* The seeds as flows: the new ones and the members of the classes that lost one. */
+  guint32 n_seeds = 0;
   for (int d = 0; d < net->n_dirty_flows; d++)
     {
       guint32 fi = net->dirty_flows[d];
       if (net->flows[fi].next == FLOW_LIVE)
-        visit_flow (net, fi, epoch, &n_comp_flows);
+        visit_flow (net, fi, epoch, &n_seeds);
     }
   net->n_dirty_flows = 0;
+  for (int d = 0; d < net->n_dirty_classes; d++)
+    {
+      ClassRef ref = net->dirty_classes[d];
+      const Class *c = net->classes[ref.cls];
+      if (c->live && c->gen == ref.gen)
+        for (int m = 0; m < c->n_flows; m++)
+          visit_flow (net, c->members[m].flow, epoch, &n_seeds);
+    }
+  net->n_dirty_classes = 0;
+  for (int round = 0; round < LOCAL_ROUNDS && n_seeds > 0; round++)
+    {
+      guint32 n_next;
+      if (try_local (net, n_seeds, now, &n_next))
+        return;
+      if (n_next == n_seeds)
+        break;
+      n_seeds = n_next;
+    }
+  if (n_seeds == 0)
+    return;
+
+  /* Breadth-first search over flow -> class -> flow from the seeds, still first in comp_flows. */
+  epoch = next_epoch (net);
+  for (guint32 q = 0; q < n_seeds; q++)
+    net->flows[net->comp_flows[q]].mark = epoch;
+  int n_comp_classes = 0;
+  guint32 n_comp_flows = n_seeds;
   int n_occ = 0;
   int qc = 0;
   guint32 qf = 0;
@@ -656,61 +1028,22 @@ recompute (SimFlowNet *net)
       for (; qf < n_comp_flows; qf++)
         {
           Flow *f = &net->flows[net->comp_flows[qf]];
-          int kept = 0;
+          compact_entries (net, f);
           for (int e = 0; e < f->n_ent; e++)
             {
-              Entry en = f->ent[e];
-              const Class *c = net->classes[en.cls];
-              if (!c->live || c->gen != en.gen)
-                continue;
-              f->ent[kept++] = en;
-              n_occ += en.mult;
-              visit_class (net, en.cls, epoch, &n_comp_classes);
+              n_occ += f->ent[e].mult;
+              visit_class (net, f->ent[e].cls, epoch, &n_comp_classes);
             }
-          f->n_ent = kept;
         }
     }
 
-  /* Local compressed rows for the solver: one link per class, listed mult times per flow. */
+  /* One link per class, listed mult times per flow. */
   GROW (net->capacity, net->cap_capacity, n_comp_classes, double);
   for (int q = 0; q < n_comp_classes; q++)
     net->capacity[q] = net->classes[net->comp_classes[q]]->capacity;
-  GROW (net->start, net->cap_start, (int) n_comp_flows + 1, int);
-  GROW (net->rates, net->cap_rates, (int) n_comp_flows + 1, double);
-  GROW (net->path, net->cap_path, n_occ, guint32);
-  int o = 0;
-  for (guint32 q = 0; q < n_comp_flows; q++)
-    {
-      const Flow *f = &net->flows[net->comp_flows[q]];
-      net->start[q] = o;
-      for (int e = 0; e < f->n_ent; e++)
-        {
-          guint32 local = (guint32) net->classes[f->ent[e].cls]->local;
-          for (int m = 0; m < f->ent[e].mult; m++)
-            net->path[o++] = local;
-        }
-    }
-  net->start[n_comp_flows] = o;
-  if (n_comp_flows > 0)
-    sim_maxmin_solve (net->solver, n_comp_classes, net->capacity, (int) n_comp_flows, net->start,
-                      net->path, net->rates);
-  net->stats.recomputes++;
+  solve_rows (net, n_comp_flows, n_comp_classes, n_occ);
   net->stats.flows_resolved += n_comp_flows;
-
-  for (guint32 q = 0; q < n_comp_flows; q++)
-    {
-      guint32 fi = net->comp_flows[q];
-      Flow *f = &net->flows[fi];
-      double rate = net->rates[q];
-      if (rate == f->rate)
-        continue;  /* same rate: snapshot and completion event stay valid */
-      f->remaining -= f->rate * elapsed_s (f->updated_ns, now);
-      f->updated_ns = now;
-      f->rate = rate;
-      if (f->event)
-        net->stats.reschedules++;
-      plan_completion (net, f, fi);
-    }
+  apply_rates (net, n_comp_flows, now);
 }
 
 static void
