@@ -983,6 +983,21 @@ try_local (SimFlowNet *net, guint32 n, gint64 now, guint32 *n_next)
   return TRUE;
 }
 
+/* Flows only ended: their neighbours comp_flows[0..n) are the only flows that could get more. If
+ * each still has a bottleneck at the current rates (usually its last one, found in O(1)), every
+ * flow has one and the current rates, less the ended flows', are the max-min allocation: nothing
+ * to re-solve (a local solve would return these rates up to LOCAL_TOL, and keep them). */
+static gboolean
+unchanged_after_ends (SimFlowNet *net, guint32 n)
+{
+  guint32 epoch = next_epoch (net);  /* no flow marked: trial rates are the current ones */
+  gboolean feasible = TRUE;
+  for (guint32 q = 0; q < n; q++)
+    if (!has_bottleneck (net, net->comp_flows[q], epoch, &feasible) || !feasible)
+      return FALSE;
+  return TRUE;
+}
+
 /* Re-solves the components reachable from the seeds (new flows, classes that lost a flow) and
  * re-plans changed completions: locally if that is exact (above), else component by component. */
 static void
@@ -1000,6 +1015,7 @@ recompute (SimFlowNet *net)
       if (net->flows[fi].next == FLOW_LIVE)
         visit_flow (net, fi, epoch, &n_seeds);
     }
+  gboolean only_ends = n_seeds == 0;
   net->n_dirty_flows = 0;
   for (int d = 0; d < net->n_dirty_classes; d++)
     {
@@ -1010,6 +1026,8 @@ recompute (SimFlowNet *net)
           visit_flow (net, c->members[m].flow, epoch, &n_seeds);
     }
   net->n_dirty_classes = 0;
+  if (only_ends && n_seeds > 0 && unchanged_after_ends (net, n_seeds))
+    return;
   for (int round = 0; round < LOCAL_ROUNDS && n_seeds > 0; round++)
     {
       guint32 n_next;
