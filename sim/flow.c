@@ -73,12 +73,19 @@ typedef struct {
   guint64 arg;
   guint32 gen;
   guint32 next;      /* free list, or FLOW_LIVE */
-  guint32 mark;      /* epoch of the last component search that reached this flow */
-  guint32 vmark;     /* epoch of the last local check that looked at it */
   guint32 xmark;     /* epoch in which it was added to the seeds of the next local try */
-  int local;         /* index in the current local solve */
   ClassRef hint;     /* the class last found to be its bottleneck, tried first */
 } Flow;
+
+/* The fields of a flow that solves read for every member of every class they touch, apart from
+ * the rest for locality: its rate (a copy of Flow.rate), the epoch of the last search or local
+ * solve that took it in and of the last check that looked at it, and its index in the solve. */
+typedef struct {
+  double rate;
+  guint32 mark;
+  guint32 vmark;     /* epoch of the last local check that looked at it */
+  int local;
+} Hot;
 
 typedef struct {
   guint32 flow;
@@ -123,6 +130,7 @@ struct SimFlowNet {
   Link *links;
   int n_links;
   Flow *flows;
+  Hot *hot;
   guint32 n_flows, cap_flows, free_flow;
   int active;
   guint64 recompute_event;
@@ -414,6 +422,7 @@ sim_flow_net_free (SimFlowNet *net)
   g_free (net->classes);
   g_free (net->links);
   g_free (net->flows);
+  g_free (net->hot);
   g_free (net->dirty_classes);
   g_free (net->dirty_flows);
   g_free (net->comp_classes);
@@ -451,9 +460,11 @@ sim_flow_net_start (SimFlowNet *net, const guint32 *links, int n_links, double b
         {
           net->cap_flows = net->cap_flows ? 2 * net->cap_flows : 64;
           net->flows = g_renew (Flow, net->flows, net->cap_flows);
+          net->hot = g_renew (Hot, net->hot, net->cap_flows);
         }
       i = net->n_flows++;
       net->flows[i] = (Flow) { .gen = 1 };
+      net->hot[i] = (Hot) { 0 };
     }
   Flow *f = &net->flows[i];
   if (n_links > f->cap_links)
@@ -469,19 +480,19 @@ sim_flow_net_start (SimFlowNet *net, const guint32 *links, int n_links, double b
   f->bytes = bytes;
   f->remaining = bytes;
   f->updated_ns = sim_engine_now (net->engine);
-  f->rate = 0;
+  f->rate = net->hot[i].rate = 0;
   f->event = 0;
   f->done = done;
   f->user = user;
   f->arg = arg;
   f->next = FLOW_LIVE;
-  f->mark = 0;
+  net->hot[i].mark = 0;
   net->active++;
 
   if (n_links == 0 || bytes == 0)
     {
       /* Nothing to share: done at once, but through the engine like every completion. */
-      f->rate = n_links == 0 ? INFINITY : 0;
+      f->rate = net->hot[i].rate = n_links == 0 ? INFINITY : 0;
       f->event = sim_engine_after (net->engine, 0, complete_cb, net, i);
     }
   else
@@ -618,10 +629,10 @@ visit_class (SimFlowNet *net, int id, guint32 epoch, int *n)
 static inline void
 visit_flow (SimFlowNet *net, guint32 fi, guint32 epoch, guint32 *n)
 {
-  Flow *f = &net->flows[fi];
-  if (f->mark == epoch)
+  Hot *h = &net->hot[fi];
+  if (h->mark == epoch)
     return;
-  f->mark = epoch;
+  h->mark = epoch;
   GROW (net->comp_flows, net->cap_comp_flows, *n + 1, guint32);
   net->comp_flows[(*n)++] = fi;
 }
@@ -635,7 +646,7 @@ next_epoch (SimFlowNet *net)
       for (int c = 0; c < net->n_classes; c++)
         net->classes[c]->mark = net->classes[c]->smark = 0;
       for (guint32 i = 0; i < net->n_flows; i++)
-        net->flows[i].mark = net->flows[i].vmark = net->flows[i].xmark = 0;
+        net->hot[i].mark = net->hot[i].vmark = net->flows[i].xmark = 0;
       net->epoch = 1;
     }
   return net->epoch;
@@ -737,7 +748,7 @@ apply_rates (SimFlowNet *net, guint32 n, gint64 now)
         continue;  /* same rate: snapshot and completion event stay valid */
       f->remaining -= f->rate * elapsed_s (f->updated_ns, now);
       f->updated_ns = now;
-      f->rate = rate;
+      f->rate = net->hot[fi].rate = rate;
       if (f->event)
         net->stats.reschedules++;
       plan_completion (net, f, fi);
@@ -762,9 +773,10 @@ apply_rates (SimFlowNet *net, guint32 n, gint64 now)
 #define LOCAL_ROUNDS 8
 
 static inline double
-trial_rate (const SimFlowNet *net, const Flow *f, guint32 epoch)
+trial_rate (const SimFlowNet *net, guint32 fi, guint32 epoch)
 {
-  return f->mark == epoch ? net->rates[f->local] : f->rate;
+  const Hot *h = &net->hot[fi];
+  return h->mark == epoch ? net->rates[h->local] : h->rate;
 }
 
 /* Load and largest rate of class id under the trial rates; FALSE if over capacity. */
@@ -778,7 +790,7 @@ class_stats (SimFlowNet *net, int id, guint32 epoch)
   double load = 0, mx = 0;
   for (int m = 0; m < c->n_flows; m++)
     {
-      double r = trial_rate (net, &net->flows[c->members[m].flow], epoch);
+      double r = trial_rate (net, c->members[m].flow, epoch);
       load += c->members[m].mult * r;
       mx = MAX (mx, r);
     }
@@ -796,9 +808,10 @@ is_bottleneck (const Class *c, double r)
 /* Whether f has a bottleneck under the trial rates (its last one first: a flow with hundreds of
  * classes, a ring's, usually keeps it). Classes over capacity clear *feasible. */
 static gboolean
-has_bottleneck (SimFlowNet *net, Flow *f, guint32 epoch, gboolean *feasible)
+has_bottleneck (SimFlowNet *net, guint32 fi, guint32 epoch, gboolean *feasible)
 {
-  double r = trial_rate (net, f, epoch);
+  Flow *f = &net->flows[fi];
+  double r = trial_rate (net, fi, epoch);
   if (f->hint.cls >= 0 && net->classes[f->hint.cls]->live && net->classes[f->hint.cls]->gen == f->hint.gen)
     {
       if (!class_stats (net, f->hint.cls, epoch))
@@ -826,7 +839,7 @@ static void
 add_seed (SimFlowNet *net, guint32 gi, guint32 epoch, guint32 *n_next)
 {
   Flow *g = &net->flows[gi];
-  if (g->mark == epoch || g->xmark == epoch)
+  if (net->hot[gi].mark == epoch || g->xmark == epoch)
     return;
   g->xmark = epoch;
   GROW (net->comp_flows, net->cap_comp_flows, *n_next + 1, guint32);
@@ -844,9 +857,9 @@ try_local (SimFlowNet *net, guint32 n, gint64 now, guint32 *n_next)
   guint32 epoch = next_epoch (net);
   for (guint32 q = 0; q < n; q++)
     {
-      Flow *f = &net->flows[net->comp_flows[q]];
-      f->mark = epoch;
-      f->local = (int) q;
+      Hot *h = &net->hot[net->comp_flows[q]];
+      h->mark = epoch;
+      h->local = (int) q;
     }
   int n_classes = 0, n_occ = 0;
   for (guint32 q = 0; q < n; q++)
@@ -879,7 +892,7 @@ try_local (SimFlowNet *net, guint32 n, gint64 now, guint32 *n_next)
       for (int m = 0; m < c->n_flows; m++)
         {
           guint32 gi = c->members[m].flow;
-          const Flow *g = &net->flows[gi];
+          const Hot *g = &net->hot[gi];
           guint64 mult = (guint64) c->members[m].mult;
           if (g->mark != epoch)
             used += c->members[m].mult * g->rate;
@@ -925,9 +938,10 @@ try_local (SimFlowNet *net, guint32 n, gint64 now, guint32 *n_next)
   gboolean feasible = TRUE, ok = TRUE;
   for (guint32 q = 0; q < n; q++)
     {
-      Flow *f = &net->flows[net->comp_flows[q]];
-      f->vmark = epoch;
-      if (has_bottleneck (net, f, epoch, &feasible))
+      guint32 fi = net->comp_flows[q];
+      const Flow *f = &net->flows[fi];
+      net->hot[fi].vmark = epoch;
+      if (has_bottleneck (net, fi, epoch, &feasible))
         continue;
       ok = FALSE;
       double r = net->rates[q];
@@ -938,7 +952,7 @@ try_local (SimFlowNet *net, guint32 n, gint64 now, guint32 *n_next)
             continue;
           for (int m = 0; m < c->n_flows; m++)
             {
-              const Flow *g = &net->flows[c->members[m].flow];
+              const Hot *g = &net->hot[c->members[m].flow];
               if (g->mark != epoch && g->rate > r)
                 add_seed (net, c->members[m].flow, epoch, n_next);
             }
@@ -949,11 +963,11 @@ try_local (SimFlowNet *net, guint32 n, gint64 now, guint32 *n_next)
       const Class *c = net->classes[net->comp_classes[q]];
       for (int m = 0; m < c->n_flows; m++)
         {
-          Flow *g = &net->flows[c->members[m].flow];
-          if (g->vmark == epoch)
+          guint32 gi = c->members[m].flow;
+          if (net->hot[gi].vmark == epoch)
             continue;
-          g->vmark = epoch;
-          if (!has_bottleneck (net, g, epoch, &feasible))
+          net->hot[gi].vmark = epoch;
+          if (!has_bottleneck (net, gi, epoch, &feasible))
             {
               ok = FALSE;
               add_seed (net, c->members[m].flow, epoch, n_next);
@@ -966,6 +980,21 @@ try_local (SimFlowNet *net, guint32 n, gint64 now, guint32 *n_next)
     return FALSE;
   apply_rates (net, n, now);
   net->stats.flows_resolved += n;
+  return TRUE;
+}
+
+/* Flows only ended: their neighbours comp_flows[0..n) are the only flows that could get more. If
+ * each still has a bottleneck at the current rates (usually its last one, found in O(1)), every
+ * flow has one and the current rates, less the ended flows', are the max-min allocation: nothing
+ * to re-solve (a local solve would return these rates up to LOCAL_TOL, and keep them). */
+static gboolean
+unchanged_after_ends (SimFlowNet *net, guint32 n)
+{
+  guint32 epoch = next_epoch (net);  /* no flow marked: trial rates are the current ones */
+  gboolean feasible = TRUE;
+  for (guint32 q = 0; q < n; q++)
+    if (!has_bottleneck (net, net->comp_flows[q], epoch, &feasible) || !feasible)
+      return FALSE;
   return TRUE;
 }
 
@@ -986,6 +1015,7 @@ recompute (SimFlowNet *net)
       if (net->flows[fi].next == FLOW_LIVE)
         visit_flow (net, fi, epoch, &n_seeds);
     }
+  gboolean only_ends = n_seeds == 0;
   net->n_dirty_flows = 0;
   for (int d = 0; d < net->n_dirty_classes; d++)
     {
@@ -996,6 +1026,8 @@ recompute (SimFlowNet *net)
           visit_flow (net, c->members[m].flow, epoch, &n_seeds);
     }
   net->n_dirty_classes = 0;
+  if (only_ends && n_seeds > 0 && unchanged_after_ends (net, n_seeds))
+    return;
   for (int round = 0; round < LOCAL_ROUNDS && n_seeds > 0; round++)
     {
       guint32 n_next;
@@ -1011,7 +1043,7 @@ recompute (SimFlowNet *net)
   /* Breadth-first search over flow -> class -> flow from the seeds, still first in comp_flows. */
   epoch = next_epoch (net);
   for (guint32 q = 0; q < n_seeds; q++)
-    net->flows[net->comp_flows[q]].mark = epoch;
+    net->hot[net->comp_flows[q]].mark = epoch;
   int n_comp_classes = 0;
   guint32 n_comp_flows = n_seeds;
   int n_occ = 0;

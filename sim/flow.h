@@ -4,10 +4,13 @@
  * flows it shares links with are recomputed (see sim/maxmin.h) and completion events re-planned.
  * Path latency is the caller's business (delay the start or the notification).
  *
- * Cost model: starts and ends only mark their links dirty; one recompute event at the current time
- * then re-solves just the connected component(s) of flows and links reachable from the dirty links
- * (flows elsewhere keep their rates and their completion events), so 10^4 flows started by one
- * collective in one event cost one solve. Rates are therefore assigned when that event runs: a
+ * Cost model: starts and ends only note what changed; one recompute event at the current time
+ * then re-solves the flows next to the changes (new flows, the flows of links a finished flow
+ * left), widening to the connected component(s) of flows and links only when the max-min
+ * bottleneck condition says more rates must change (flows elsewhere keep their rates and their
+ * completion events), so 10^4 flows started by one collective in one event cost one solve, and a
+ * flow ending in a large component costs a solve of its neighbours. Links with the same flows
+ * and capacity are solved as one. Rates are therefore assigned when that event runs: a
  * flow's rate reads 0 until then (sim_flow_net_flush forces it). A flow finishes at the first
  * nanosecond at which all its bytes have arrived (rounded up, never early); flows with identical
  * histories get bit-identical rates and finish in the same nanosecond. */
@@ -40,7 +43,8 @@ void sim_flow_net_flush (SimFlowNet *net);
 /* Work counters, for benchmarks and reports. */
 typedef struct {
   guint64 recomputes;        /* batched re-solves */
-  guint64 flows_resolved;    /* flows passed to the solver, summed over recomputes */
+  guint64 flows_resolved;    /* flows re-solved, summed over recomputes (by the solve that was
+                              * kept: a local try that failed its check is not counted) */
   guint64 reschedules;       /* completion events moved because a rate changed */
 } SimFlowNetStats;
 SimFlowNetStats sim_flow_net_stats (const SimFlowNet *net);

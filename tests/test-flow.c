@@ -1,5 +1,6 @@
-/* SimFlowNet: completion times derived by hand, component isolation, batching, agreement with an
- * independent fluid simulation built on the brute-force max-min solver, determinism. */
+/* SimFlowNet: completion times derived by hand, component isolation, local re-solves, batching,
+ * agreement with an independent fluid simulation built on the brute-force max-min solver,
+ * determinism. */
 #include "config.h"
 #include <math.h>
 #include <glib.h>
@@ -533,6 +534,45 @@ test_free_in_flight (void)
   g_assert_cmpint (d.n_done, ==, 0);
 }
 
+/* Local re-solves (flow.c re-solves the flows next to a change first and checks the bottleneck
+ * condition). Links: 0 (2 GB/s) carries A and B, 1 (3 GB/s) carries B and C, 2 (1 GB/s) carries D
+ * alone. Max-min: A = B = 1 GB/s (link 0 full), C = 3 - 1 = 2 GB/s (link 1 full), D = 1 GB/s.
+ * A (1 MB) ends at 1 ms. Its neighbour B alone on link 0 would keep 1 GB/s if only it were
+ * re-solved, but then B has no bottleneck (link 0 is not full and C gets more on link 1), so C has
+ * to be re-solved too: B = C = 1.5 GB/s. D, in another component, is left alone: the recompute
+ * re-solves B and C only (A, B, C, D at the start, then 2). */
+static void
+test_local_resolve (void)
+{
+  g_autoptr (SimEngine) engine = sim_engine_new ();
+  double cap[] = { 2e9, 3e9, 1e9 };
+  g_autoptr (SimFlowNet) net = sim_flow_net_new (engine, cap, 3);
+  Done d = { engine };
+  guint32 pa[] = { 0 }, pb[] = { 0, 1 }, pc[] = { 1 }, pd[] = { 2 };
+  sim_flow_net_start (net, pa, 1, 1e6, on_done, &d, 0);
+  guint64 b = sim_flow_net_start (net, pb, 2, 1e9, on_done, &d, 1);
+  guint64 c = sim_flow_net_start (net, pc, 1, 1e9, on_done, &d, 2);
+  guint64 dd = sim_flow_net_start (net, pd, 1, 1e9, on_done, &d, 3);
+  sim_engine_run (engine, 0);
+  g_assert_cmpfloat (sim_flow_net_rate (net, b), ==, 1e9);
+  g_assert_cmpfloat (sim_flow_net_rate (net, c), ==, 2e9);
+  g_assert_cmpfloat (sim_flow_net_rate (net, dd), ==, 1e9);
+  SimFlowNetStats s0 = sim_flow_net_stats (net);
+  g_assert_cmpuint (s0.flows_resolved, ==, 4);
+  sim_engine_run (engine, 1000000);
+  g_assert_cmpint (d.n_done, ==, 1);
+  g_assert_cmpint (d.done_ns[0], ==, 1000000);
+  g_assert_cmpfloat_with_epsilon (sim_flow_net_rate (net, b), 1.5e9, 1e-3);
+  g_assert_cmpfloat_with_epsilon (sim_flow_net_rate (net, c), 1.5e9, 1e-3);
+  g_assert_cmpfloat (sim_flow_net_rate (net, dd), ==, 1e9);
+  SimFlowNetStats s1 = sim_flow_net_stats (net);
+  g_assert_cmpuint (s1.recomputes - s0.recomputes, ==, 1);
+  g_assert_cmpuint (s1.flows_resolved - s0.flows_resolved, ==, 2);
+  /* Link 0 carried A's 1 MB and B's 1 MB so far; link 1 B's 1 MB and C's 2 MB. */
+  g_assert_cmpfloat_with_epsilon (sim_flow_net_link_bytes (net, 0), 2e6, 1e-3);
+  g_assert_cmpfloat_with_epsilon (sim_flow_net_link_bytes (net, 1), 3e6, 1e-3);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -549,5 +589,6 @@ main (int argc, char **argv)
   g_test_add_func ("/sim/flow/flush", test_flush);
   g_test_add_func ("/sim/flow/duplicate-link", test_duplicate_link);
   g_test_add_func ("/sim/flow/free-in-flight", test_free_in_flight);
+  g_test_add_func ("/sim/flow/local-resolve", test_local_resolve);
   return g_test_run ();
 }
