@@ -89,8 +89,8 @@ reserve (SimQueueBucket *b, gsize n)
     }
 }
 
-guint32
-sim_queue_new_slot (SimQueue *q)
+static guint32
+new_slot (SimQueue *q)
 {
   g_return_val_if_fail (q->n_slots < SIM_QUEUE_SLOT_NONE, SIM_QUEUE_SLOT_NONE);
   if (q->n_slots == q->cap_slots)
@@ -155,8 +155,8 @@ release_slot (SimQueue *q, guint32 s)
     slot->gen++;
 }
 
-void
-sim_queue_front_insert (SimQueue *q, SimQueueNode node)
+static void
+front_insert (SimQueue *q, SimQueueNode node)
 {
   SimQueueBucket *f = &q->front;
   guint32 i = f->len;
@@ -172,6 +172,14 @@ sim_queue_front_insert (SimQueue *q, SimQueueNode node)
   memmove (&f->v[i + 1], &f->v[i], (f->len - i) * sizeof (SimQueueNode));
   f->v[i] = node;
   f->len++;
+}
+
+static inline void
+front_append (SimQueueBucket *f, SimQueueNode x)
+{
+  if (G_UNLIKELY (f->len == f->cap))
+    sim_queue_grow (f);
+  f->v[f->len++] = x;
 }
 
 /* Stable sort by time alone: the input is in push order (see the top). */
@@ -305,24 +313,32 @@ pull (SimQueue *q, guint bi)
     sort_low_byte (q, b);
   guint32 n = b->len;
   b->len = 0;
-  /* Redistribute one level down or more, in order; times equal to lo go to the front. Stale nodes
-   * are dropped here (a slot read each, so only when there are any). */
+  /* Redistribute one level down or more, in order; times equal to lo go to the front. */
   q->front_limit = lo + 1;
+  const SimQueueNode *in = b->v;
+  if (q->n_stale == 0)
+    {
+      for (guint32 i = 0; i < n; i++)
+        {
+          SimQueueNode x = in[i];
+          if (G_UNLIKELY (x.time_ns == lo))
+            front_append (f, x);
+          else
+            sim_queue_append (q, sim_queue_bucket_of (x.time_ns, lo), x);
+        }
+      return;
+    }
+  /* With cancelled events around, stale nodes are dropped here (a slot read per node). */
   for (guint32 i = 0; i < n; i++)
     {
-      SimQueueNode x = b->v[i];
-      if (G_UNLIKELY (q->n_stale != 0) && is_stale (q, x))
+      SimQueueNode x = in[i];
+      if (is_stale (q, x))
         {
           q->n_nodes--;
           q->n_stale--;
-          continue;
         }
-      if (x.time_ns == lo)
-        {
-          if (G_UNLIKELY (f->len == f->cap))
-            sim_queue_grow (f);
-          f->v[f->len++] = x;
-        }
+      else if (x.time_ns == lo)
+        front_append (f, x);
       else
         sim_queue_append (q, sim_queue_bucket_of (x.time_ns, lo), x);
     }
@@ -333,6 +349,7 @@ gboolean
 sim_queue_settle (SimQueue *q)
 {
   SimQueueBucket *f = &q->front;
+  gboolean pulled = FALSE;
   for (;;)
     {
       while (q->n_stale && q->head < f->len && is_stale (q, f->v[q->head]))
@@ -342,13 +359,45 @@ sim_queue_settle (SimQueue *q)
           q->n_stale--;
         }
       if (q->head < f->len)
-        return TRUE;
+        {
+          /* The pops prefetch SIM_QUEUE_PREFETCH ahead: start a new front the same way. */
+          for (guint32 i = q->head; pulled && i < f->len && i <= q->head + SIM_QUEUE_PREFETCH; i++)
+            __builtin_prefetch (&q->slots[(guint32) f->v[i].id]);
+          return TRUE;
+        }
       f->len = q->head = 0;
       int bi = lowest_bucket (q);
       if (bi < 0)
         return FALSE;
       pull (q, (guint) bi);
+      pulled = TRUE;
     }
+}
+
+/* The general push: a new slot, a push into the front, or a full bucket. */
+guint64
+sim_queue_push_slow (SimQueue *q, gint64 time_ns, SimQueueFn fn, gpointer data, guint64 arg)
+{
+  guint32 s = q->free_slot;
+  if (s == SIM_QUEUE_SLOT_NONE)
+    {
+      s = new_slot (q);
+      if (s == SIM_QUEUE_SLOT_NONE)
+        return 0;
+    }
+  SimQueueSlot *slot = &q->slots[s];
+  q->free_slot = slot->next;
+  slot->fn = fn;
+  slot->data = data;
+  slot->arg = arg;
+  slot->next = SIM_QUEUE_SLOT_LIVE;
+  SimQueueNode node = { (guint64) time_ns, ((guint64) slot->gen << 32) | s };
+  if (node.time_ns >= q->front_limit)
+    sim_queue_append (q, sim_queue_bucket_of (node.time_ns, q->base), node);
+  else
+    front_insert (q, node);
+  q->n_nodes++;
+  return node.id;
 }
 
 SimQueue *
@@ -407,7 +456,7 @@ gboolean
 sim_queue_pop_until (SimQueue *q, gint64 until_ns, SimQueueEvent *out)
 {
   g_return_val_if_fail (q != NULL && out != NULL, FALSE);
-  return sim_queue_pop_until_unchecked (q, until_ns, out);
+  return sim_queue_pop_until_unchecked (q, until_ns < 0 ? G_MAXUINT64 : (guint64) until_ns, out);
 }
 
 gboolean
