@@ -69,24 +69,27 @@ lowest_bucket (const SimQueue *q)
   return -1;
 }
 
-void
-sim_queue_grow (SimQueueBucket *b)
-{
-  g_return_if_fail (b->cap < G_MAXUINT32 / 2);
-  b->cap = b->cap ? 2 * b->cap : 64;
-  b->v = g_renew (SimQueueNode, b->v, b->cap);
-}
-
+/* Grows b to hold n nodes, doubling. A bucket of 2^31 nodes (32 GiB) is out of memory in all but
+ * name: abort as g_malloc would, rather than overflow the 32-bit length. */
 static void
 reserve (SimQueueBucket *b, gsize n)
 {
-  if (n > b->cap)
-    {
-      g_return_if_fail (n < G_MAXUINT32 / 2);
-      while (b->cap < n)
-        b->cap = b->cap ? 2 * b->cap : 64;
-      b->v = g_renew (SimQueueNode, b->v, b->cap);
-    }
+  if (n <= b->cap)
+    return;
+  if (n > G_MAXUINT32 / 2)
+    g_error ("SimQueue: a bucket of %" G_GSIZE_FORMAT " events is out of memory; simulate fewer "
+             "pending events", n);
+  guint32 cap = b->cap ? b->cap : 64;
+  while (cap < n)
+    cap *= 2;
+  b->cap = cap;
+  b->v = g_renew (SimQueueNode, b->v, cap);
+}
+
+void
+sim_queue_grow (SimQueueBucket *b)
+{
+  reserve (b, (gsize) b->len + 1);
 }
 
 static guint32
@@ -182,19 +185,23 @@ front_append (SimQueueBucket *f, SimQueueNode x)
   f->v[f->len++] = x;
 }
 
-/* Stable sort by time alone: the input is in push order (see the top). */
+/* Stable sort by time alone: the input has equal times in push order (see the top). One
+ * comparison per node already in place. */
 static void
 insertion_sort (SimQueueNode *v, guint32 n)
 {
   for (guint32 i = 1; i < n; i++)
     {
       SimQueueNode x = v[i];
+      if (v[i - 1].time_ns <= x.time_ns)
+        continue;
       guint32 j = i;
-      while (j > 0 && v[j - 1].time_ns > x.time_ns)
+      do
         {
           v[j] = v[j - 1];
           j--;
         }
+      while (j > 0 && v[j - 1].time_ns > x.time_ns);
       v[j] = x;
     }
 }
@@ -289,19 +296,20 @@ pull (SimQueue *q, guint bi)
   q->base = lo;
   if (d <= 1 || b->len <= SMALL)
     {
-      /* One time (level 0), sorted already (level 1, usually) or small: sort if need be and make
-       * it the front. */
-      if (d > 0 && !is_sorted (b))
+      /* One time (level 0), level 1 (sorted already, usually) or small: sort if need be and
+       * make it the front. */
+      if (d == 1 && b->len > SMALL)
         {
-          if (b->len > SMALL)
+          if (!is_sorted (b))
             {
               counting_sort (b, f);
               q->head = 0;
               q->front_limit = lo + width;
               return;
             }
-          insertion_sort (b->v, b->len);
         }
+      else if (d > 0)
+        insertion_sort (b->v, b->len);  /* one comparison per node in place */
       SimQueueBucket tmp = *f;  /* the front is empty: trade arrays, no copy */
       *f = *b;
       *b = tmp;
@@ -316,6 +324,22 @@ pull (SimQueue *q, guint bi)
   /* Redistribute one level down or more, in order; times equal to lo go to the front. */
   q->front_limit = lo + 1;
   const SimQueueNode *in = b->v;
+  if (q->n_stale == 0 && d == 2)
+    {
+      /* The common case, written out: times differ from lo in bytes 0 and 1 alone. */
+      for (guint32 i = 0; i < n; i++)
+        {
+          SimQueueNode x = in[i];
+          guint64 off = x.time_ns - lo;
+          if (G_LIKELY (off >= 256))
+            sim_queue_append (q, 256 + (guint) (off >> 8), x);
+          else if (off != 0)
+            sim_queue_append (q, (guint) off, x);
+          else
+            front_append (f, x);
+        }
+      return;
+    }
   if (q->n_stale == 0)
     {
       for (guint32 i = 0; i < n; i++)
