@@ -47,6 +47,8 @@
  * bucket, whereas a larger one is counting-sorted. */
 #define SMALL 32
 
+G_STATIC_ASSERT (sizeof (SimQueueSlot) == 32);  /* two to a cache line, none straddling one */
+
 static inline gboolean
 is_stale (const SimQueue *q, SimQueueNode n)
 {
@@ -99,8 +101,14 @@ new_slot (SimQueue *q)
   g_return_val_if_fail (q->n_slots < SIM_QUEUE_SLOT_NONE, SIM_QUEUE_SLOT_NONE);
   if (q->n_slots == q->cap_slots)
     {
-      q->cap_slots = q->cap_slots ? 2 * q->cap_slots : 256;
-      q->slots = g_renew (SimQueueSlot, q->slots, q->cap_slots);
+      /* Cache-line aligned, so that no 32-byte slot straddles two lines (malloc aligns to 16). */
+      guint32 cap = q->cap_slots ? (guint32) MIN (2 * (guint64) q->cap_slots, SIM_QUEUE_SLOT_NONE) : 256;
+      SimQueueSlot *slots = g_aligned_alloc (cap, sizeof (SimQueueSlot), 64);
+      if (q->n_slots)
+        memcpy (slots, q->slots, q->n_slots * sizeof (SimQueueSlot));
+      g_aligned_free (q->slots);
+      q->slots = slots;
+      q->cap_slots = cap;
     }
   guint32 s = q->n_slots++;
   q->slots[s].gen = q->first_gen;
@@ -444,7 +452,7 @@ sim_queue_free (SimQueue *queue)
     g_free (queue->bucket[b].v);
   g_free (queue->front.v);
   g_free (queue->scratch.v);
-  g_free (queue->slots);
+  g_aligned_free (queue->slots);
   g_free (queue);
 }
 
