@@ -70,9 +70,10 @@ sim_engine_run (SimEngine *engine, gint64 until_ns)
   g_return_val_if_fail (until_ns < 0 || until_ns >= engine->now_ns, 0);
   guint64 n = 0;
   SimQueue *queue = engine->queue;
+  guint64 limit_ns = until_ns < 0 ? G_MAXUINT64 : (guint64) until_ns;
   SimQueueEvent ev;
   engine->stop = FALSE;
-  while (!engine->stop && sim_queue_pop_until_unchecked (queue, until_ns, &ev))
+  while (!engine->stop && sim_queue_pop_until_unchecked (queue, limit_ns, &ev))
     {
       engine->now_ns = ev.time_ns;
       ((SimEventFn) ev.fn) (engine, ev.data, ev.arg);

@@ -10,6 +10,10 @@
 #define SIM_QUEUE_BUCKETS (SIM_QUEUE_LEVELS * 256)  /* bucket d·256 + v: digit d differs, equals v */
 #define SIM_QUEUE_SLOT_LIVE G_MAXUINT32             /* next-free marker of a slot holding an event */
 #define SIM_QUEUE_SLOT_NONE (G_MAXUINT32 - 1)       /* end of the free list */
+/* Pops prefetch the slot of the event this many places ahead in the front: the slot array is
+ * larger than the caches at 10^5 pending and more. 4 measured best of 0, 2, 4, 8 on bench/engine
+ * (+5% at 10^5, +20% at 10^6 over 0). */
+#define SIM_QUEUE_PREFETCH 4
 
 /* One queued event as the buckets see it: its time and its id (generation << 32 | slot). */
 typedef struct {
@@ -49,9 +53,8 @@ struct SimQueue {
 };
 
 /* Out of line (sim/queue.c): the rare and the amortized paths. */
-guint32 sim_queue_new_slot (SimQueue *q);
 void sim_queue_grow (SimQueueBucket *b);
-void sim_queue_front_insert (SimQueue *q, SimQueueNode node);
+guint64 sim_queue_push_slow (SimQueue *q, gint64 time_ns, SimQueueFn fn, gpointer data, guint64 arg);
 gboolean sim_queue_settle (SimQueue *q);
 void sim_queue_gen_wrap (SimQueue *q, SimQueueSlot *slot);
 
@@ -75,41 +78,44 @@ sim_queue_append (SimQueue *q, guint bi, SimQueueNode node)
 }
 
 /* sim_queue_push without the argument checks: the caller guarantees q != NULL and
- * time_ns >= q->floor (the engine's clock never runs behind it). */
-static inline guint64
+ * time_ns >= q->floor (the engine's clock never runs behind it). The common case, a free slot and
+ * room in the bucket, is inline; anything else is a tail call, so the inline part needs no saved
+ * registers. */
+static inline __attribute__ ((always_inline)) guint64
 sim_queue_push_unchecked (SimQueue *q, gint64 time_ns, SimQueueFn fn, gpointer data, guint64 arg)
 {
+  guint64 t = (guint64) time_ns;
   guint32 s = q->free_slot;
-  if (G_UNLIKELY (s == SIM_QUEUE_SLOT_NONE))
-    {
-      s = sim_queue_new_slot (q);
-      if (s == SIM_QUEUE_SLOT_NONE)
-        return 0;
-    }
+  if (G_UNLIKELY (s == SIM_QUEUE_SLOT_NONE || t < q->front_limit))
+    return sim_queue_push_slow (q, time_ns, fn, data, arg);
+  guint bi = sim_queue_bucket_of (t, q->base);
+  SimQueueBucket *b = &q->bucket[bi];
+  if (G_UNLIKELY (b->len == b->cap))
+    return sim_queue_push_slow (q, time_ns, fn, data, arg);
   SimQueueSlot *slot = &q->slots[s];
   q->free_slot = slot->next;
   slot->fn = fn;
   slot->data = data;
   slot->arg = arg;
   slot->next = SIM_QUEUE_SLOT_LIVE;
-  SimQueueNode node = { (guint64) time_ns, ((guint64) slot->gen << 32) | s };
-  if (G_LIKELY (node.time_ns >= q->front_limit))
-    sim_queue_append (q, sim_queue_bucket_of (node.time_ns, q->base), node);
-  else
-    sim_queue_front_insert (q, node);
+  guint64 id = ((guint64) slot->gen << 32) | s;
+  if (b->len == 0)
+    q->nonempty[bi >> 8][(bi >> 6) & 3] |= G_GUINT64_CONSTANT (1) << (bi & 63);
+  b->v[b->len++] = (SimQueueNode) { t, id };
   q->n_nodes++;
-  return node.id;
+  return id;
 }
 
-/* sim_queue_pop_until without the argument checks (q and out not NULL). */
-static inline gboolean
-sim_queue_pop_until_unchecked (SimQueue *q, gint64 until_ns, SimQueueEvent *out)
+/* sim_queue_pop_until without the argument checks (q and out not NULL), the horizon given as
+ * an unsigned limit (G_MAXUINT64 for none). */
+static inline __attribute__ ((always_inline)) gboolean
+sim_queue_pop_until_unchecked (SimQueue *q, guint64 limit_ns, SimQueueEvent *out)
 {
   /* Fast path: a live head in the front. With cancelled nodes around, settle checks the head. */
   if (G_UNLIKELY (q->n_stale != 0 || q->head == q->front.len) && !sim_queue_settle (q))
     return FALSE;
   SimQueueNode top = q->front.v[q->head];
-  if (until_ns >= 0 && top.time_ns > (guint64) until_ns)
+  if (top.time_ns > limit_ns)
     return FALSE;
   q->head++;
   q->n_nodes--;
@@ -128,8 +134,9 @@ sim_queue_pop_until_unchecked (SimQueue *q, gint64 until_ns, SimQueueEvent *out)
     sim_queue_gen_wrap (q, slot);
   else
     slot->gen++;
-  /* The next pop reads its slot, cold at size: fetch it while the caller runs this event. */
-  if (q->head < q->front.len)
-    __builtin_prefetch (&q->slots[(guint32) q->front.v[q->head].id]);
+  /* A later pop reads its slot, cold at size: fetch it while the caller runs this event and the
+   * next ones. */
+  if (q->head + SIM_QUEUE_PREFETCH < q->front.len)
+    __builtin_prefetch (&q->slots[(guint32) q->front.v[q->head + SIM_QUEUE_PREFETCH].id]);
   return TRUE;
 }

@@ -110,14 +110,22 @@ model_clear (Model *m)
   g_hash_table_destroy (m->by_id);
 }
 
-/* Each case: pending size, spread of push times after now (uniform in [0, spread)), and cancel
- * share. Spreads from 8 ns (ties everywhere, level 0) through 2^40 ns (levels 4-5); with 3000
+/* Each case: pending size, spread of push times after now (uniform in [0, spread)), cancel share
+ * and grid. A grid of 2^24 ns puts many times exactly at the lower bound of a level-3 or higher
+ * bucket, which a redistribution sends straight to the front. Spreads from 8 ns (ties everywhere, level 0) through 2^40 ns (levels 4-5); with 3000
  * pending and a 2000 ns spread, level-1 buckets get ~400 nodes, mostly unsorted pushes. */
 typedef struct {
   guint size;
   gint64 spread_ns;
   int cancel_pct;
+  gint64 grid_ns;  /* > 0: spread-wide times are rounded up to a multiple of it */
 } Case;
+
+static gint64
+on_grid (const Case *c, gint64 t)
+{
+  return c->grid_ns > 0 ? (t + c->grid_ns - 1) / c->grid_ns * c->grid_ns : t;
+}
 
 static void
 run_case (const Case *c, guint32 seed)
@@ -129,7 +137,7 @@ run_case (const Case *c, guint32 seed)
   gint64 now = 0;
   g_autoptr (GArray) issued = g_array_new (FALSE, FALSE, sizeof (guint64));
   for (guint i = 0; i < c->size; i++)
-    model_push (&m, q, now + (gint64) (g_rand_double (rng) * c->spread_ns));
+    model_push (&m, q, on_grid (c, now + (gint64) (g_rand_double (rng) * c->spread_ns)));
   for (guint op = 0; op < 6 * c->size; op++)
     {
       int what = g_rand_int_range (rng, 0, 100);
@@ -142,7 +150,7 @@ run_case (const Case *c, guint32 seed)
         {
           /* Mostly spread-wide, sometimes at now (ties, pushes into the front) or at the peeked
            * minimum minus a little (earlier than the front's head, but not before now). */
-          gint64 t = now + (gint64) (g_rand_double (rng) * c->spread_ns);
+          gint64 t = on_grid (c, now + (gint64) (g_rand_double (rng) * c->spread_ns));
           int how = g_rand_int_range (rng, 0, 10);
           if (how == 0)
             t = now;
@@ -183,6 +191,7 @@ test_spreads (void)
     { 3000, 70000, 0 },     { 3000, 70000, 10 },      { 2000, 1 << 24, 0 },    { 2000, 1 << 24, 30 },
     { 1000, G_GINT64_CONSTANT (1) << 40, 0 },         { 1000, G_GINT64_CONSTANT (1) << 40, 60 },
     { 40, 300, 0 },         { 40, 1 << 20, 50 },
+    { 2000, G_GINT64_CONSTANT (1) << 32, 0, 1 << 24 }, { 2000, G_GINT64_CONSTANT (1) << 32, 20, 1 << 24 },
   };
   for (guint i = 0; i < G_N_ELEMENTS (cases); i++)
     for (guint32 seed = 1; seed <= 3; seed++)
@@ -246,6 +255,21 @@ test_generation_wrap (void)
   g_assert_true (sim_queue_pop (q, &ev));
   g_assert_cmpuint (ev.id, ==, other);
   g_assert_false (sim_queue_pop (q, &ev));
+
+  /* A cancel that wraps the generation: the compaction it causes drops its own node. */
+  g_autoptr (SimQueue) q2 = sim_queue_new ();
+  sim_queue_debug_set_next_seq (q2, G_MAXUINT32);
+  guint64 a = sim_queue_push (q2, 5, dummy, NULL, 1);
+  guint64 b = sim_queue_push (q2, 7, dummy, NULL, 2);
+  guint64 c = sim_queue_push (q2, 1 << 30, dummy, NULL, 3);
+  g_assert_true (sim_queue_cancel (q2, c));
+  g_assert_cmpuint (sim_queue_length (q2), ==, 2);
+  g_assert_true (sim_queue_cancel (q2, a));
+  g_assert_cmpuint (sim_queue_length (q2), ==, 1);
+  g_assert_true (sim_queue_pop (q2, &ev));
+  g_assert_cmpuint (ev.id, ==, b);
+  g_assert_false (sim_queue_pop (q2, &ev));
+  g_assert_cmpuint (sim_queue_length (q2), ==, 0);
 }
 
 int
