@@ -202,8 +202,9 @@ test_cancel_many (void)
   g_assert_cmpuint (n, ==, 300);
 }
 
-/* The 32-bit push sequence wraps every ~4·10^9 pushes; the queue renumbers the pending events so
- * that ties stay FIFO across the wrap. */
+/* Slot generations (the high half of event ids) are 32-bit and wrap after ~4·10^9 reuses of a slot;
+ * starting them just below the wrap, ties must stay FIFO (stable buckets and sorts, no sequence
+ * numbers) and a cancelled event must stay cancelled across it. */
 static void
 test_sequence_wrap (void)
 {
