@@ -77,6 +77,20 @@ sim_queue_append (SimQueue *q, guint bi, SimQueueNode node)
   b->v[b->len++] = node;
 }
 
+/* Takes free slot s for (fn, data, arg): unlinks it from the free list and marks it live. Returns
+ * the event id (generation << 32 | slot). */
+static inline __attribute__ ((always_inline)) guint64
+sim_queue_take_slot (SimQueue *q, guint32 s, SimQueueFn fn, gpointer data, guint64 arg)
+{
+  SimQueueSlot *slot = &q->slots[s];
+  q->free_slot = slot->next;
+  slot->fn = fn;
+  slot->data = data;
+  slot->arg = arg;
+  slot->next = SIM_QUEUE_SLOT_LIVE;
+  return ((guint64) slot->gen << 32) | s;
+}
+
 /* sim_queue_push without the argument checks: the caller guarantees q != NULL and
  * time_ns >= q->floor (the engine's clock never runs behind it). The common case, a free slot and
  * room in the bucket, is inline; anything else is a tail call, so the inline part needs no saved
@@ -92,13 +106,7 @@ sim_queue_push_unchecked (SimQueue *q, gint64 time_ns, SimQueueFn fn, gpointer d
   SimQueueBucket *b = &q->bucket[bi];
   if (G_UNLIKELY (b->len == b->cap))
     return sim_queue_push_slow (q, time_ns, fn, data, arg);
-  SimQueueSlot *slot = &q->slots[s];
-  q->free_slot = slot->next;
-  slot->fn = fn;
-  slot->data = data;
-  slot->arg = arg;
-  slot->next = SIM_QUEUE_SLOT_LIVE;
-  guint64 id = ((guint64) slot->gen << 32) | s;
+  guint64 id = sim_queue_take_slot (q, s, fn, data, arg);
   if (b->len == 0)
     q->nonempty[bi >> 8][(bi >> 6) & 3] |= G_GUINT64_CONSTANT (1) << (bi & 63);
   b->v[b->len++] = (SimQueueNode) { t, id };

@@ -418,13 +418,7 @@ sim_queue_push_slow (SimQueue *q, gint64 time_ns, SimQueueFn fn, gpointer data, 
       if (s == SIM_QUEUE_SLOT_NONE)
         return 0;
     }
-  SimQueueSlot *slot = &q->slots[s];
-  q->free_slot = slot->next;
-  slot->fn = fn;
-  slot->data = data;
-  slot->arg = arg;
-  slot->next = SIM_QUEUE_SLOT_LIVE;
-  SimQueueNode node = { (guint64) time_ns, ((guint64) slot->gen << 32) | s };
+  SimQueueNode node = { (guint64) time_ns, sim_queue_take_slot (q, s, fn, data, arg) };
   if (node.time_ns >= q->front_limit)
     sim_queue_append (q, sim_queue_bucket_of (node.time_ns, q->base), node);
   else
