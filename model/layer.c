@@ -90,8 +90,10 @@
  * Issue order: the backward recipe kernels of a GEMM run before its dgrad and its backward
  * collectives (a transpose of a gathered tensor really runs after the gather); on the one compute
  * stream the sum is the same, and the all-gathers stay next to the GEMMs they overlap with.
- * The recipe's BF16 layers (the paper keeps a few first/last blocks in BF16) are not modelled: every
- * layer runs in matmul_dtype. */
+ * The recipe's BF16 layers (plan bf16_layers_first / bf16_layers_last; Megatron-Core's
+ * first_last_layers_bf16 with num_layers_at_start/end_in_bf16, counted over the global layer index;
+ * NVIDIA's NVFP4 recipes keep the last few blocks in BF16 for stability) run their GEMMs in
+ * param_dtype with no recipe kernels, and their weights are not quantized. */
 #include <math.h>
 #include <string.h>
 #include "model/layer.h"
@@ -133,7 +135,7 @@ ctx_init (Ctx *c, const ModelShape *s, const ModelPlan *p, int layer, GArray *op
   c->T = (gint64) p->micro_batch * s->seq_len / p->cp;
   c->Ts = p->sp ? c->T / p->tp : c->T;
   c->adt = p->param_dtype;
-  c->mdt = p->matmul_dtype;
+  c->mdt = model_layer_matmul_dtype (s, p, layer);
   c->act = model_dtype_bytes (p->param_dtype);
 }
 
@@ -178,6 +180,16 @@ static gboolean
 quantized (ModelDtype d)
 {
   return d == MODEL_DTYPE_FP8 || d == MODEL_DTYPE_FP4;
+}
+
+ModelDtype
+model_layer_matmul_dtype (const ModelShape *shape, const ModelPlan *plan, int layer)
+{
+  g_return_val_if_fail (shape != NULL && plan != NULL, MODEL_DTYPE_BF16);
+  if (layer >= 0 && quantized (plan->matmul_dtype)
+      && (layer < plan->bf16_layers_first || layer >= shape->layers - plan->bf16_layers_last))
+    return plan->param_dtype;
+  return plan->matmul_dtype;
 }
 
 static void
@@ -858,6 +870,8 @@ layer_gemm_weights (const ModelShape *s, const ModelPlan *plan, int pp_rank)
       int n = model_plan_chunk_layers (plan, s, pp_rank, chunk, &first);
       for (int l = first; l < first + n; l++)
         {
+          if (!quantized (model_layer_matmul_dtype (s, plan, l)))
+            continue; /* a BF16 layer of the recipe: nothing to quantize */
           w += (qkv + q) * h / plan->tp;
           if (model_shape_layer_is_moe (s, l))
             {

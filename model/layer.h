@@ -57,6 +57,9 @@ typedef struct {
   gint64 dense;
   gint64 expert;
 } ModelRankParams;
+/* The GEMM dtype of transformer layer `layer` (global index; < 0: embedding/head): matmul_dtype, or
+ * param_dtype for the recipe's BF16 first/last layers (plan bf16_layers_first/last). */
+ModelDtype model_layer_matmul_dtype (const ModelShape *shape, const ModelPlan *plan, int layer);
 void model_layer_rank_params (const ModelShape *shape, const ModelPlan *plan, int pp_rank,
                               ModelRankParams *out);
 

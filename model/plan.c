@@ -495,5 +495,9 @@ model_plan_validate (const ModelPlan *plan, const ModelShape *shape, GError **er
         return invalid (error, "%s matmuls with fp32 parameters are not a mixed-precision recipe "
                         "any framework runs; use param_dtype = bf16", name);
     }
+  if (plan->bf16_layers_first < 0 || plan->bf16_layers_last < 0
+      || plan->bf16_layers_first + plan->bf16_layers_last > shape->layers)
+    return invalid (error, "bf16_layers_first (%d) + bf16_layers_last (%d) must be between 0 and the "
+                    "model's %d layers", plan->bf16_layers_first, plan->bf16_layers_last, shape->layers);
   return TRUE;
 }

@@ -43,6 +43,9 @@ typedef struct {
   gboolean loss_fusion;      /* one fused cross-entropy kernel (Megatron --cross-entropy-loss-fusion);
                               * FALSE: Megatron-Core's unfused fp32 vocab-parallel cross entropy */
   ModelFp8Scaling fp8_scaling; /* with matmul_dtype fp8 (0 = delayed) */
+  int bf16_layers_first;     /* with matmul_dtype fp8/fp4: the first / last transformer layers run their */
+  int bf16_layers_last;      /* GEMMs in param_dtype (Megatron first_last_layers_bf16 with
+                              * num_layers_at_start/end_in_bf16); 0: every layer low-precision */
 } ModelPlan;
 
 /* A valid 1-GPU plan: every degree 1, 1F1B, no recompute, bf16, zero 0, micro/global batch 1,

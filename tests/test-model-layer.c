@@ -718,6 +718,40 @@ test_moe_fp8 (void)
   assert_bytes (sh, "shared_fc1_in_cast", 16777216.0, 8388608.0);
 }
 
+/* The recipe's BF16 layers (bf16_layers_first/last, global layer indices): on the 2-layer fp4 model
+ * of test_fp4_recipe with bf16_layers_last = 1, layer 0 keeps its NVFP4 GEMMs and recipe kernels,
+ * layer 1 runs its GEMMs in bf16 with no recipe kernel, and the once-per-step weight quantization
+ * covers layer 0 only: 24,576 weight elements (half of 49,152), so nvfp4_weight_quant reads
+ * 24,576·2 = 49,152 and writes 2·0.5625·24,576 = 27,648 bytes. Too many BF16 layers is refused. */
+static void
+test_bf16_layers (void)
+{
+  ModelShape s;
+  ModelPlan p;
+  small_tp2 (&s, &p, MODEL_DTYPE_FP4);
+  p.bf16_layers_last = 1;
+  g_assert_true (model_plan_validate (&p, &s, NULL));
+  g_assert_cmpint (model_layer_matmul_dtype (&s, &p, 0), ==, MODEL_DTYPE_FP4);
+  g_assert_cmpint (model_layer_matmul_dtype (&s, &p, 1), ==, MODEL_DTYPE_BF16);
+  g_assert_cmpint (model_layer_matmul_dtype (&s, &p, -1), ==, MODEL_DTYPE_FP4);
+  g_autoptr (GArray) f0 = ops_of (&s, &p, 0, MODEL_PASS_FORWARD);
+  g_autoptr (GArray) f1 = ops_of (&s, &p, 1, MODEL_PASS_FORWARD);
+  g_autoptr (GArray) b1 = ops_of (&s, &p, 1, MODEL_PASS_BACKWARD);
+  g_assert_cmpint (find (f0, "fc1")->dtype, ==, MODEL_DTYPE_FP4);
+  g_assert_cmpint (find (f1, "fc1")->dtype, ==, MODEL_DTYPE_BF16);
+  g_assert_cmpint (find (b1, "fc1_wgrad")->dtype, ==, MODEL_DTYPE_BF16);
+  g_assert_cmpint (count_recipe (f0), >, 0);
+  g_assert_cmpint (count_recipe (f1), ==, 0);
+  g_assert_cmpint (count_recipe (b1), ==, 0);
+  g_autoptr (GArray) o = model_op_array_new ();
+  model_layer_optimizer_ops (&s, &p, 0, o);
+  assert_bytes (o, "nvfp4_weight_quant", 49152, 27648);
+  p.bf16_layers_first = 2;
+  g_autoptr (GError) error = NULL;
+  g_assert_false (model_plan_validate (&p, &s, &error));
+  g_assert_nonnull (strstr (error->message, "bf16_layers_first (2) + bf16_layers_last (1)"));
+}
+
 int
 main (int argc, char **argv)
 {
@@ -739,6 +773,7 @@ main (int argc, char **argv)
   g_test_add_func ("/model/layer/fp8-recipe", test_fp8_recipe);
   g_test_add_func ("/model/layer/fp8-current-scaling", test_fp8_current_scaling);
   g_test_add_func ("/model/layer/fp4-recipe", test_fp4_recipe);
+  g_test_add_func ("/model/layer/bf16-layers", test_bf16_layers);
   g_test_add_func ("/model/layer/moe-fp8", test_moe_fp8);
   return g_test_run ();
 }
