@@ -263,6 +263,35 @@ calib_bench_fill_uniform_f32 (float *dst, size_t n, unsigned seed, float scale, 
   CALIB_CUDA (cudaGetLastError ());
 }
 
+__global__ static void
+f32_to_bf16_kernel (const float *src, __nv_bfloat16 *dst, size_t n)
+{
+  for (size_t i = blockIdx.x * (size_t) blockDim.x + threadIdx.x; i < n; i += (size_t) gridDim.x * blockDim.x)
+    dst[i] = __float2bfloat16 (src[i]);
+}
+
+void
+calib_bench_f32_to_bf16 (const float *src, __nv_bfloat16 *dst, size_t n, int grid, cudaStream_t stream)
+{
+  f32_to_bf16_kernel<<<grid, 256, 0, stream>>> (src, dst, n);
+  CALIB_CUDA (cudaGetLastError ());
+}
+
+FILE *
+calib_bench_open_output (const char *tool, const CalibBenchOpts *opts, int argc, char **argv)
+{
+  calib_bench_require_gpu (tool);
+  FILE *out = stdout;
+  if (opts->out_path && (out = fopen (opts->out_path, "w")) == NULL)
+    {
+      fprintf (stderr, "%s: cannot write %s\n", tool, opts->out_path);
+      return NULL;
+    }
+  CALIB_CUDA (cudaSetDevice (opts->device));
+  calib_bench_provenance (out, tool, opts->device, argc, argv);
+  return out;
+}
+
 int
 calib_bench_plan_next (FILE *f, const char *kind, char *line, size_t line_size, char **fields, int max_fields)
 {

@@ -6,6 +6,7 @@
 #include <stddef.h>
 #include <stdio.h>
 #include <cuda_runtime.h>
+#include <cuda_bf16.h>
 
 /* Exit status automake reads as "skipped". */
 #define CALIB_BENCH_EXIT_SKIP 77
@@ -38,6 +39,10 @@ void calib_bench_require_gpu (const char *prog);
 int calib_bench_parse_common (int *argc, char **argv, CalibBenchOpts *opts);
 void calib_bench_usage_common (FILE *out);
 
+/* The single-GPU benches' output: exits 77 without a GPU, opens -o (stdout without it), selects
+ * opts->device and writes the provenance lines. NULL (after a message) when -o cannot be written. */
+FILE *calib_bench_open_output (const char *tool, const CalibBenchOpts *opts, int argc, char **argv);
+
 /* Writes "# key<TAB>value" provenance lines: tool, GPU, SMs, clocks, memory, L2, driver and
  * runtime versions, date (UTC), command line. Program-specific library versions follow. */
 void calib_bench_provenance (FILE *out, const char *tool, int device, int argc, char **argv);
@@ -57,6 +62,8 @@ void calib_bench_flush_l2 (cudaStream_t stream);
 /* Deterministic pseudo-random fill in [-1, 1) as float, for inputs. */
 void calib_bench_fill_uniform_f32 (float *dst, size_t n, unsigned seed, float scale, cudaStream_t stream);
 float calib_bench_uniform_host (size_t i, unsigned seed);
+/* Converts n floats to bf16 on `stream` (grid blocks of 256 threads, grid-stride). */
+void calib_bench_f32_to_bf16 (const float *src, __nv_bfloat16 *dst, size_t n, int grid, cudaStream_t stream);
 
 /* Reads the next line of a calib-plan file whose first field is `kind` (e.g. "gemm"); fields are
  * tab separated; returns the number of fields (at most max_fields) or -1 at end of file. */

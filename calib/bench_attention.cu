@@ -118,13 +118,6 @@ softmax_bwd_kernel (const bf16 *P, bf16 *dP, int S)
     d[j] = __float2bfloat16 (j <= pos ? __bfloat162float (p[j]) * (__bfloat162float (d[j]) - delta) : 0.f);
 }
 
-__global__ static void
-to_bf16_kernel (const float *src, bf16 *dst, size_t n)
-{
-  for (size_t i = blockIdx.x * (size_t) blockDim.x + threadIdx.x; i < n; i += (size_t) gridDim.x * blockDim.x)
-    dst[i] = __float2bfloat16 (src[i]);
-}
-
 typedef struct {
   cublasHandle_t blas;
   int B, H, Hkv, S, D, G;
@@ -321,7 +314,7 @@ run_shape (FILE *out, const CalibBenchOpts *opts, cublasHandle_t blas, const cha
   for (int i = 0; i < 4; i++)
     {
       calib_bench_fill_uniform_f32 (tmp, n[i], 20u + (unsigned) i, 1.f, 0);
-      to_bf16_kernel<<<1024, 256>>> (tmp, dst[i], n[i]);
+      calib_bench_f32_to_bf16 (tmp, dst[i], n[i], 1024, 0);
     }
   CALIB_CUDA (cudaDeviceSynchronize ());
   CALIB_CUDA (cudaFree (tmp));
@@ -399,15 +392,9 @@ main (int argc, char **argv)
       fprintf (stderr, TOOL ": cannot open shapes file %s\n", opts.shapes_path);
       return 2;
     }
-  calib_bench_require_gpu (TOOL);
-  FILE *out = stdout;
-  if (opts.out_path && (out = fopen (opts.out_path, "w")) == NULL)
-    {
-      fprintf (stderr, TOOL ": cannot write %s\n", opts.out_path);
-      return 2;
-    }
-  CALIB_CUDA (cudaSetDevice (opts.device));
-  calib_bench_provenance (out, TOOL, opts.device, argc0, argv0);
+  FILE *out = calib_bench_open_output (TOOL, &opts, argc0, argv0);
+  if (out == NULL)
+    return 2;
   cublasHandle_t blas;
   BLAS (cublasCreate (&blas));
   int ver = 0;

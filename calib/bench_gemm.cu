@@ -352,15 +352,9 @@ main (int argc, char **argv)
       fprintf (stderr, TOOL ": cannot open shapes file %s\n", opts.shapes_path);
       return 2;
     }
-  calib_bench_require_gpu (TOOL);
-  FILE *out = stdout;
-  if (opts.out_path && (out = fopen (opts.out_path, "w")) == NULL)
-    {
-      fprintf (stderr, TOOL ": cannot write %s\n", opts.out_path);
-      return 2;
-    }
-  CALIB_CUDA (cudaSetDevice (opts.device));
-  calib_bench_provenance (out, TOOL, opts.device, argc0, argv0);
+  FILE *out = calib_bench_open_output (TOOL, &opts, argc0, argv0);
+  if (out == NULL)
+    return 2;
   size_t v = cublasLtGetVersion ();
   fprintf (out, "# cublasLt\t%zu.%zu.%zu\n", v / 10000, (v / 100) % 100, v % 100);
   fprintf (out, "# layout\tTN column-major (A K×M transposed, B K×N), alpha 1 beta 0, workspace 64 MiB, "

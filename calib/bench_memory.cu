@@ -146,13 +146,6 @@ adam_kernel (float *__restrict__ p, const float *__restrict__ g, float *__restri
     }
 }
 
-__global__ static void
-f32_to_bf16 (const float *src, __nv_bfloat16 *dst, size_t n)
-{
-  for (size_t i = blockIdx.x * (size_t) blockDim.x + threadIdx.x; i < n; i += (size_t) gridDim.x * blockDim.x)
-    dst[i] = __float2bfloat16 (src[i]);
-}
-
 typedef struct {
   Op op;
   size_t bytes;   /* per main buffer */
@@ -309,13 +302,13 @@ check_op (Mem *m, cudaStream_t s)
   tmp = (float *) m->d;
   size_t n_in = n_bf;
   calib_bench_fill_uniform_f32 (tmp, n_in / 2, 7u, 2.f, s);
-  f32_to_bf16<<<m->grid, 256, 0, s>>> (tmp, (__nv_bfloat16 *) m->a, n_in / 2);
+  calib_bench_f32_to_bf16 (tmp, (__nv_bfloat16 *) m->a, n_in / 2, m->grid, s);
   calib_bench_fill_uniform_f32 (tmp, n_in / 2, 8u, 2.f, s);
-  f32_to_bf16<<<m->grid, 256, 0, s>>> (tmp, (__nv_bfloat16 *) m->a + n_in / 2, n_in - n_in / 2);
+  calib_bench_f32_to_bf16 (tmp, (__nv_bfloat16 *) m->a + n_in / 2, n_in - n_in / 2, m->grid, s);
   if (m->op == OP_RMSNORM || m->op == OP_LAYERNORM)
     {
       calib_bench_fill_uniform_f32 (tmp, (size_t) m->h, 9u, 1.f, s);
-      f32_to_bf16<<<m->grid, 256, 0, s>>> (tmp, (__nv_bfloat16 *) m->c, (size_t) m->h);
+      calib_bench_f32_to_bf16 (tmp, (__nv_bfloat16 *) m->c, (size_t) m->h, m->grid, s);
     }
   mem_launch (m, s);
   CALIB_CUDA (cudaStreamSynchronize (s));
@@ -427,15 +420,9 @@ main (int argc, char **argv)
   int want[OP_N];
   for (int o = 0; o < OP_N; o++)
     want[o] = ops_s == NULL || strstr (ops_s, op_names[o]) != NULL;
-  calib_bench_require_gpu (TOOL);
-  FILE *out = stdout;
-  if (opts.out_path && (out = fopen (opts.out_path, "w")) == NULL)
-    {
-      fprintf (stderr, TOOL ": cannot write %s\n", opts.out_path);
-      return 2;
-    }
-  CALIB_CUDA (cudaSetDevice (opts.device));
-  calib_bench_provenance (out, TOOL, opts.device, argc0, argv0);
+  FILE *out = calib_bench_open_output (TOOL, &opts, argc0, argv0);
+  if (out == NULL)
+    return 2;
   fprintf (out, "# bytes\tcompulsory traffic per op (see source header); GB = 1e9 B\n");
   fprintf (out, "# shapes\tnorm hidden %d, SwiGLU width %d\n", h, f);
   fprintf (out, "# timing\twarmup %d, %d samples of %d launches, L2 flush %s\n", opts.warmup, opts.reps, opts.batch,

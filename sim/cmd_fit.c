@@ -11,6 +11,7 @@
 #include "calib/profile.h"
 #include "sim/cmd.h"
 #include "sim/fitruns.h"
+#include "sim/plots.h"
 
 /* plots/calib-fit.gp: $TRAINSIM_PLOTS_DIR, else the source tree's plots/. */
 static char *
@@ -23,7 +24,6 @@ plot_script (void)
 static gboolean
 render (GStrv data_paths, GError **error)
 {
-#ifdef GNUPLOT_PATH
   g_autofree char *script = plot_script ();
   if (!g_file_test (script, G_FILE_TEST_EXISTS))
     {
@@ -35,26 +35,11 @@ render (GStrv data_paths, GError **error)
     {
       g_autofree char *stem = g_strndup (data_paths[i], strlen (data_paths[i]) - 4);
       g_autofree char *png = g_strconcat (stem, ".png", NULL);
-      const char *argv[] = { GNUPLOT_PATH, "-c", script, data_paths[i], png, NULL };
-      int status = 0;
-      g_autofree char *err_out = NULL;
-      if (!g_spawn_sync (NULL, (char **) argv, NULL, G_SPAWN_STDOUT_TO_DEV_NULL, NULL, NULL, NULL, &err_out, &status,
-                         error))
+      if (!sim_plots_gnuplot (script, data_paths[i], png, NULL, error))
         return FALSE;
-      if (!g_spawn_check_wait_status (status, NULL))
-        {
-          g_set_error (error, G_SPAWN_ERROR, G_SPAWN_ERROR_FAILED, "gnuplot failed on %s: %s", data_paths[i],
-                       err_out ? err_out : "");
-          return FALSE;
-        }
       printf ("plot: %s\n", png);
     }
   return TRUE;
-#else
-  g_set_error (error, G_SPAWN_ERROR, G_SPAWN_ERROR_NOENT,
-               "plots need gnuplot, which configure did not find; install gnuplot-nox and reconfigure");
-  return FALSE;
-#endif
 }
 
 static void

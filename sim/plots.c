@@ -49,15 +49,34 @@ sim_plots_render (const char *script, const char *in_tsv, const char *dir, const
 }
 
 gboolean
+sim_plots_gnuplot (const char *script_path, const char *in, const char *out, const char *extra, GError **error)
+{
+#ifndef GNUPLOT_PATH
+  (void) script_path, (void) in, (void) out, (void) extra;
+  g_set_error (error, G_FILE_ERROR, G_FILE_ERROR_NOENT,
+               "plots need gnuplot, which configure did not find; install gnuplot-nox and reconfigure");
+  return FALSE;
+#else
+  const char *argv[] = { GNUPLOT_PATH, "-c", script_path, in, out, extra, NULL };
+  g_autofree char *err_text = NULL;
+  int status = 0;
+  if (!g_spawn_sync (NULL, (char **) argv, NULL, G_SPAWN_STDOUT_TO_DEV_NULL, NULL, NULL, NULL, &err_text, &status,
+                     error))
+    return FALSE;
+  if (!g_spawn_check_wait_status (status, NULL))
+    {
+      g_set_error (error, G_SPAWN_ERROR, G_SPAWN_ERROR_FAILED, "gnuplot -c %s %s %s failed: %s", script_path, in, out,
+                   err_text ? err_text : "");
+      return FALSE;
+    }
+  return TRUE;
+#endif
+}
+
+gboolean
 sim_plots_render_with (const char *script, const char *in_tsv, const char *extra, const char *dir, const char *base,
                        GError **error)
 {
-#ifndef GNUPLOT_PATH
-  (void) script, (void) in_tsv, (void) extra, (void) dir, (void) base;
-  g_set_error (error, G_FILE_ERROR, G_FILE_ERROR_NOENT,
-               "--plots: gnuplot was not found when trainsim was configured; install gnuplot-nox and reconfigure");
-  return FALSE;
-#else
   g_autofree char *path = find_script (script);
   if (!path)
     {
@@ -71,21 +90,10 @@ sim_plots_render_with (const char *script, const char *in_tsv, const char *extra
     {
       g_autofree char *file = g_strdup_printf ("%s.%s", base, exts[i]);
       g_autofree char *out = g_build_filename (dir, file, NULL);
-      const char *argv[] = { GNUPLOT_PATH, "-c", path, in_tsv, out, extra, NULL };
-      g_autofree char *err_text = NULL;
-      int status = 0;
-      if (!g_spawn_sync (NULL, (char **) argv, NULL, G_SPAWN_STDOUT_TO_DEV_NULL, NULL, NULL, NULL, &err_text, &status,
-                         error))
+      if (!sim_plots_gnuplot (path, in_tsv, out, extra, error))
         return FALSE;
-      if (!g_spawn_check_wait_status (status, NULL))
-        {
-          g_set_error (error, G_SPAWN_ERROR, G_SPAWN_ERROR_FAILED, "gnuplot -c %s %s %s failed: %s", path, in_tsv, out,
-                       err_text ? err_text : "");
-          return FALSE;
-        }
     }
   return TRUE;
-#endif
 }
 
 #define GIB (1024.0 * 1024.0 * 1024.0)

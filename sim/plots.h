@@ -10,6 +10,10 @@
 
 /* Creates `dir` if needed. */
 gboolean sim_plots_prepare_dir (const char *dir, GError **error);
+/* Runs `gnuplot -c script_path in out [extra]` (extra NULL: none); gnuplot's stderr goes into the
+ * error. Fails with a clear message when configure found no gnuplot. */
+gboolean sim_plots_gnuplot (const char *script_path, const char *in, const char *out, const char *extra,
+                            GError **error);
 /* Renders plots/<script>.gp on `in_tsv` into dir/base.png and dir/base.svg. */
 gboolean sim_plots_render (const char *script, const char *in_tsv, const char *dir, const char *base,
                            GError **error);

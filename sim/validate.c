@@ -12,6 +12,7 @@
 #include <json-glib/json-glib.h>
 #include "sim/validate.h"
 #include "sim/report.h"
+#include "sim/plots.h"
 
 G_DEFINE_QUARK (sim-validate-error-quark, sim_validate_error)
 
@@ -1072,7 +1073,6 @@ gboolean
 sim_validate_plot (const SimValidateDeck *deck, const SimValidateResult *res, const char *script, const char *png,
                    GError **error)
 {
-#ifdef GNUPLOT_PATH
   if (!g_file_test (script, G_FILE_TEST_EXISTS))
     {
       g_set_error (error, G_FILE_ERROR, G_FILE_ERROR_NOENT,
@@ -1098,26 +1098,5 @@ sim_validate_plot (const SimValidateDeck *deck, const SimValidateResult *res, co
     }
   if (!g_file_set_contents (data_path, data->str, -1, error))
     return FALSE;
-  const char *argv[] = { GNUPLOT_PATH, "-c", script, data_path, png, NULL };
-  int status = 0;
-  g_autofree char *err_out = NULL;
-  if (!g_spawn_sync (NULL, (char **) argv, NULL, G_SPAWN_STDOUT_TO_DEV_NULL, NULL, NULL, NULL, &err_out, &status,
-                     error))
-    return FALSE;
-  if (!g_spawn_check_wait_status (status, NULL))
-    {
-      g_set_error (error, G_SPAWN_ERROR, G_SPAWN_ERROR_FAILED, "gnuplot failed on %s: %s", data_path,
-                   err_out ? err_out : "");
-      return FALSE;
-    }
-  return TRUE;
-#else
-  (void) deck;
-  (void) res;
-  (void) script;
-  (void) png;
-  g_set_error (error, G_SPAWN_ERROR, G_SPAWN_ERROR_NOENT,
-               "plots need gnuplot, which configure did not find; install gnuplot-nox and reconfigure");
-  return FALSE;
-#endif
+  return sim_plots_gnuplot (script, data_path, png, NULL, error);
 }

@@ -1,24 +1,14 @@
 /* Corpus loading, byte tokenizer and batch sampling (see data.h). */
 #include "calib/trainer/data.h"
+#include "calib/trainer/shape.h"
 
 #include <dirent.h>
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
-static int
-fail (char *err, size_t err_len, const char *fmt, ...)
-{
-  va_list ap;
-  va_start (ap, fmt);
-  if (err && err_len)
-    vsnprintf (err, err_len, fmt, ap);
-  va_end (ap);
-  return -1;
-}
 
 /* Appends FILE to *buf, dropping fortune's `%` separator lines. */
 static int
@@ -26,7 +16,7 @@ append_file (const char *path, unsigned char **buf, size_t *len, size_t *cap, ch
 {
   FILE *f = fopen (path, "rb");
   if (!f)
-    return fail (err, err_len, "%s: cannot open: %s", path, strerror (errno));
+    return trainer_fail (err, err_len, "%s: cannot open: %s", path, strerror (errno));
   char line[4096];
   while (fgets (line, sizeof line, f))
     {
@@ -42,7 +32,7 @@ append_file (const char *path, unsigned char **buf, size_t *len, size_t *cap, ch
           if (!nb)
             {
               fclose (f);
-              return fail (err, err_len, "%s: out of memory", path);
+              return trainer_fail (err, err_len, "%s: out of memory", path);
             }
           *buf = nb;
           *cap = nc;
@@ -64,7 +54,7 @@ static int
 finish (TrainerData *d, double holdout, char *err, size_t err_len)
 {
   if (!(holdout > 0 && holdout < 1))
-    return fail (err, err_len, "held-out fraction %g must lie in (0, 1)", holdout);
+    return trainer_fail (err, err_len, "held-out fraction %g must lie in (0, 1)", holdout);
   d->train_len = (size_t) ((double) d->len * (1.0 - holdout));
   return 0;
 }
@@ -75,7 +65,7 @@ trainer_data_load (TrainerData *d, const char *path, double holdout, char *err, 
   memset (d, 0, sizeof *d);
   struct stat st;
   if (stat (path, &st) != 0)
-    return fail (err, err_len, "%s: %s (the default corpus comes with the Debian package fortunes: "
+    return trainer_fail (err, err_len, "%s: %s (the default corpus comes with the Debian package fortunes: "
                  "apt-get install fortunes)", path, strerror (errno));
   size_t cap = 0;
   if (!S_ISDIR (st.st_mode))
@@ -88,7 +78,7 @@ trainer_data_load (TrainerData *d, const char *path, double holdout, char *err, 
     {
       DIR *dir = opendir (path);
       if (!dir)
-        return fail (err, err_len, "%s: cannot list: %s", path, strerror (errno));
+        return trainer_fail (err, err_len, "%s: cannot list: %s", path, strerror (errno));
       char **names = NULL;
       size_t n = 0;
       struct dirent *e;
@@ -128,7 +118,7 @@ trainer_data_load (TrainerData *d, const char *path, double holdout, char *err, 
   if (d->len < 1024)
     {
       trainer_data_clear (d);
-      return fail (err, err_len, "%s: corpus has under 1024 bytes: give a larger text", path);
+      return trainer_fail (err, err_len, "%s: corpus has under 1024 bytes: give a larger text", path);
     }
   return finish (d, holdout, err, err_len);
 }

@@ -4,7 +4,6 @@
 #include <cublasLt.h>
 #include <cuda_bf16.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -825,16 +824,6 @@ dalloc (TrainerGpt *g, size_t bytes)
   return p;
 }
 
-static int
-fail (char *err, size_t err_len, const char *fmt, ...)
-{
-  va_list ap;
-  va_start (ap, fmt);
-  if (err && err_len)
-    vsnprintf (err, err_len, fmt, ap);
-  va_end (ap);
-  return -1;
-}
 
 TrainerGpt *
 trainer_gpt_new (const TrainerShape *s, int batch, int recompute, int flash, cudaStream_t stream, char *err,
@@ -851,14 +840,14 @@ trainer_gpt_new (const TrainerShape *s, int batch, int recompute, int flash, cud
   g->stream = stream;
   if (flash && (s->head_dim > 32 * FA_MAXD || flash_smem (s->head_dim) > 227 * 1024))
     {
-      fail (err, err_len, "head_dim = %d is too large for the flash attention kernels (at most %d): use the GEMM "
+      trainer_fail (err, err_len, "head_dim = %d is too large for the flash attention kernels (at most %d): use the GEMM "
             "attention", s->head_dim, 32 * FA_MAXD);
       free (g);
       return NULL;
     }
   if (s->hidden * 2 * (int) sizeof (float) > 200 * 1024)
     {
-      fail (err, err_len, "hidden = %d is too wide for the norm backward kernel's shared memory", s->hidden);
+      trainer_fail (err, err_len, "hidden = %d is too wide for the norm backward kernel's shared memory", s->hidden);
       free (g);
       return NULL;
     }

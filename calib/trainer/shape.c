@@ -10,8 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int
-fail (char *err, size_t err_len, const char *fmt, ...)
+int
+trainer_fail (char *err, size_t err_len, const char *fmt, ...)
 {
   va_list ap;
   va_start (ap, fmt);
@@ -172,7 +172,7 @@ trainer_shape_parse (const char *text, const char *name, int seq_len, TrainerSha
       size_t n = nl ? (size_t) (nl - p) : strlen (p);
       lineno++;
       if (n >= sizeof line)
-        return fail (err, err_len, "%s:%d: line too long", name, lineno);
+        return trainer_fail (err, err_len, "%s:%d: line too long", name, lineno);
       memcpy (line, p, n);
       line[n] = '\0';
       p += n + (nl ? 1 : 0);
@@ -183,18 +183,18 @@ trainer_shape_parse (const char *text, const char *name, int seq_len, TrainerSha
         {
           char *close = strchr (l, ']');
           if (!close || close[1] != '\0')
-            return fail (err, err_len, "%s:%d: malformed group line \"%s\"", name, lineno, l);
+            return trainer_fail (err, err_len, "%s:%d: malformed group line \"%s\"", name, lineno, l);
           *close = '\0';
           in_model = !strcmp (l + 1, "model");
           in_training = !strcmp (l + 1, "training");
           if (in_model && saw_model)
-            return fail (err, err_len, "%s:%d: group [model] appears twice", name, lineno);
+            return trainer_fail (err, err_len, "%s:%d: group [model] appears twice", name, lineno);
           saw_model |= in_model;
           continue;
         }
       char *eq = strchr (l, '=');
       if (!eq)
-        return fail (err, err_len, "%s:%d: expected key = value, got \"%s\"", name, lineno, l);
+        return trainer_fail (err, err_len, "%s:%d: expected key = value, got \"%s\"", name, lineno, l);
       if (!in_model && !in_training)
         continue;
       *eq = '\0';
@@ -203,7 +203,7 @@ trainer_shape_parse (const char *text, const char *name, int seq_len, TrainerSha
         {
           /* only the sequence length is taken from [training]; the rest belongs to the simulator */
           if (!strcmp (key, "seq_len") && parse_int (val, &s->seq_len) != 0)
-            return fail (err, err_len, "%s:%d: [training] seq_len = \"%s\" is not an integer", name, lineno, val);
+            return trainer_fail (err, err_len, "%s:%d: [training] seq_len = \"%s\" is not an integer", name, lineno, val);
           continue;
         }
       size_t i;
@@ -211,24 +211,24 @@ trainer_shape_parse (const char *text, const char *name, int seq_len, TrainerSha
         if (!strcmp (keys[i].key, key))
           break;
       if (i == N_KEYS)
-        return fail (err, err_len, "%s:%d: unknown key [model] %s: remove it or fix its spelling (see scenarios/README.md)",
+        return trainer_fail (err, err_len, "%s:%d: unknown key [model] %s: remove it or fix its spelling (see scenarios/README.md)",
                      name, lineno, key);
       if (seen[i])
-        return fail (err, err_len, "%s:%d: key [model] %s given twice", name, lineno, key);
+        return trainer_fail (err, err_len, "%s:%d: key [model] %s given twice", name, lineno, key);
       seen[i] = 1;
       if (set_key (s, &keys[i], val) != 0)
-        return fail (err, err_len, "%s:%d: [model] %s = \"%s\" is not %s", name, lineno, key, val,
+        return trainer_fail (err, err_len, "%s:%d: [model] %s = \"%s\" is not %s", name, lineno, key, val,
                      expected (keys[i].kind));
     }
   if (!saw_model)
-    return fail (err, err_len, "%s: no [model] group: give a trainsim model file (scenarios/models/NAME.ini)", name);
+    return trainer_fail (err, err_len, "%s: no [model] group: give a trainsim model file (scenarios/models/NAME.ini)", name);
   for (size_t i = 0; i < N_KEYS; i++)
     if (keys[i].required && !seen[i])
-      return fail (err, err_len, "%s: missing required key [model] %s", name, keys[i].key);
+      return trainer_fail (err, err_len, "%s: missing required key [model] %s", name, keys[i].key);
   if (seq_len > 0)
     s->seq_len = seq_len;
   if (s->seq_len < 1)
-    return fail (err, err_len, "%s: no sequence length: the model file has no [training] seq_len, give one", name);
+    return trainer_fail (err, err_len, "%s: no sequence length: the model file has no [training] seq_len, give one", name);
   return trainer_shape_finish (s, err, err_len);
 }
 
@@ -237,7 +237,7 @@ trainer_shape_load (const char *path, int seq_len, TrainerShape *s, char *err, s
 {
   FILE *f = fopen (path, "rb");
   if (!f)
-    return fail (err, err_len, "%s: cannot open: %s", path, strerror (errno));
+    return trainer_fail (err, err_len, "%s: cannot open: %s", path, strerror (errno));
   char *buf = NULL;
   size_t len = 0, cap = 0, got;
   do
@@ -250,7 +250,7 @@ trainer_shape_load (const char *path, int seq_len, TrainerShape *s, char *err, s
             {
               free (buf);
               fclose (f);
-              return fail (err, err_len, "%s: out of memory", path);
+              return trainer_fail (err, err_len, "%s: out of memory", path);
             }
           buf = nb;
         }
@@ -269,27 +269,27 @@ int
 trainer_shape_finish (TrainerShape *s, char *err, size_t err_len)
 {
   if (s->moe_experts > 0)
-    return fail (err, err_len, "[model] moe_experts = %d: the validation trainer builds dense models only; "
+    return trainer_fail (err, err_len, "[model] moe_experts = %d: the validation trainer builds dense models only; "
                  "pick a dense model file", s->moe_experts);
   if (s->layers < 1 || s->hidden < 1 || s->heads < 1 || s->ffn_hidden < 1 || s->vocab < 1 || s->seq_len < 1)
-    return fail (err, err_len, "[model] layers, hidden, heads, ffn_hidden, vocab and seq_len must be positive");
+    return trainer_fail (err, err_len, "[model] layers, hidden, heads, ffn_hidden, vocab and seq_len must be positive");
   if (s->kv_heads < 1 || s->heads % s->kv_heads)
-    return fail (err, err_len, "[model] kv_heads = %d must divide heads = %d", s->kv_heads, s->heads);
+    return trainer_fail (err, err_len, "[model] kv_heads = %d must divide heads = %d", s->kv_heads, s->heads);
   if (s->head_dim == 0)
     {
       if (s->hidden % s->heads)
-        return fail (err, err_len, "[model] hidden = %d is not a multiple of heads = %d: give head_dim",
+        return trainer_fail (err, err_len, "[model] hidden = %d is not a multiple of heads = %d: give head_dim",
                      s->hidden, s->heads);
       s->head_dim = s->hidden / s->heads;
     }
   if (s->head_dim < 2 || s->head_dim % 2)
-    return fail (err, err_len, "[model] head_dim = %d must be even and at least 2", s->head_dim);
+    return trainer_fail (err, err_len, "[model] head_dim = %d must be even and at least 2", s->head_dim);
   if (s->vocab_multiple < 1)
-    return fail (err, err_len, "[model] vocab_multiple = %d must be positive", s->vocab_multiple);
+    return trainer_fail (err, err_len, "[model] vocab_multiple = %d must be positive", s->vocab_multiple);
   if (s->max_positions == 0)
     s->max_positions = s->seq_len;
   if (!s->rope && s->max_positions < s->seq_len)
-    return fail (err, err_len, "[model] max_positions = %d is below seq_len = %d", s->max_positions, s->seq_len);
+    return trainer_fail (err, err_len, "[model] max_positions = %d is below seq_len = %d", s->max_positions, s->seq_len);
   s->vocab_padded = (s->vocab + s->vocab_multiple - 1) / s->vocab_multiple * s->vocab_multiple;
   s->q_dim = s->heads * s->head_dim;
   s->kv_dim = s->kv_heads * s->head_dim;

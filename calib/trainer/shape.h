@@ -13,6 +13,10 @@
 extern "C" {
 #endif
 
+/* Writes the printf-style message into err (err_len bytes, either may be 0) and returns -1: the
+ * error convention of the trainer's plain-C readers. */
+int trainer_fail (char *err, size_t err_len, const char *fmt, ...) __attribute__ ((format (printf, 3, 4)));
+
 typedef struct {
   char name[64];
   int layers;
