@@ -6,6 +6,7 @@
 #include <glib.h>
 #include "model/dtype.h"
 #include "model/shape.h"
+#include "model/tpoverlap.h"
 
 typedef enum { MODEL_SCHED_GPIPE, MODEL_SCHED_1F1B, MODEL_SCHED_INTERLEAVED } ModelSchedule;
 typedef enum { MODEL_RECOMPUTE_NONE, MODEL_RECOMPUTE_SELECTIVE, MODEL_RECOMPUTE_FULL } ModelRecompute;
@@ -46,6 +47,9 @@ typedef struct {
   int bf16_layers_first;     /* with matmul_dtype fp8/fp4: the first / last transformer layers run their */
   int bf16_layers_last;      /* GEMMs in param_dtype (Megatron first_last_layers_bf16 with
                               * num_layers_at_start/end_in_bf16); 0: every layer low-precision */
+  ModelUbConfig ub[MODEL_UB_COUNT]; /* tp_comm_overlap: how each TP-adjacent GEMM is cut and how
+                                     * many SMs it lends (model/tpoverlap.h; 0 = TE's default) */
+  ModelUbDefaults ub_defaults;      /* which TE version's defaults (0 = TE 2.x) */
 } ModelPlan;
 
 /* A valid 1-GPU plan: every degree 1, 1F1B, no recompute, bf16, zero 0, micro/global batch 1,

@@ -11,6 +11,7 @@ scenario_files = \
 	scenarios/fabrics/hdr200-rail-optimized.ini \
 	scenarios/fabrics/gb200-nvl72-eth800.ini \
 	scenarios/models/gpt3-175b.ini \
+	scenarios/tp-overlap/h100-tp4-pp8-mbs1.ini \
 	scenarios/models/llama3.1-8b.ini \
 	scenarios/models/llama3.1-70b.ini \
 	scenarios/models/llama3.1-405b.ini \

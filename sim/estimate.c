@@ -107,21 +107,9 @@ coll_s (double factor, double bytes, double bw, double alpha, double steps)
 }
 
 static double
-kernel_s (const SimEstimateHw *hw, const ModelOp *op)
+kernel_s (const ModelPlan *plan, const SimEstimateHw *hw, const ModelOp *op)
 {
-  SimGpuKernel k = { SIM_KERNEL_MEMORY, op->dtype, op->flops, op->bytes_read + op->bytes_written, 0, 0, 0 };
-  if (op->kind == MODEL_OP_GEMM)
-    {
-      k.kind = SIM_KERNEL_GEMM;
-      k.m = op->m * MAX (op->batch, 1);
-      k.n = op->n;
-      k.k = op->k;
-    }
-  else if (op->kind == MODEL_OP_ATTENTION)
-    k.kind = SIM_KERNEL_ATTENTION;
-  else
-    k.flops = 0;
-  return sim_gpu_kernel_ns (&hw->gpu, &k) * 1e-9;
+  return sim_gpu_op_ns (&hw->gpu, plan, op) * 1e-9;
 }
 
 /* Time of one collective of the op list on its group's link. */
@@ -164,7 +152,7 @@ add_ops (const ModelPlan *plan, const SimEstimateHw *hw, const GArray *ops, doub
     {
       if (o[i].kind != MODEL_OP_COMM)
         {
-          double t = kernel_s (hw, &o[i]);
+          double t = kernel_s (plan, hw, &o[i]);
           *compute += w * t;
           if (o[i].kind == MODEL_OP_ATTENTION)
             acc->layer_attn_s += w * t;
@@ -186,7 +174,7 @@ add_ops (const ModelPlan *plan, const SimEstimateHw *hw, const GArray *ops, doub
       gboolean ovl = o[i].overlap_next || (tpo && plain_tp (&o[i]) && i + 1 < n && o[i + 1].kind == MODEL_OP_GEMM);
       double next = 0.0;
       if (ovl && i + 1 < n && o[i + 1].kind != MODEL_OP_COMM)
-        next = kernel_s (hw, &o[i + 1]);
+        next = kernel_s (plan, hw, &o[i + 1]);
       double exposed = ovl ? MAX (0.0, c - next) : c;
       acc->layer_overlapped_s += c > 0 ? w * next : 0.0;
       if (o[i].dim == MODEL_DIM_TP)

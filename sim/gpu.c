@@ -24,25 +24,38 @@
 #include "sim/gpu.h"
 
 double
-sim_gpu_wave_efficiency (const SimGpuSpec *spec, gint64 m, gint64 n)
+sim_gpu_wave_efficiency_on (const SimGpuSpec *spec, gint64 m, gint64 n, int sms)
 {
   if (spec->sm_count <= 0 || m <= 0 || n <= 0)
     return 1.0;
+  gint64 p = sms > 0 && sms < spec->sm_count ? sms : spec->sm_count;
   const gint64 tile = 128;
   gint64 tiles = ((m + tile - 1) / tile) * ((n + tile - 1) / tile);
-  gint64 waves = (tiles + spec->sm_count - 1) / spec->sm_count;
-  return (double) tiles / ((double) waves * spec->sm_count);
+  gint64 waves = (tiles + p - 1) / p;
+  return (double) tiles / ((double) waves * p);
+}
+
+double
+sim_gpu_wave_efficiency (const SimGpuSpec *spec, gint64 m, gint64 n)
+{
+  return sim_gpu_wave_efficiency_on (spec, m, n, 0);
+}
+
+static double
+gemm_efficiency_on (const SimGpuSpec *spec, ModelDtype dtype, gint64 m, gint64 n, gint64 k, int sms)
+{
+  double g = 2.0 * (double) m * (double) n * (double) k / 1e9;
+  double half = spec->gemm_eff_half_gflop[dtype] > 0 ? spec->gemm_eff_half_gflop[dtype]
+                                                      : spec->gemm_eff_half_gflop_any;
+  double size = half > 0 ? g / (g + half) : 1.0;
+  return spec->gemm_eff_max[dtype] * size * sim_gpu_wave_efficiency_on (spec, m, n, sms);
 }
 
 double
 sim_gpu_gemm_efficiency (const SimGpuSpec *spec, ModelDtype dtype, gint64 m, gint64 n, gint64 k)
 {
   g_return_val_if_fail (spec != NULL && dtype >= 0 && dtype < MODEL_DTYPE_COUNT, 0.0);
-  double g = 2.0 * (double) m * (double) n * (double) k / 1e9;
-  double half = spec->gemm_eff_half_gflop[dtype] > 0 ? spec->gemm_eff_half_gflop[dtype]
-                                                      : spec->gemm_eff_half_gflop_any;
-  double size = half > 0 ? g / (g + half) : 1.0;
-  return spec->gemm_eff_max[dtype] * size * sim_gpu_wave_efficiency (spec, m, n);
+  return gemm_efficiency_on (spec, dtype, m, n, k, 0);
 }
 
 gint64
@@ -56,14 +69,50 @@ sim_gpu_kernel_ns (const SimGpuSpec *spec, const SimGpuKernel *kernel)
       if (spec->peak_flops[d] <= 0)
         d = MODEL_DTYPE_BF16;
       double peak = spec->peak_flops[d];
-      double eff = kernel->kind == SIM_KERNEL_GEMM ? sim_gpu_gemm_efficiency (spec, d, kernel->m, kernel->n, kernel->k)
-                                                   : spec->attn_eff;
+      double eff = spec->attn_eff;
+      if (kernel->kind == SIM_KERNEL_GEMM)
+        {
+          /* Peak scales with the SMs the GEMM is given; waves are counted over them. */
+          if (kernel->sms > 0 && kernel->sms < spec->sm_count)
+            peak *= (double) kernel->sms / spec->sm_count;
+          eff = gemm_efficiency_on (spec, d, kernel->m, kernel->n, kernel->k, kernel->sms);
+        }
       if (peak > 0 && eff > 0)
         t = kernel->flops / (peak * eff);
     }
   if (kernel->bytes > 0 && spec->hbm_bw_bytes_per_s > 0 && spec->mem_eff > 0)
     t = MAX (t, kernel->bytes / (spec->hbm_bw_bytes_per_s * spec->mem_eff));
   return (gint64) ceil (t * 1e9) + spec->launch_ns;
+}
+
+gint64
+sim_gpu_op_ns (const SimGpuSpec *spec, const ModelPlan *plan, const ModelOp *op)
+{
+  g_return_val_if_fail (spec != NULL && plan != NULL && op != NULL, 0);
+  if (op->kind == MODEL_OP_COMM)
+    return 0;
+  SimGpuKernel k = { SIM_KERNEL_MEMORY, op->dtype, op->flops, op->bytes_read + op->bytes_written, 0, 0, 0, 0 };
+  if (op->kind == MODEL_OP_ATTENTION)
+    return k.kind = SIM_KERNEL_ATTENTION, sim_gpu_kernel_ns (spec, &k);
+  if (op->kind != MODEL_OP_GEMM)
+    return k.flops = 0, sim_gpu_kernel_ns (spec, &k);
+  k.kind = SIM_KERNEL_GEMM;
+  k.m = op->m * MAX (op->batch, 1);
+  k.n = op->n;
+  k.k = op->k;
+  int g = plan->tp_comm_overlap && plan->sp && plan->tp > 1 && !op->expert_group ? model_ub_gemm_of_op (op->name) : -1;
+  if (g < 0)
+    return sim_gpu_kernel_ns (spec, &k);
+  int pieces, withheld;
+  model_ub_execution (&plan->ub[g], g, plan->ub_defaults, plan->tp, &pieces, &withheld);
+  pieces = (int) MIN ((gint64) pieces, MAX (k.m, 1));
+  if (withheld > 0 && spec->sm_count > withheld)
+    k.sms = spec->sm_count - withheld;
+  /* TE cuts evenly (the rows are tokens, a multiple of tp): time one piece and multiply. */
+  k.m = (k.m + pieces - 1) / pieces;
+  k.flops /= pieces;
+  k.bytes /= pieces;
+  return pieces * sim_gpu_kernel_ns (spec, &k);
 }
 
 typedef struct {

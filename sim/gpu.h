@@ -5,6 +5,8 @@
 #pragma once
 #include <glib.h>
 #include "model/dtype.h"
+#include "model/op.h"
+#include "model/plan.h"
 #include "sim/engine.h"
 
 typedef struct {
@@ -45,19 +47,28 @@ typedef struct {
   double flops;
   double bytes;         /* HBM traffic */
   gint64 m, n, k;       /* GEMM shape (0 if not a GEMM) */
+  int sms;              /* GEMM: SMs it may use (an SM-count target, as cuBLASLt's); 0: all */
 } SimGpuKernel;
 
 /* Wave quantization: an M×N output tiled 128×128 per SM (the CTA tile of cuBLAS/CUTLASS Hopper
  * GEMMs) runs ceil(tiles / sm_count) waves; efficiency = tiles / (waves · sm_count). 1 if unknown. */
 double sim_gpu_wave_efficiency (const SimGpuSpec *spec, gint64 m, gint64 n);
+/* The same over `sms` SMs (<= 0 or above sm_count: all of them). */
+double sim_gpu_wave_efficiency_on (const SimGpuSpec *spec, gint64 m, gint64 n, int sms);
 /* Fraction of the `dtype` peak a GEMM of that dtype achieves (0 when the profile has no
  * gemm_eff_max for the dtype). */
 double sim_gpu_gemm_efficiency (const SimGpuSpec *spec, ModelDtype dtype, gint64 m, gint64 n, gint64 k);
-/* Kernel duration in ns (>= launch_ns). Unsupported dtype (peak 0): falls back to bf16 (peak and
+/* Kernel duration in ns (>= launch_ns). A GEMM on fewer SMs (kernel->sms) has that share of the
+ * peak and its waves counted over those SMs. Unsupported dtype (peak 0): falls back to bf16 (peak and
  * efficiency), which is what frameworks do for a format the GPU lacks. A GEMM whose dtype has no
  * efficiency is timed by its bytes only: callers check the profile first
  * (sim_scenario_check_compute). */
 gint64 sim_gpu_kernel_ns (const SimGpuSpec *spec, const SimGpuKernel *kernel);
+/* Duration of one layer op (model/op.h) under `plan`: its kernel as above (a grouped GEMM fills the
+ * GPU like its stacked rows; communication ops take 0). Under tp_comm_overlap with sequence
+ * parallelism a TP-adjacent dense GEMM runs as Transformer Engine's userbuffers cut it
+ * (model/tpoverlap.h): equal row pieces back to back, on the SMs its communication leaves it. */
+gint64 sim_gpu_op_ns (const SimGpuSpec *spec, const ModelPlan *plan, const ModelOp *op);
 
 /* ---- Streams (sim/gpu.c) -----------------------------------------------------------------------
  * One GPU's streams, each an ordered list of op ids (owned by the caller, shared between GPUs

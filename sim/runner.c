@@ -235,20 +235,7 @@ typedef struct {
 static gint64
 kernel_ns (const LayerCtx *c, const ModelOp *op)
 {
-  SimGpuKernel k = { SIM_KERNEL_MEMORY, op->dtype, op->flops, op->bytes_read + op->bytes_written,
-                     0, 0, 0 };
-  if (op->kind == MODEL_OP_GEMM)
-    {
-      k.kind = SIM_KERNEL_GEMM;
-      k.m = op->m * MAX (op->batch, 1); /* a grouped GEMM fills the GPU like its stacked rows */
-      k.n = op->n;
-      k.k = op->k;
-    }
-  else if (op->kind == MODEL_OP_ATTENTION)
-    k.kind = SIM_KERNEL_ATTENTION;
-  else
-    k.flops = 0;
-  return sim_gpu_kernel_ns (c->gpu, &k);
+  return sim_gpu_op_ns (c->gpu, c->plan, op);
 }
 
 static gboolean

@@ -160,6 +160,16 @@ static const Key keys[] = {
   { "parallel", "order", T_STRING, "", 1, "tp,cp,ep,dp,pp", 0, 0, NULL, FALSE, S_NONE, PL (order),
     "rank placement, innermost dimension first" },
 
+  /* [tp_overlap]: Transformer Engine userbuffers settings per GEMM (model/tpoverlap.h) */
+#define UB_KEY(g)                                                                                          \
+  { "tp_overlap", g, T_STRING, "", 1, OPT, 0, 0, NULL, FALSE, S_NONE, PL (ub),                           \
+    "with tp_comm_overlap and sp: METHOD [splits=N] [sm=N] [margin] [aggregate] for TE's " g "; absent: TE's default" }
+  { "tp_overlap", "defaults", T_ENUM, "", 1, "te2", 0, 0, "te2, te1", FALSE, S_ENUM, PL (ub_defaults),
+    "defaults of the GEMMs not given: te2 (TE >= 2.0: pipeline and bulk keep num_sm SMs from the GEMM), te1 (no margin)" },
+  UB_KEY ("qkv_fprop"), UB_KEY ("proj_fprop"), UB_KEY ("fc1_fprop"), UB_KEY ("fc2_fprop"), UB_KEY ("qkv_dgrad"),
+  UB_KEY ("qkv_wgrad"), UB_KEY ("proj_dgrad"), UB_KEY ("fc1_dgrad"), UB_KEY ("fc1_wgrad"), UB_KEY ("fc2_dgrad"),
+#undef UB_KEY
+
   /* [hardware]: every figure needs KEY.source */
   { "hardware", "name", T_STRING, "", 1, REQ, 0, 0, NULL, FALSE, S_NAME64, GP (name), "GPU name (at most 63 characters)" },
   { "hardware", "peak_fp32_TFLOPS", T_DOUBLE, "TFLOP/s", 1e12, OPT, 0, 1e6, NULL, TRUE, S_DOUBLE,
@@ -1475,6 +1485,20 @@ sim_scenario_resolve (SimScenario *sc, GError **error)
   GError *model_error = NULL;
   if (!model_plan_parse_order (oe ? oe->value : "tp,cp,ep,dp,pp", plan->order, &model_error))
     return model_fail (sc, model_error, "parallel", error);
+
+  for (int g = 0; g < MODEL_UB_COUNT; g++)
+    {
+      const Entry *ue = get_entry (sc, "tp_overlap", model_ub_gemm_name (g));
+      if (ue == NULL)
+        continue;
+      GError *ub_error = NULL;
+      if (!model_ub_parse (ue->value, &plan->ub[g], &ub_error))
+        {
+          fail_at (sc, error, SIM_SCENARIO_ERROR_INVALID, "tp_overlap", model_ub_gemm_name (g), "%s", ub_error->message);
+          g_error_free (ub_error);
+          return FALSE;
+        }
+    }
 
   /* Training length: steps or tokens. */
   const char *len_key = pick_one_of (sc, "training", "steps", "tokens", error);

@@ -30,7 +30,7 @@ test_gemm (void)
   SimGpuSpec g;
   spec_of (&g);
   SimGpuKernel k = { SIM_KERNEL_GEMM, MODEL_DTYPE_BF16, 2.0 * 8192 * 8192 * 8192, 3.0 * 8192 * 8192 * 2,
-                     8192, 8192, 8192 };
+                     8192, 8192, 8192, 0 };
   g_assert_cmpfloat (fabs (sim_gpu_wave_efficiency (&g, 8192, 8192) - 4096.0 / 4224.0), <, 1e-12);
   g_assert_cmpfloat (fabs (sim_gpu_gemm_efficiency (&g, MODEL_DTYPE_BF16, 8192, 8192, 8192) - 0.6781710857784677), <, 1e-9);
   g_assert_cmpint (sim_gpu_kernel_ns (&g, &k), ==, 1642322);
@@ -59,7 +59,7 @@ test_dtypes (void)
                      <, 1e-9);
   g_assert_cmpfloat (sim_gpu_gemm_efficiency (&g, MODEL_DTYPE_FP16, 8192, 8192, 8192), ==, 0.0);
   SimGpuKernel k = { SIM_KERNEL_GEMM, MODEL_DTYPE_FP8, 2.0 * 8192 * 8192 * 8192, 3.0 * 8192 * 8192,
-                     8192, 8192, 8192 };
+                     8192, 8192, 8192, 0 };
   g_assert_cmpint (sim_gpu_kernel_ns (&g, &k), ==, 965736);
 }
 
@@ -82,10 +82,99 @@ test_memory_attention (void)
 {
   SimGpuSpec g;
   spec_of (&g);
-  SimGpuKernel m = { SIM_KERNEL_MEMORY, MODEL_DTYPE_BF16, 5e9, 1e9, 0, 0, 0 };
+  SimGpuKernel m = { SIM_KERNEL_MEMORY, MODEL_DTYPE_BF16, 5e9, 1e9, 0, 0, 0, 0 };
   g_assert_cmpint (sim_gpu_kernel_ns (&g, &m), ==, 339537);
-  SimGpuKernel a = { SIM_KERNEL_ATTENTION, MODEL_DTYPE_BF16, 1e12, 1e6, 0, 0, 0 };
+  SimGpuKernel a = { SIM_KERNEL_ATTENTION, MODEL_DTYPE_BF16, 1e12, 1e6, 0, 0, 0, 0 };
   g_assert_cmpint (sim_gpu_kernel_ns (&g, &a), ==, 2025245);
+}
+
+/* Userbuffers pieces (model/tpoverlap.h), spec_of's figures, bf16, tp 4 with SP and TP overlap.
+ * proj (M 2048, N 12288, K 3072) as "pipeline splits=4 sm=24 margin": four GEMMs of M 512 on
+ * 108 SMs. Each: G = 38.6547 GFLOP, size 38.6547/39.6547 = 0.974782; 4·96 = 384 tiles over 108
+ * SMs = 4 waves, 384/432 = 0.888889; peak 989e12·108/132 = 809.18e12; t = 38.6547e9 / (809.18e12 ·
+ * 0.7 · 0.974782 · 0.888889) = 78,759.5 ns → 78,760 + 3,000 = 81,760; the whole GEMM 4 × 81,760.
+ * Unsplit (no SP): size 0.993574, 16·96 = 1536 tiles in 12 waves = 0.969697, 231,809.8 ns →
+ * 234,810. qkv (M 2048, N 9216, K 12288) by TE's default ring exchange: 4 GEMMs of M 512 whose
+ * 4·72 = 288 tiles fill 3 waves of 132 (0.727273): 4 × 235,307; with aggregate 2 GEMMs of M 1024
+ * (8·72 = 576 tiles, 5 waves, 0.872727): 2 × 388,523. fc1_wgrad: TE 2 defaults withhold 16 SMs
+ * (bulk), TE 1 defaults none (the plain kernel). */
+static void
+test_userbuffers (void)
+{
+  SimGpuSpec g;
+  spec_of (&g);
+  ModelPlan plan;
+  model_plan_init (&plan);
+  plan.tp = 4;
+  plan.sp = TRUE;
+  plan.tp_comm_overlap = TRUE;
+  GError *error = NULL;
+  g_assert_true (model_ub_parse ("pipeline splits=4 sm=24 margin", &plan.ub[MODEL_UB_PROJ_FPROP], &error));
+  ModelOp proj = model_op_gemm ("proj", MODEL_PHASE_FWD, MODEL_GRAD_NONE, 2048, 12288, 3072, 1, MODEL_DTYPE_BF16,
+                                MODEL_DTYPE_BF16);
+  gint64 t = sim_gpu_op_ns (&g, &plan, &proj);
+  g_assert_cmpint (t, >=, 4 * 81759);
+  g_assert_cmpint (t, <=, 4 * 81761);
+  plan.sp = FALSE;
+  t = sim_gpu_op_ns (&g, &plan, &proj);
+  g_assert_cmpint (t, >=, 234809);
+  g_assert_cmpint (t, <=, 234811);
+  plan.sp = TRUE;
+  ModelOp qkv = model_op_gemm ("qkv", MODEL_PHASE_FWD, MODEL_GRAD_NONE, 2048, 9216, 12288, 1, MODEL_DTYPE_BF16,
+                               MODEL_DTYPE_BF16);
+  t = sim_gpu_op_ns (&g, &plan, &qkv);
+  g_assert_cmpint (t, >=, 4 * 235306);
+  g_assert_cmpint (t, <=, 4 * 235308);
+  g_assert_true (model_ub_parse ("ring_exchange aggregate", &plan.ub[MODEL_UB_QKV_FPROP], &error));
+  t = sim_gpu_op_ns (&g, &plan, &qkv);
+  g_assert_cmpint (t, >=, 2 * 388522);
+  g_assert_cmpint (t, <=, 2 * 388524);
+  /* A GEMM the overlap does not cut times as its kernel. */
+  ModelOp head = model_op_gemm ("lm_head", MODEL_PHASE_FWD, MODEL_GRAD_NONE, 2048, 9216, 12288, 1,
+                                MODEL_DTYPE_BF16, MODEL_DTYPE_BF16);
+  SimGpuKernel k = { SIM_KERNEL_GEMM, MODEL_DTYPE_BF16, head.flops, head.bytes_read + head.bytes_written,
+                     2048, 9216, 12288, 0 };
+  g_assert_cmpint (sim_gpu_op_ns (&g, &plan, &head), ==, sim_gpu_kernel_ns (&g, &k));
+  ModelOp wgrad = model_op_gemm ("fc1_wgrad", MODEL_PHASE_BWD, MODEL_GRAD_WEIGHT, 12288, 2048, 8192, 1,
+                                 MODEL_DTYPE_BF16, MODEL_DTYPE_BF16);
+  SimGpuKernel wk = { SIM_KERNEL_GEMM, MODEL_DTYPE_BF16, wgrad.flops, wgrad.bytes_read + wgrad.bytes_written,
+                      12288, 2048, 8192, 0 };
+  gint64 plain = sim_gpu_kernel_ns (&g, &wk);
+  wk.sms = 116;
+  g_assert_cmpint (sim_gpu_op_ns (&g, &plan, &wgrad), ==, sim_gpu_kernel_ns (&g, &wk));
+  g_assert_cmpint (sim_gpu_kernel_ns (&g, &wk), >, plain);
+  plan.ub_defaults = MODEL_UB_DEFAULTS_TE1;
+  g_assert_cmpint (sim_gpu_op_ns (&g, &plan, &wgrad), ==, plain);
+}
+
+/* The scenario syntax: what parses and what is refused with a reason. */
+static void
+test_userbuffers_parse (void)
+{
+  ModelUbConfig c;
+  GError *error = NULL;
+  g_assert_true (model_ub_parse ("  bulk  sm=8 ", &c, &error));
+  g_assert_cmpint (c.method, ==, MODEL_UB_BULK);
+  g_assert_cmpint (c.num_sm, ==, 8);
+  g_assert_false (c.sm_margin);
+  g_assert_true (model_ub_parse ("pipeline margin", &c, &error));
+  g_assert_cmpint (c.splits, ==, 4);
+  g_assert_cmpint (c.num_sm, ==, 16);
+  const char *bad[] = { "", "ring", "pipeline splits=0", "pipeline splits=x", "bulk aggregate",
+                        "ring_exchange splits=2", "bulk sm=-1", "pipeline sm=4 fast" };
+  for (gsize i = 0; i < G_N_ELEMENTS (bad); i++)
+    {
+      g_assert_false (model_ub_parse (bad[i], &c, &error));
+      g_assert_nonnull (error);
+      g_clear_error (&error);
+    }
+  ModelUbConfig none = { 0 };
+  g_assert_cmpint (model_ub_resolve (none, MODEL_UB_FC2_DGRAD, MODEL_UB_DEFAULTS_TE2).method, ==,
+                   MODEL_UB_RING_EXCHANGE);
+  g_assert_true (model_ub_resolve (none, MODEL_UB_FC2_FPROP, MODEL_UB_DEFAULTS_TE2).sm_margin);
+  g_assert_false (model_ub_resolve (none, MODEL_UB_FC2_FPROP, MODEL_UB_DEFAULTS_TE1).sm_margin);
+  g_assert_cmpint (model_ub_gemm_of_op ("fc2_dgrad"), ==, MODEL_UB_FC2_DGRAD);
+  g_assert_cmpint (model_ub_gemm_of_op ("lm_head"), ==, -1);
 }
 
 /* Streams. Ops: 0 A compute 100 ns; 1 B compute 50 ns, needs C; 2 C asynchronous, finishes 150 ns
@@ -170,6 +259,8 @@ main (int argc, char **argv)
   g_test_add_func ("/sim/gpu/gemm-efficiency-per-dtype", test_dtypes);
   g_test_add_func ("/sim/gpu/waves", test_waves);
   g_test_add_func ("/sim/gpu/memory-attention", test_memory_attention);
+  g_test_add_func ("/sim/gpu/userbuffers", test_userbuffers);
+  g_test_add_func ("/sim/gpu/userbuffers-parse", test_userbuffers_parse);
   g_test_add_func ("/sim/gpu/streams", test_streams);
   return g_test_run ();
 }

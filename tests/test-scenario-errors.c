@@ -168,6 +168,14 @@ test_bad_enum (void)
   expect_error (t, "@:13: [model] activation: 'relu' is not one of: gelu, swiglu", NULL, NULL);
 }
 
+/* A [tp_overlap] value the userbuffers syntax refuses: the reason after the key's place. */
+static void
+test_bad_tp_overlap (void)
+{
+  g_autofree char *t = base_with ("[tp_overlap]\n" "proj_fprop = pipeline splits=0\n");
+  expect_error (t, "@:13: [tp_overlap] proj_fprop: 'splits=0': splits= needs an integer in 1..64", NULL, NULL);
+}
+
 static void
 test_missing_include (void)
 {
@@ -268,6 +276,7 @@ main (int argc, char **argv)
   g_test_add_func ("/scenario/errors/negative", test_negative);
   g_test_add_func ("/scenario/errors/out-of-range", test_out_of_range);
   g_test_add_func ("/scenario/errors/bad-enum", test_bad_enum);
+  g_test_add_func ("/scenario/errors/bad-tp-overlap", test_bad_tp_overlap);
   g_test_add_func ("/scenario/errors/missing-include", test_missing_include);
   g_test_add_func ("/scenario/errors/include-cycle", test_include_cycle);
   g_test_add_func ("/scenario/errors/bad-set", test_bad_set);

@@ -169,8 +169,9 @@ test_embedded_default (void)
   g_autoptr (SimScenario) sc = load_ok (NULL, NULL);
   const char *const *files = sim_scenario_files (sc);
   g_assert_cmpstr (files[0], ==, "embedded:hardware/h100-sxm.ini");
-  g_assert_cmpstr (files[3], ==, "embedded:runs/gpt3-175b-mlperf-v3.1.ini");
-  g_assert_null (files[4]);
+  g_assert_cmpstr (files[3], ==, "embedded:tp-overlap/h100-tp4-pp8-mbs1.ini");
+  g_assert_cmpstr (files[4], ==, "embedded:runs/gpt3-175b-mlperf-v3.1.ini");
+  g_assert_null (files[5]);
   /* 1,344 nodes × 8 H100, TP4 PP8 → DP 10752/32 = 336; GBS 2,688 = 336 × 8 (reference/mlperf.md). */
   const ModelPlan *plan = sim_scenario_plan (sc);
   g_assert_cmpint (plan->gpus, ==, 10752);
@@ -178,6 +179,11 @@ test_embedded_default (void)
   g_assert_cmpint (plan->global_batch, ==, 2688);
   g_assert_cmpint (model_plan_microbatches (plan), ==, 8);
   g_assert_cmpint (plan->schedule, ==, MODEL_SCHED_INTERLEAVED); /* auto with vpp 12 */
+  /* The submission's userbuffers settings (conf/tp_overlap/h100tp4pp8mbs1.yaml). */
+  g_assert_cmpint (plan->ub[MODEL_UB_PROJ_FPROP].method, ==, MODEL_UB_PIPELINE);
+  g_assert_cmpint (plan->ub[MODEL_UB_PROJ_FPROP].num_sm, ==, 24);
+  g_assert_true (plan->ub[MODEL_UB_PROJ_FPROP].sm_margin);
+  g_assert_true (plan->ub[MODEL_UB_FC2_DGRAD].aggregate);
   g_assert_cmpint (plan->matmul_dtype, ==, MODEL_DTYPE_FP8);
   g_assert_true (plan->tp_comm_overlap);
   g_assert_cmpint (plan->zero, ==, 1);
@@ -223,7 +229,7 @@ test_disk_precedence (void)
   const char *files[] = { path, NULL };
   g_autoptr (SimScenario) sc = load_ok (files, NULL);
   const char *const *f = sim_scenario_files (sc);
-  g_assert_cmpstr (f[3], ==, path);
+  g_assert_cmpstr (f[4], ==, path);
   g_assert_false (g_str_has_prefix (f[0], "embedded:"));
   g_assert_cmpint (sim_scenario_plan (sc)->dp, ==, 336);
 }
