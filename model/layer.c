@@ -522,9 +522,18 @@ backward_of (Ctx *c, const ModelOp *fwd, int n)
                 add (c, op);
                 i--;
               }
-            add (c, model_op_attention (suffixed (f->name, "_bwd"), MODEL_PHASE_BWD, f->seqs,
-                                        f->heads, f->kv_heads, f->seq_q, f->seq_kv, f->head_dim,
-                                        f->pairs, f->dtype));
+            op = model_op_attention (suffixed (f->name, "_bwd"), MODEL_PHASE_BWD, f->seqs, f->heads,
+                                     f->kv_heads, f->seq_q, f->seq_kv, f->head_dim, f->pairs, f->dtype);
+            /* A flash kernel keeps no scores: its backward recomputes S = QKᵀ and P before dV, dP,
+             * dQ, dK, five matmuls to the forward's two (FlashAttention's benchmark counts backward
+             * FLOPs as 2.5x forward: benchmarks/benchmark_flash_attention.py). The unfused path
+             * stored P (attn_scores_io) and does the four. */
+            if (!c->p->unfused_attention)
+              {
+                op.flops *= 1.25;
+                op.flags |= MODEL_OP_FLASH_BWD;
+              }
+            add (c, op);
             break;
           }
         case MODEL_OP_MEMBOUND:

@@ -144,7 +144,13 @@ model_op_array_matmul_flops (const GArray *ops, guint phase_mask)
       const ModelOp *op = &g_array_index (ops, ModelOp, i);
       if ((op->kind == MODEL_OP_GEMM || op->kind == MODEL_OP_ATTENTION)
           && (phase_mask & (1u << op->phase)))
-        sum += op->flops;
+        {
+          /* A flash backward's recomputed scores (0.5 of the forward's 2.5) are recompute work. */
+          if ((op->flags & MODEL_OP_FLASH_BWD) && !(phase_mask & (1u << MODEL_PHASE_RECOMPUTE)))
+            sum += op->flops * (2.0 / 2.5);
+          else
+            sum += op->flops;
+        }
     }
   return sum;
 }

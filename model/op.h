@@ -50,6 +50,9 @@ typedef enum {
                                         * (model/layer.c) */
 /* MEMBOUND flags */
 #define MODEL_OP_RECIPE 4u          /* low-precision recipe kernel (quantize, amax, transpose): no backward */
+/* ATTENTION flags */
+#define MODEL_OP_FLASH_BWD 8u       /* fused (flash) backward: recomputes the scores, 2.5x the forward
+                                     * FLOPs, timed at the profile's backward efficiency */
 
 typedef struct {
   ModelOpKind kind;
@@ -101,5 +104,7 @@ GArray *model_op_array_new (void);
  * appearance (what calibration has to measure). */
 void model_op_array_unique_gemms (const GArray *ops, GArray *out);
 /* Sum of flops of the ops in `ops` whose kind is GEMM or ATTENTION and whose phase bit is set in
- * phase_mask (1 << ModelPhase). */
+ * phase_mask (1 << ModelPhase). A flash backward's score recomputation (MODEL_OP_FLASH_BWD: 0.5 of
+ * its 2.5 forward-equivalents) counts only when the mask has MODEL_PHASE_RECOMPUTE (hardware
+ * FLOPs), so model FLOPs keep the 3-pass convention. */
 double model_op_array_matmul_flops (const GArray *ops, guint phase_mask);

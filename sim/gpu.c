@@ -9,7 +9,7 @@
  *              e_max is measured per dtype (FP8 and BF16 GEMMs of the same GPU reach different
  *              fractions of their peaks, e.g. H100 0.71 vs 0.80 in the profiles' sources); G_half is
  *              the dtype's own curve when measured, else the profile's one measured curve;
- *   attention  attn_eff (fused flash attention, fraction of peak);
+ *   attention  attn_eff (fused flash attention, fraction of peak); its backward attn_bwd_eff;
  *   memory     no FLOP term.
  * Every constant (P, W, e_max, G_half, attn_eff, mem_eff, launch_ns, overlap_slowdown) comes from the
  * [hardware] profile, where each carries its source. The 128×128 tile is the common CTA tile of
@@ -69,7 +69,8 @@ sim_gpu_kernel_ns (const SimGpuSpec *spec, const SimGpuKernel *kernel)
       if (spec->peak_flops[d] <= 0)
         d = MODEL_DTYPE_BF16;
       double peak = spec->peak_flops[d];
-      double eff = spec->attn_eff;
+      double eff = kernel->kind == SIM_KERNEL_ATTENTION_BWD && spec->attn_bwd_eff > 0 ? spec->attn_bwd_eff
+                                                                                      : spec->attn_eff;
       if (kernel->kind == SIM_KERNEL_GEMM)
         {
           /* Peak scales with the SMs the GEMM is given; waves are counted over them. */
@@ -93,7 +94,10 @@ sim_gpu_op_ns (const SimGpuSpec *spec, const ModelPlan *plan, const ModelOp *op)
     return 0;
   SimGpuKernel k = { SIM_KERNEL_MEMORY, op->dtype, op->flops, op->bytes_read + op->bytes_written, 0, 0, 0, 0 };
   if (op->kind == MODEL_OP_ATTENTION)
-    return k.kind = SIM_KERNEL_ATTENTION, sim_gpu_kernel_ns (spec, &k);
+    {
+      k.kind = op->flags & MODEL_OP_FLASH_BWD ? SIM_KERNEL_ATTENTION_BWD : SIM_KERNEL_ATTENTION;
+      return sim_gpu_kernel_ns (spec, &k);
+    }
   if (op->kind != MODEL_OP_GEMM)
     return k.flops = 0, sim_gpu_kernel_ns (spec, &k);
   k.kind = SIM_KERNEL_GEMM;

@@ -27,6 +27,7 @@ typedef struct {
   double gemm_eff_half_gflop[MODEL_DTYPE_COUNT];
   double gemm_eff_half_gflop_any;       /* the profile's measured size curve (its source names the dtype) */
   double attn_eff;                      /* fused causal attention, fraction of peak */
+  double attn_bwd_eff;                  /* its flash backward (2.5x the forward FLOPs); 0: attn_eff */
   double mem_eff;                       /* memory-bound kernels, fraction of HBM bandwidth */
   double nvlink_eff;                    /* achieved NVLink bus bandwidth / line rate */
   gint64 launch_ns;                     /* per-kernel launch/tail overhead */
@@ -37,9 +38,10 @@ typedef struct {
  * t = max(FLOPs / (peak[dtype] · eff), bytes / (hbm_bw · mem_eff)) + launch_ns, where eff is
  *   GEMM:      gemm_eff_max[dtype] · G / (G + G_half[dtype]) · wave(M, N)   (G = 2MNK / 1e9),
  *              G_half[dtype] = gemm_eff_half_gflop[dtype], or gemm_eff_half_gflop_any when 0
- *   attention: attn_eff
+ *   attention: attn_eff; a flash backward (SIM_KERNEL_ATTENTION_BWD) attn_bwd_eff when the
+ *              profile gives it
  *   memory:    no FLOP term (bytes only). */
-typedef enum { SIM_KERNEL_GEMM, SIM_KERNEL_ATTENTION, SIM_KERNEL_MEMORY } SimKernelKind;
+typedef enum { SIM_KERNEL_GEMM, SIM_KERNEL_ATTENTION, SIM_KERNEL_MEMORY, SIM_KERNEL_ATTENTION_BWD } SimKernelKind;
 
 typedef struct {
   SimKernelKind kind;

@@ -216,6 +216,8 @@ static const Key keys[] = {
     "GEMM size at half efficiency for dtypes without their own gemm_eff_half_GFLOP_<dtype> (the source names the dtype measured)" },
   { "hardware", "attn_eff", T_DOUBLE, "", 1, OPT, 0, 1, NULL, TRUE, S_DOUBLE, GP (attn_eff),
     "fused causal attention FLOP/s / peak; absent: not known" },
+  { "hardware", "attn_bwd_eff", T_DOUBLE, "", 1, OPT, 0, 1, NULL, TRUE, S_DOUBLE, GP (attn_bwd_eff),
+    "its flash backward, counted as 2.5x the forward FLOPs (benchmark_flash_attention.py); absent: attn_eff" },
   { "hardware", "mem_eff", T_DOUBLE, "", 1, OPT, 0, 1, NULL, TRUE, S_DOUBLE, GP (mem_eff),
     "achieved HBM bandwidth / hbm_TBps (stream-like kernels); absent: not known" },
   { "hardware", "nvlink_eff", T_DOUBLE, "", 1, OPT, 0, 1, NULL, TRUE, S_DOUBLE, GP (nvlink_eff),

@@ -63,8 +63,9 @@ test_gpt3_closed_form (void)
   double tokens = 2688.0 * 2048;
   double want = model_flops_closed_form (&s, 50688, tokens);
   assert_rel (model_flops_model_per_step (&s, &p), want, 1e-12);
-  /* No recompute: hardware == model. */
-  assert_rel (model_flops_hardware_per_step (&s, &p), want, 1e-12);
+  /* No activation recompute: hardware - model = the flash backward's recomputed scores, half a
+   * forward attention: tokens * l * a * d * (s+1) (a third of the 6*l*a*d*(s+1) term, halved). */
+  assert_rel (model_flops_hardware_per_step (&s, &p) - want, tokens * 96 * 96 * 128 * 2049.0, 1e-9);
   /* Sanity of the closed form itself: 6*N*tokens dominates; N = 96*12h^2 + V*h = 174.6e9-ish. */
   double n = 96.0 * 12 * 12288.0 * 12288 + 50688.0 * 12288;
   double attn = 6.0 * 96 * 12288 * 2049;
@@ -84,6 +85,7 @@ test_narayanan_eq3 (void)
   p.dp = 32, p.gpus = 32, p.micro_batch = 16, p.global_batch = 512;
   p.recompute = MODEL_RECOMPUTE_FULL;
   p.param_dtype = p.matmul_dtype = MODEL_DTYPE_FP16;
+  p.unfused_attention = TRUE; /* 2021 Megatron: scores stored, no flash recomputation */
   g_assert_true (model_plan_validate (&p, &s, NULL));
   double B = 512, sl = 2048, l = 24, h = 2304, V = 51200;
   double eq3 = model_flops_narayanan_eq3 (B, sl, l, h, V);
@@ -116,8 +118,9 @@ test_megatron_eq7 (void)
   double eq7 = model_flops_megatron_eq7 (B, sl, l, h, V);
   double ours = model_flops_model_per_step (&s, &p);
   assert_rel (ours - 6 * B * l * sl * (sl + 1) * h + 12 * B * l * sl * sl * h, eq7, 1e-12);
-  /* Selective recompute adds exactly one attention forward: 2*B*l*s*(s+1)*h. */
-  assert_rel (model_flops_hardware_per_step (&s, &p) - ours, 2 * B * l * sl * (sl + 1) * h, 1e-12);
+  /* Selective recompute adds exactly one attention forward: 2*B*l*s*(s+1)*h; the flash backward's
+   * recomputed scores half of one more: B*l*s*(s+1)*h. */
+  assert_rel (model_flops_hardware_per_step (&s, &p) - ours, 3 * B * l * sl * (sl + 1) * h, 1e-9);
 }
 
 /* Llama 3.1 405B, MLPerf v6.0 layout (TP4 PP8 VPP8 CP2 DP128, uneven 126-layer split, vocab
@@ -139,9 +142,11 @@ test_llama_closed_form (void)
   double model = model_flops_closed_form (&s, 32256, tokens); /* 32000 -> 63*512 = 32256 */
   g_assert_cmpint (model_shape_padded_vocab (&s, 4), ==, 32256);
   assert_rel (model_flops_model_per_step (&s, &p), model, 1e-12);
-  /* Full recompute: + one forward of every layer (1/3 of the layer part, head excluded). */
+  /* Full recompute: + one forward of every layer (1/3 of the layer part, head excluded), + the
+   * flash backward's recomputed scores: tokens * l * a * d * (s+1). */
   double head = 6.0 * 32256 * 16384 * tokens;
-  assert_rel (model_flops_hardware_per_step (&s, &p), model + (model - head) / 3, 1e-12);
+  double flash = tokens * 126 * 128 * 128 * 8193.0;
+  assert_rel (model_flops_hardware_per_step (&s, &p), model + (model - head) / 3 + flash, 1e-12);
 }
 
 /* Mixtral 8x7B, TP2 EP8 DP32 with SP: the expert GEMMs of all ranks add up to top-2 of 8 experts
