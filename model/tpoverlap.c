@@ -148,6 +148,13 @@ model_ub_resolve (ModelUbConfig cfg, ModelUbGemm g, ModelUbDefaults defaults)
   return d;
 }
 
+gboolean
+model_ub_shares_sms (const ModelUbConfig *cfg, ModelUbGemm g, ModelUbDefaults defaults)
+{
+  ModelUbConfig c = model_ub_resolve (*cfg, g, defaults);
+  return c.method != MODEL_UB_RING_EXCHANGE && !c.sm_margin;
+}
+
 void
 model_ub_execution (const ModelUbConfig *cfg, ModelUbGemm g, ModelUbDefaults defaults, int tp, int *pieces,
                     int *withheld_sms)

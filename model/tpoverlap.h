@@ -13,7 +13,10 @@
  *   bulk           qkv_dgrad, qkv_wgrad, fc1_dgrad, fc1_wgrad: the whole collective beside the
  *                  whole GEMM, its kernel on num_sm SMs.
  * With set_sm_margin the GEMM is launched on (SMs - num_sm) SMs (cuBLASLt SM count target), so
- * the communication kernel has its SMs to itself.
+ * the communication kernel has its SMs to itself. The profile's overlap_slowdown (compute sharing
+ * SMs with NCCL kernels, Lee et al.) then does not apply to the GEMM for its own collective, nor
+ * for ring exchange, whose copies run on copy engines (TE's use_ce, the default); it still does
+ * for pipeline and bulk kernels without a margin, which take SMs from the running GEMM.
  *
  * Scenario syntax, one key per GEMM in [tp_overlap]:
  *   METHOD [splits=N] [sm=N] [margin] [aggregate]
@@ -61,3 +64,7 @@ ModelUbConfig model_ub_resolve (ModelUbConfig cfg, ModelUbGemm g, ModelUbDefault
  * pieces it is cut into and the SMs withheld from it. */
 void model_ub_execution (const ModelUbConfig *cfg, ModelUbGemm g, ModelUbDefaults defaults, int tp, int *pieces,
                          int *withheld_sms);
+/* Whether the GEMM's communication competes with it for SMs while both run: pipeline and bulk
+ * kernels without a margin do; with a margin they have SMs of their own, and ring exchange moves
+ * data with copy engines (TE's use_ce, on by default), no kernel at all. */
+gboolean model_ub_shares_sms (const ModelUbConfig *cfg, ModelUbGemm g, ModelUbDefaults defaults);

@@ -163,7 +163,7 @@ add_ops (const ModelPlan *plan, const SimEstimateHw *hw, const GArray *ops, doub
               double c = comm_op_s (plan, hw, &o[i + 1]);
               acc->layer_tp_s += w * c;
               acc->layer_tp_exposed_s += w * MAX (0.0, c - t);
-              acc->layer_overlapped_s += c > 0 ? w * t : 0.0;
+              acc->layer_overlapped_s += c > 0 && !sim_gpu_op_ub_own_sms (plan, &o[i]) ? w * t : 0.0;
               i++;
             }
           continue;
@@ -176,7 +176,8 @@ add_ops (const ModelPlan *plan, const SimEstimateHw *hw, const GArray *ops, doub
       if (ovl && i + 1 < n && o[i + 1].kind != MODEL_OP_COMM)
         next = kernel_s (plan, hw, &o[i + 1]);
       double exposed = ovl ? MAX (0.0, c - next) : c;
-      acc->layer_overlapped_s += c > 0 ? w * next : 0.0;
+      gboolean own = ovl && i + 1 < n && sim_gpu_op_ub_own_sms (plan, &o[i + 1]);
+      acc->layer_overlapped_s += c > 0 && !own ? w * next : 0.0;
       if (o[i].dim == MODEL_DIM_TP)
         acc->layer_tp_s += w * c, acc->layer_tp_exposed_s += w * exposed;
       else if (o[i].dim == MODEL_DIM_CP)

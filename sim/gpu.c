@@ -86,6 +86,23 @@ sim_gpu_kernel_ns (const SimGpuSpec *spec, const SimGpuKernel *kernel)
   return (gint64) ceil (t * 1e9) + spec->launch_ns;
 }
 
+/* The userbuffers GEMM `op` is under `plan`, or -1. */
+static int
+ub_gemm (const ModelPlan *plan, const ModelOp *op)
+{
+  if (op->kind != MODEL_OP_GEMM || !plan->tp_comm_overlap || !plan->sp || plan->tp <= 1 || op->expert_group)
+    return -1;
+  return model_ub_gemm_of_op (op->name);
+}
+
+gboolean
+sim_gpu_op_ub_own_sms (const ModelPlan *plan, const ModelOp *op)
+{
+  g_return_val_if_fail (plan != NULL && op != NULL, FALSE);
+  int g = ub_gemm (plan, op);
+  return g >= 0 && !model_ub_shares_sms (&plan->ub[g], g, plan->ub_defaults);
+}
+
 gint64
 sim_gpu_op_ns (const SimGpuSpec *spec, const ModelPlan *plan, const ModelOp *op)
 {
@@ -104,7 +121,7 @@ sim_gpu_op_ns (const SimGpuSpec *spec, const ModelPlan *plan, const ModelOp *op)
   k.m = op->m * MAX (op->batch, 1);
   k.n = op->n;
   k.k = op->k;
-  int g = plan->tp_comm_overlap && plan->sp && plan->tp > 1 && !op->expert_group ? model_ub_gemm_of_op (op->name) : -1;
+  int g = ub_gemm (plan, op);
   if (g < 0)
     return sim_gpu_kernel_ns (spec, &k);
   int pieces, withheld;

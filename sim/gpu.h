@@ -71,6 +71,10 @@ gint64 sim_gpu_kernel_ns (const SimGpuSpec *spec, const SimGpuKernel *kernel);
  * parallelism a TP-adjacent dense GEMM runs as Transformer Engine's userbuffers cut it
  * (model/tpoverlap.h): equal row pieces back to back, on the SMs its communication leaves it. */
 gint64 sim_gpu_op_ns (const SimGpuSpec *spec, const ModelPlan *plan, const ModelOp *op);
+/* Whether `op` is such a userbuffers GEMM whose TP communication takes none of its SMs (a margin,
+ * or copy-engine ring exchange): the SM-sharing overlap_slowdown does not apply to it for that
+ * communication (model_ub_shares_sms). */
+gboolean sim_gpu_op_ub_own_sms (const ModelPlan *plan, const ModelOp *op);
 
 /* ---- Streams (sim/gpu.c) -----------------------------------------------------------------------
  * One GPU's streams, each an ordered list of op ids (owned by the caller, shared between GPUs

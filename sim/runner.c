@@ -65,6 +65,8 @@ static const guint8 group_stream[G_COUNT] = { ST_TP, ST_CP, ST_DP, ST_EP, ST_DP,
 typedef struct {
   guint8 kind, stream, cat, group, coll;
   guint8 fwd;          /* K_SEND: 1 to the next virtual stage, 0 to the previous */
+  guint8 ub_own_sms;   /* K_COMPUTE: a userbuffers GEMM whose TP communication does not share its
+                        * SMs (see emit_ops): only other communication stretches it */
   guint16 n_deps;
   guint32 seq;         /* K_COLL/K_RING: ordinal among this program's ops of the same group */
   guint16 mb;          /* K_SEND: micro-batch and virtual stage of the sending slot */
@@ -342,15 +344,17 @@ emit_ops (Builder *b, const LayerCtx *c, const GArray *ops, double *flops,
         {
           emit_comm (b, &o[i + 1], TRUE);
           gint64 ns = kernel_ns (c, &o[i]);
-          compute (b, o[i].name, ns, o[i].flops, SIM_BD_COMPUTE);
+          int k = compute (b, o[i].name, ns, o[i].flops, SIM_BD_COMPUTE);
+          g_array_index (b->ops, TOp, k).ub_own_sms = sim_gpu_op_ub_own_sms (c->plan, &o[i]);
           *flops += o[i].flops;
           total += ns;
           i++;
           continue;
         }
       gint64 ns = kernel_ns (c, &o[i]);
-      compute (b, o[i].name, ns, o[i].kind == MODEL_OP_MEMBOUND ? 0 : o[i].flops,
-               o[i].phase == MODEL_PHASE_OPTIMIZER ? SIM_BD_OPTIMIZER : SIM_BD_COMPUTE);
+      int k = compute (b, o[i].name, ns, o[i].kind == MODEL_OP_MEMBOUND ? 0 : o[i].flops,
+                       o[i].phase == MODEL_PHASE_OPTIMIZER ? SIM_BD_OPTIMIZER : SIM_BD_COMPUTE);
+      g_array_index (b->ops, TOp, k).ub_own_sms = sim_gpu_op_ub_own_sms (c->plan, &o[i]);
       if (o[i].kind != MODEL_OP_MEMBOUND)
         *flops += o[i].flops;
       total += ns;
@@ -1066,6 +1070,12 @@ hook_start (gpointer user, int gpu, guint32 op_index, gboolean overlapped)
         gint64 dur = op->dur_ns;
         if (r->compute_scale && dur > 0)
           dur = (gint64) llround (dur * r->compute_scale (r->compute_scale_user, gpu));
+        if (overlapped && op->ub_own_sms)
+          {
+            overlapped = FALSE;
+            for (int k = ST_COMPUTE + 1; k < N_STREAMS && !overlapped; k++)
+              overlapped = k != ST_TP && sim_gpu_stream_busy (st->gpu, k);
+          }
         gint64 extra = overlapped && dur > 0 ? (gint64) llround (dur * r->slowdown) : 0;
         st->bd[op->cat] += dur;
         st->bd[SIM_BD_SLOWDOWN] += extra;

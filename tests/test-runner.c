@@ -264,6 +264,51 @@ test_tp (void)
   g_assert_cmpfloat (plain.breakdown_s[SIM_BD_COMPUTE], <, plain.step_ns / 1e9);
 }
 
+/* Userbuffers and the overlap slowdown, TP8 alone (no other communication): GEMMs whose TP
+ * collective shares their SMs (bulk and pipeline without margin: "bulk sm=16") are stretched by
+ * overlap_slowdown while it runs; with a margin they run on 116 of 132 SMs instead and are not
+ * stretched, nor is ring exchange (copy engines). What slowdown is left is the same in both: the
+ * LM head, not a userbuffers GEMM, beside the final all-gather (norms and activations wait for the
+ * collectives). The small GEMMs here have fewer 128×128 tiles than SMs, so the margin costs them
+ * nothing and compute is equal. */
+static void
+test_tp_userbuffers (void)
+{
+  SimGpuSpec g;
+  SimClusterSpec c;
+  SimFabricSpec f;
+  SimCollectiveProfile cp;
+  ModelShape s;
+  ModelPlan p;
+  ideal_gpu (&g);
+  g.peak_flops[MODEL_DTYPE_BF16] = 1e14;
+  g.sm_count = 132;
+  g.overlap_slowdown = 0.5;
+  small_gpt (&s, 4, 32000);
+  plan_of (&p, 8, 1, 1, 1, 1, 2);
+  p.tp_comm_overlap = TRUE;
+  cluster_of (&c, &f, &cp, 8, 8, 450e9, TRUE);
+  GError *error = NULL;
+  for (int u = 0; u < MODEL_UB_COUNT; u++)
+    g_assert_true (model_ub_parse ("bulk sm=16", &p.ub[u], &error));
+  SimRunnerResult shared = run (&s, &p, &g, &c, &f, &cp, FALSE);
+  for (int u = 0; u < MODEL_UB_COUNT; u++)
+    g_assert_true (model_ub_parse ("bulk sm=16 margin", &p.ub[u], &error));
+  SimRunnerResult margin = run (&s, &p, &g, &c, &f, &cp, FALSE);
+  for (int u = 0; u < MODEL_UB_COUNT; u++)
+    g_assert_true (model_ub_parse ("ring_exchange", &p.ub[u], &error));
+  SimRunnerResult ring = run (&s, &p, &g, &c, &f, &cp, FALSE);
+  g_test_message ("slowdown: shared %.6f s, margin %.6f s, ring %.6f s; compute %.6f / %.6f / %.6f s",
+                  shared.breakdown_s[SIM_BD_SLOWDOWN], margin.breakdown_s[SIM_BD_SLOWDOWN],
+                  ring.breakdown_s[SIM_BD_SLOWDOWN], shared.breakdown_s[SIM_BD_COMPUTE],
+                  margin.breakdown_s[SIM_BD_COMPUTE], ring.breakdown_s[SIM_BD_COMPUTE]);
+  g_assert_cmpfloat (margin.breakdown_s[SIM_BD_SLOWDOWN], <, 0.5 * shared.breakdown_s[SIM_BD_SLOWDOWN]);
+  g_assert_cmpfloat (fabs (ring.breakdown_s[SIM_BD_SLOWDOWN] - margin.breakdown_s[SIM_BD_SLOWDOWN]), <, 1e-9);
+  g_assert_cmpfloat (fabs (margin.breakdown_s[SIM_BD_COMPUTE] - shared.breakdown_s[SIM_BD_COMPUTE]), <, 1e-9);
+  /* Ring exchange cuts each GEMM in 8 pieces of 128 rows: a few tiles each on 132 SMs. */
+  g_assert_cmpfloat (ring.breakdown_s[SIM_BD_COMPUTE], >, margin.breakdown_s[SIM_BD_COMPUTE]);
+}
+
 /* DP only, 16 GPUs on two nodes: the distributed optimizer's reduce-scatter + all-gather, overlapped
  * with backward/forward, exposes less DP time than the blocking variant, and the blocking step is
  * compute + exposed DP (no bubble without a pipeline). */
@@ -517,6 +562,7 @@ main (int argc, char **argv)
   g_test_add_func ("/sim/runner/symmetry", test_symmetry);
   g_test_add_func ("/sim/runner/bubble", test_bubble);
   g_test_add_func ("/sim/runner/tp", test_tp);
+  g_test_add_func ("/sim/runner/tp-userbuffers", test_tp_userbuffers);
   g_test_add_func ("/sim/runner/dp", test_dp);
   g_test_add_func ("/sim/runner/zero3", test_zero3);
   g_test_add_func ("/sim/runner/overlap-param-gather", test_overlap_param_gather);
