@@ -134,7 +134,7 @@ sim_cmd_fit (int argc, char **argv)
     { "runs", 0, 0, G_OPTION_ARG_FILENAME, &runs,
       "fit profile constants to measured step times (deck format, see trainsim validate)", "RUNS.csv" },
     { "param", 'p', 0, G_OPTION_ARG_STRING_ARRAY, &params,
-      "with --runs: constant to fit (gemm_eff_max_bf16|fp16|fp8|fp4, attn_eff, mem_eff, nvlink_eff, nic_eff, overlap_slowdown; "
+      "with --runs: constant to fit (gemm_eff_max_bf16|fp16|fp8|fp4, attn_eff, attn_bwd_eff, mem_eff, nvlink_eff, nic_eff, overlap_slowdown; "
       "default gemm_eff_max_bf16,nic_eff,overlap_slowdown)", "NAME[,NAME…]" },
     { "cross-validate", 0, 0, G_OPTION_ARG_NONE, &cross_validate,
       "with --runs: also the leave-one-out error of every run", NULL },

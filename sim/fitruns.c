@@ -22,6 +22,7 @@ static const Known known[] = {
   { "gemm_eff_max_fp8", "hardware", "gemm_eff_max_fp8", 0.02, 1.0, FALSE },
   { "gemm_eff_max_fp4", "hardware", "gemm_eff_max_fp4", 0.02, 1.0, FALSE },
   { "attn_eff", "hardware", "attn_eff", 0.02, 1.0, FALSE },
+  { "attn_bwd_eff", "hardware", "attn_bwd_eff", 0.02, 1.0, FALSE },
   { "mem_eff", "hardware", "mem_eff", 0.02, 1.0, FALSE },
   { "nvlink_eff", "hardware", "nvlink_eff", 0.02, 1.0, FALSE },
   { "nic_eff", "fabric", "nic_eff", 0.02, 1.0, FALSE },

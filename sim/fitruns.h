@@ -16,8 +16,8 @@
 
 #define SIM_FITRUNS_MAX_PARAMS 6
 
-/* The parameters trainsim can fit, by name: gemm_eff_max_<bf16|fp16|fp8|fp4>, attn_eff, mem_eff, nvlink_eff
- * ([hardware]), nic_eff ([fabric]), overlap_slowdown ([hardware]). */
+/* The parameters trainsim can fit, by name: gemm_eff_max_<bf16|fp16|fp8|fp4>, attn_eff,
+ * attn_bwd_eff, mem_eff, nvlink_eff ([hardware]), nic_eff ([fabric]), overlap_slowdown ([hardware]). */
 guint sim_fitruns_n_known (void);
 const char *sim_fitruns_known (guint i);
 /* The defaults: gemm_eff_max_bf16, nic_eff, overlap_slowdown. */
