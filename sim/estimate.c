@@ -192,28 +192,26 @@ sim_estimate_layer (const ModelShape *shape, const ModelPlan *plan, const SimEst
 {
   memset (out, 0, sizeof *out);
   g_autoptr (GArray) ops = model_op_array_new ();
-  /* An average layer: the dense and the MoE layer weighted by how many of each there are. */
-  int moe = model_shape_moe_layers (shape);
-  int dense = shape->layers - moe;
-  int first_moe = -1, first_dense = -1;
-  for (int l = 0; l < shape->layers && (first_moe < 0 || first_dense < 0); l++)
+  /* An average layer: one representative of each kind (dense or MoE, GEMMs in matmul_dtype or kept
+   * in param_dtype by bf16_layers_first/last) weighted by how many layers of that kind there are. */
+  int rep[4] = { -1, -1, -1, -1 }, count[4] = { 0 };
+  for (int l = 0; l < shape->layers; l++)
     {
-      if (model_shape_layer_is_moe (shape, l))
-        first_moe = first_moe < 0 ? l : first_moe;
-      else
-        first_dense = first_dense < 0 ? l : first_dense;
+      int k = (model_shape_layer_is_moe (shape, l) ? 2 : 0)
+              + (model_layer_matmul_dtype (shape, plan, l) != plan->matmul_dtype ? 1 : 0);
+      if (rep[k] < 0)
+        rep[k] = l;
+      count[k]++;
     }
-  const int kinds[2] = { first_dense, first_moe };
-  const double weights[2] = { (double) dense / shape->layers, (double) moe / shape->layers };
-  for (int k = 0; k < 2; k++)
+  for (int k = 0; k < 4; k++)
     {
-      if (kinds[k] < 0 || weights[k] <= 0)
+      if (count[k] == 0)
         continue;
       for (int pass = 0; pass < 2; pass++)
         {
           g_array_set_size (ops, 0);
-          model_layer_ops (shape, plan, kinds[k], (ModelPass) pass, ops);
-          add_ops (plan, hw, ops, weights[k], out, &out->layer_compute_s);
+          model_layer_ops (shape, plan, rep[k], (ModelPass) pass, ops);
+          add_ops (plan, hw, ops, (double) count[k] / shape->layers, out, &out->layer_compute_s);
         }
     }
   for (int pass = 0; pass < 2; pass++)

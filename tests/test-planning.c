@@ -67,6 +67,33 @@ test_one_gpu (void)
   g_assert_cmpfloat (e.mfu, >, 0.3);
 }
 
+/* An FP8 plan whose first half of the layers keeps its GEMMs in BF16 (bf16_layers_first = 12 of 24):
+ * the average layer is half the all-FP8 layer and half the all-BF16 layer. */
+static void
+test_bf16_layers (void)
+{
+  const char *fp8[] = { "cluster.gpus=1", "cluster.gpus_per_node=1", "cluster.nvlink_domain=1",
+                        "parallel.global_batch=8", "parallel.matmul_dtype=fp8", NULL };
+  const char *half[] = { "cluster.gpus=1", "cluster.gpus_per_node=1", "cluster.nvlink_domain=1",
+                         "parallel.global_batch=8", "parallel.matmul_dtype=fp8", "parallel.bf16_layers_first=12",
+                         NULL };
+  const char *bf16[] = { "cluster.gpus=1", "cluster.gpus_per_node=1", "cluster.nvlink_domain=1",
+                         "parallel.global_batch=8", "parallel.matmul_dtype=bf16", NULL };
+  const char *const *sets[3] = { fp8, half, bf16 };
+  double layer_s[3];
+  for (int i = 0; i < 3; i++)
+    {
+      g_autoptr (SimScenario) sc = load_small (sets[i]);
+      SimEstimateHw hw;
+      sim_estimate_hw_from_scenario (sc, &hw);
+      SimEstimateLayer ly;
+      sim_estimate_layer (sim_scenario_shape (sc), sim_scenario_plan (sc), &hw, &ly);
+      layer_s[i] = ly.layer_compute_s;
+    }
+  g_assert_cmpfloat (layer_s[0], <, layer_s[2]);
+  g_assert_cmpfloat (fabs (layer_s[1] - 0.5 * (layer_s[0] + layer_s[2])), <, 1e-12 * layer_s[2]);
+}
+
 /* Pipeline bubble (Narayanan et al. SC21): (pp − 1)/(vpp · m) of the compute. pp 4, m = 64/(8·1) = 8:
  * 3/8; with vpp 2: 3/16. */
 static void
@@ -319,6 +346,7 @@ main (int argc, char **argv)
   g_test_init (&argc, &argv, NULL);
   g_test_add_func ("/planning/estimate/one-gpu", test_one_gpu);
   g_test_add_func ("/planning/estimate/bubble", test_bubble);
+  g_test_add_func ("/planning/estimate/bf16-layers", test_bf16_layers);
   g_test_add_func ("/planning/estimate/placement", test_placement);
   g_test_add_func ("/planning/estimate/no-fit", test_no_fit);
   g_test_add_func ("/planning/sweep/grid", test_sweep_grid);
