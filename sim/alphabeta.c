@@ -168,17 +168,15 @@ tree_time_s (const SimCollectiveShape *s, const SimCollectiveProfile *p, double 
   return t;
 }
 
-gint64
-sim_alphabeta_latency_ns (SimCollectiveOp op, SimCollectiveAlgo algo, const SimCollectiveShape *s,
-                          const SimCollectiveProfile *p)
+/* The latency term for base (per call) and step latencies: the algorithm's steps over NVLink and
+ * across the network. */
+static gint64
+steps_latency (SimCollectiveOp op, SimCollectiveAlgo algo, const SimCollectiveShape *s, gint64 base, gint64 nv_step,
+               gint64 net_step)
 {
-  if (!sim_alphabeta_applicable (op, algo, s))
-    return -1;
-  if (s->ranks <= 1)
-    return 0;
-  gint64 nv = p->nvlink_step_latency_ns + s->nvlink_latency_ns;
-  gint64 net = p->net_step_latency_ns + s->net_latency_ns;
-  gint64 lat = p->base_latency_ns[algo];
+  gint64 nv = nv_step + s->nvlink_latency_ns;
+  gint64 net = net_step + s->net_latency_ns;
+  gint64 lat = base;
   int intra = 0, inter = 0;
   switch (algo)
     {
@@ -201,7 +199,7 @@ sim_alphabeta_latency_ns (SimCollectiveOp op, SimCollectiveAlgo algo, const SimC
         intra = passes_intra * (l - 1);
         inter = (op == SIM_COLLECTIVE_ALLREDUCE ? 2 : 1) * (d - 1);
         /* Each phase starts after the previous one: one base latency per extra phase. */
-        lat += (op == SIM_COLLECTIVE_ALLREDUCE ? 2 : 1) * p->base_latency_ns[algo];
+        lat += (op == SIM_COLLECTIVE_ALLREDUCE ? 2 : 1) * base;
       }
       break;
     case SIM_COLLECTIVE_ALGO_DIRECT:
@@ -216,8 +214,31 @@ sim_alphabeta_latency_ns (SimCollectiveOp op, SimCollectiveAlgo algo, const SimC
     default:
       return -1;
     }
-  lat += intra * nv + inter * net;
-  return lat;
+  return lat + intra * nv + inter * net;
+}
+
+gint64
+sim_alphabeta_latency_ns (SimCollectiveOp op, SimCollectiveAlgo algo, const SimCollectiveShape *s,
+                          const SimCollectiveProfile *p)
+{
+  if (!sim_alphabeta_applicable (op, algo, s))
+    return -1;
+  if (s->ranks <= 1)
+    return 0;
+  return steps_latency (op, algo, s, p->base_latency_ns[algo], p->nvlink_step_latency_ns, p->net_step_latency_ns);
+}
+
+gint64
+sim_alphabeta_ll_latency_ns (SimCollectiveOp op, SimCollectiveAlgo algo, const SimCollectiveShape *s,
+                             const SimCollectiveProfile *p)
+{
+  if (!(p->ll_bw_fraction > 0) || (algo != SIM_COLLECTIVE_ALGO_RING && algo != SIM_COLLECTIVE_ALGO_TREE)
+      || !sim_alphabeta_applicable (op, algo, s))
+    return -1;
+  if (s->ranks <= 1)
+    return 0;
+  return steps_latency (op, algo, s, p->ll_base_latency_ns, p->ll_nvlink_step_latency_ns,
+                        algo == SIM_COLLECTIVE_ALGO_TREE ? p->ll_tree_net_step_latency_ns : p->ll_net_step_latency_ns);
 }
 
 gint64
@@ -254,22 +275,18 @@ sim_alphabeta_fill_ns (SimCollectiveOp op, SimCollectiveAlgo algo, const SimColl
   return (gint64) llround (path * (hops - 1) / hops * 1e9);
 }
 
-gint64
-sim_alphabeta_time_ns (SimCollectiveOp op, SimCollectiveAlgo algo, const SimCollectiveShape *s,
-                       const SimCollectiveProfile *p, double bytes)
+/* Transfer seconds at the Simple protocol's rates; -1 if a rate the group needs is unknown. */
+static double
+transfer_s (SimCollectiveOp op, SimCollectiveAlgo algo, const SimCollectiveShape *s, const SimCollectiveProfile *p,
+            double bytes)
 {
-  g_return_val_if_fail (s != NULL && p != NULL, -1);
-  if (!sim_alphabeta_applicable (op, algo, s))
-    return -1;
-  if (s->ranks <= 1 || bytes <= 0)
-    return 0;
   double n = s->ranks, l = s->ranks_per_domain, d = s->domains;
   double bn = s->nvlink_bw_bytes_per_s * p->nvlink_eff;
   double bi = s->nic_bw_bytes_per_s * p->nic_eff;
   /* Rates the group needs must be known: no time from a missing figure. */
   if ((s->ranks_per_domain > 1 && !(bn > 0)) || (s->domains > 1 && !(bi > 0))
       || (algo == SIM_COLLECTIVE_ALGO_NVLS && !(p->nvls_eff > 0)))
-    return -1;
+    return -1.0;
   double t = 0;                               /* seconds of transfer */
   switch (algo)
     {
@@ -301,10 +318,51 @@ sim_alphabeta_time_ns (SimCollectiveOp op, SimCollectiveAlgo algo, const SimColl
     case SIM_COLLECTIVE_ALGO_AUTO:
     case SIM_COLLECTIVE_ALGO_COUNT:
     default:
-      return -1;
+      return -1.0;
     }
-  return sim_alphabeta_latency_ns (op, algo, s, p) + sim_alphabeta_fill_ns (op, algo, s, p, bytes)
-         + (gint64) llround (t * 1e9);
+  return t;
+}
+
+/* Times of both protocols (-1: not applicable); the caller checked applicability and size. */
+static void
+proto_times (SimCollectiveOp op, SimCollectiveAlgo algo, const SimCollectiveShape *s, const SimCollectiveProfile *p,
+             double bytes, gint64 *simple, gint64 *ll)
+{
+  *simple = *ll = -1;
+  double t = transfer_s (op, algo, s, p, bytes);
+  if (t < 0)
+    return;
+  *simple = sim_alphabeta_latency_ns (op, algo, s, p) + sim_alphabeta_fill_ns (op, algo, s, p, bytes)
+            + (gint64) llround (t * 1e9);
+  gint64 ll_lat = sim_alphabeta_ll_latency_ns (op, algo, s, p);
+  if (ll_lat >= 0)
+    *ll = ll_lat + (gint64) llround (t / p->ll_bw_fraction * 1e9);
+}
+
+SimCollectiveProto
+sim_alphabeta_protocol (SimCollectiveOp op, SimCollectiveAlgo algo, const SimCollectiveShape *s,
+                        const SimCollectiveProfile *p, double bytes)
+{
+  g_return_val_if_fail (s != NULL && p != NULL, SIM_COLLECTIVE_PROTO_SIMPLE);
+  if (!sim_alphabeta_applicable (op, algo, s) || s->ranks <= 1 || bytes <= 0)
+    return SIM_COLLECTIVE_PROTO_SIMPLE;
+  gint64 simple, ll;
+  proto_times (op, algo, s, p, bytes, &simple, &ll);
+  return ll >= 0 && ll < simple ? SIM_COLLECTIVE_PROTO_LL : SIM_COLLECTIVE_PROTO_SIMPLE;
+}
+
+gint64
+sim_alphabeta_time_ns (SimCollectiveOp op, SimCollectiveAlgo algo, const SimCollectiveShape *s,
+                       const SimCollectiveProfile *p, double bytes)
+{
+  g_return_val_if_fail (s != NULL && p != NULL, -1);
+  if (!sim_alphabeta_applicable (op, algo, s))
+    return -1;
+  if (s->ranks <= 1 || bytes <= 0)
+    return 0;
+  gint64 simple, ll;
+  proto_times (op, algo, s, p, bytes, &simple, &ll);
+  return ll >= 0 && ll < simple ? ll : simple;
 }
 
 SimCollectiveAlgo

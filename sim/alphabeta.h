@@ -24,7 +24,12 @@
  *   hier RS / AG         (L-1)/L S/Bn + (D-1)/D (S/L)/Bi
  *   direct all-to-all    max((L-1)/n S/Bn, (n-L)/n S/Bi)
  *   send/recv            S / (Bn or Bi)
- * Constants come from SimCollectiveProfile (sourced in scenarios/hardware/ files). */
+ * Constants come from SimCollectiveProfile (sourced in scenarios/hardware/ files).
+ *
+ * Protocols: the above is NCCL's Simple protocol. Ring and tree also run LL (when the profile gives
+ * ll_bw_fraction): the same steps at LL's base and step latencies, no pipeline fill, the transfer at
+ * ll_bw_fraction of the rate. As NCCL's tuner, the time of an algorithm is that of its faster
+ * protocol (sim_alphabeta_protocol), so tiny collectives pay microseconds, not Simple's latency. */
 #pragma once
 #include <glib.h>
 #include "sim/collective.h"
@@ -32,14 +37,23 @@
 /* nccl-tests bus-bandwidth factor: busbw = algbw * factor. */
 double sim_alphabeta_busbw_factor (SimCollectiveOp op, int n);
 gboolean sim_alphabeta_applicable (SimCollectiveOp op, SimCollectiveAlgo algo, const SimCollectiveShape *shape);
-/* The latency term alone, without the fill (also used by the flow model, so both share it exactly);
- * -1 if not applicable. */
+typedef enum { SIM_COLLECTIVE_PROTO_SIMPLE, SIM_COLLECTIVE_PROTO_LL } SimCollectiveProto;
+
+/* The faster protocol of algo for this size (Simple where LL does not apply). */
+SimCollectiveProto sim_alphabeta_protocol (SimCollectiveOp op, SimCollectiveAlgo algo, const SimCollectiveShape *shape,
+                                           const SimCollectiveProfile *profile, double bytes);
+/* LL's latency term (ring and tree with ll_bw_fraction > 0; else -1). */
+gint64 sim_alphabeta_ll_latency_ns (SimCollectiveOp op, SimCollectiveAlgo algo, const SimCollectiveShape *shape,
+                                    const SimCollectiveProfile *profile);
+/* The Simple protocol's latency term alone, without the fill (also used by the flow model, so both
+ * share it exactly); -1 if not applicable. */
 gint64 sim_alphabeta_latency_ns (SimCollectiveOp op, SimCollectiveAlgo algo, const SimCollectiveShape *shape,
                                  const SimCollectiveProfile *profile);
 /* The pipeline fill of chains (broadcast) and trees for a size (see above); 0 for other algorithms. */
 gint64 sim_alphabeta_fill_ns (SimCollectiveOp op, SimCollectiveAlgo algo, const SimCollectiveShape *shape,
                               const SimCollectiveProfile *profile, double bytes);
-/* Whole time in ns (latency + fill + transfer); -1 if the algorithm does not apply. One rank or zero bytes take 0 ns. */
+/* Whole time in ns (latency + fill + transfer) with the faster protocol; -1 if the algorithm does not
+ * apply. One rank or zero bytes take 0 ns. */
 gint64 sim_alphabeta_time_ns (SimCollectiveOp op, SimCollectiveAlgo algo, const SimCollectiveShape *shape,
                               const SimCollectiveProfile *profile, double bytes);
 /* The fastest applicable algorithm (ties: the lower enum value); its time in *time_ns (may be NULL).

@@ -260,8 +260,11 @@ sim_cmd_collective (int argc, char **argv)
       double t_s = d.last_ns * 1e-9;
       double algbw = t_s > 0 ? size / t_s / 1e9 : 0;
       gint64 closed = sim_alphabeta_time_ns (op, used, &shape, &prof, size);
-      printf ("  %10.0f %12.0f %8s %7s %12.2f %9.2f %9.2f %12.2f\n", size, size / per_elem, "float",
-              sim_collective_algo_name (used), t_s * 1e6, algbw, algbw * factor, closed * 1e-3);
+      g_autofree char *algo_proto = g_strdup_printf (
+        "%s%s", sim_collective_algo_name (used),
+        sim_alphabeta_protocol (op, used, &shape, &prof, size) == SIM_COLLECTIVE_PROTO_LL ? "/LL" : "");
+      printf ("  %10.0f %12.0f %8s %7s %12.2f %9.2f %9.2f %12.2f\n", size, size / per_elem, "float", algo_proto,
+              t_s * 1e6, algbw, algbw * factor, closed * 1e-3);
     }
   return 0;
 }

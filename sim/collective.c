@@ -13,7 +13,8 @@
  *           (all-reduce of S/L); phase 3: a ring per domain (all-gather)
  *   direct  one flow per ordered pair, S/n (all-to-all); one flow (send/recv)
  * Latencies are those of sim_alphabeta_latency_ns, so the flow model and the closed form differ only
- * where links are shared. */
+ * where links are shared; a ring or tree the closed form runs on NCCL's LL protocol (small sizes)
+ * takes LL's latency and moves 1/ll_bw_fraction of the bytes over the same flows. */
 #include "config.h"
 #include <stdlib.h>
 #include <string.h>
@@ -224,7 +225,8 @@ struct Run {
   SimCollective *owner;
   const Plan *plan;
   double bytes;
-  gint64 fill_ns;              /* pipeline fill for this size, added to the first phase's latency */
+  gint64 fill_ns;              /* added to the first phase's latency: the pipeline fill for this size
+                                * (Simple), or LL's latency less Simple's */
   int phase;
   int pending;
   SimFlowDoneFn done;
@@ -812,6 +814,15 @@ sim_collective_start (SimCollective *c, SimCollectiveOp op, SimCollectiveAlgo al
     }
   Run *r = c->free_runs->len ? g_ptr_array_steal_index_fast (c->free_runs, c->free_runs->len - 1) : g_new (Run, 1);
   *r = (Run) { c, p, bytes, sim_alphabeta_fill_ns (op, algo, &g->shape, &c->profile, bytes), 0, 0, done, user, arg };
+  /* LL (ring and tree: one phase): LL's latency in place of Simple's and the fill, every flow's bytes
+   * at LL's share of the rate (as the closed form: the same links, 1/ll_bw_fraction the bytes). */
+  if (sim_alphabeta_protocol (op, algo, &g->shape, &c->profile, bytes) == SIM_COLLECTIVE_PROTO_LL
+      && p->phases->len == 1)
+    {
+      r->fill_ns = sim_alphabeta_ll_latency_ns (op, algo, &g->shape, &c->profile)
+                   - g_array_index (p->phases, PlanPhase, 0).latency_ns;
+      r->bytes = bytes / c->profile.ll_bw_fraction;
+    }
   c->active++;
   if (bytes <= 0)
     r->phase = (int) p->phases->len; /* nothing to move: done now */

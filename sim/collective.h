@@ -65,6 +65,13 @@ typedef struct {
   gint64 base_latency_ns[SIM_COLLECTIVE_ALGO_COUNT]; /* per call */
   gint64 nvlink_step_latency_ns; /* per algorithm step whose slowest hop is NVLink */
   gint64 net_step_latency_ns;    /* per algorithm step crossing the network */
+  /* NCCL's LL protocol (8-byte lines with an inline flag, no chunk pipeline): far lower latency,
+   * a fraction of the bandwidth; NCCL's tuner picks it for small messages. Ring and tree only. */
+  gint64 ll_base_latency_ns;      /* per call */
+  gint64 ll_nvlink_step_latency_ns;
+  gint64 ll_net_step_latency_ns;  /* ring step across the network */
+  gint64 ll_tree_net_step_latency_ns; /* tree step across the network */
+  double ll_bw_fraction;      /* LL bus bandwidth / Simple's; 0: no LL (Simple only) */
   int channels;               /* rings in parallel; 0 = one per rail (group members per domain) */
   double chunk_bytes;         /* pipelining unit of chains and trees: the last chunk trails the first
                                * by (hops - 1) chunk times (NCCL Simple: NCCL_BUFFSIZE 4 MiB / 8 steps) */

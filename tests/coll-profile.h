@@ -49,6 +49,11 @@ coll_profile_load (const char *hardware, const char *fabric, SimCollectiveProfil
   p->base_latency_ns[SIM_COLLECTIVE_ALGO_NVLS] = (gint64) (coll_ini_double (h, "hardware", "nvls_latency_us", 25) * 1e3 + 0.5);
   p->nvlink_step_latency_ns = (gint64) (coll_ini_double (h, "hardware", "nvlink_step_latency_us", 3.4) * 1e3 + 0.5);
   p->chunk_bytes = coll_ini_double (h, "hardware", "coll_chunk_KiB", 512) * 1024;
+  p->ll_base_latency_ns = (gint64) (coll_ini_double (h, "hardware", "ll_base_latency_us", 6.6) * 1e3 + 0.5);
+  p->ll_nvlink_step_latency_ns = (gint64) (coll_ini_double (h, "hardware", "ll_nvlink_step_latency_us", 0.6) * 1e3 + 0.5);
+  p->ll_bw_fraction = coll_ini_double (h, "hardware", "ll_bw_fraction", 0.25);
+  p->ll_net_step_latency_ns = (gint64) (coll_ini_double (f, "fabric", "ll_net_step_latency_us", 2.7) * 1e3 + 0.5);
+  p->ll_tree_net_step_latency_ns = (gint64) (coll_ini_double (f, "fabric", "ll_tree_net_step_latency_us", 5.0) * 1e3 + 0.5);
   p->nic_eff = coll_ini_double (f, "fabric", "nic_eff", 0);
   p->net_step_latency_ns = (gint64) (coll_ini_double (f, "fabric", "net_step_latency_us", 14) * 1e3 + 0.5);
   p->channels = (int) coll_ini_double (f, "fabric", "coll_channels", 0);
@@ -70,6 +75,19 @@ coll_profile_load (const char *hardware, const char *fabric, SimCollectiveProfil
  * nvls_eff 0.85 (Hopper), 0.74 (Blackwell): NCCL src/graph/tuning.cc nvlsEfficiency;
  * latencies: NCCL Simple protocol tuning (baseLat 8.4 us, NVLink ring step 3.4 us, net step 14 us,
  * NVLS 25 us). */
+/* NCCL's LL protocol figures (src/graph/tuning.cc: baseLat Ring LL 6.6 us, hwLat NVLink LL 0.6 us,
+ * NET ring LL 2.7 us, tree LL 5.0 us; LL at a quarter of Simple's bus bandwidth), as the key table's
+ * defaults. */
+G_GNUC_UNUSED static void
+coll_profile_ll_nccl (SimCollectiveProfile *p)
+{
+  p->ll_base_latency_ns = 6600;
+  p->ll_nvlink_step_latency_ns = 600;
+  p->ll_net_step_latency_ns = 2700;
+  p->ll_tree_net_step_latency_ns = 5000;
+  p->ll_bw_fraction = 0.25;
+}
+
 G_GNUC_UNUSED static void
 coll_profile_reference (SimCollectiveProfile *p, gboolean blackwell)
 {

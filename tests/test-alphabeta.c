@@ -124,6 +124,37 @@ test_hier_equation (void)
   g_assert_cmpfloat (fabs ((t - lat) * 1e-9 - expect), <, 2e-9);
 }
 
+/* NCCL's LL protocol: 8 H100 in one domain (NVLink hop 1 us in the shape), ring all-reduce, 14 steps.
+ * Simple: 8.4 + 14 (3.4 + 1.0) = 70 us of latency; LL: 6.6 + 14 (0.6 + 1.0) = 29 us, at a quarter of
+ * the 360 GB/s. 1 KiB moves 1.75 KiB: 4.98 ns at Simple's rate, 19.9 ns at LL's, so LL takes
+ * 29,000 + 20 ns. They cross where 70 + t = 29 + 4 t: t = 13.67 us, 2.81 MB; 1 GB is Simple. Without
+ * ll_bw_fraction there is no LL. */
+static void
+test_ll_protocol (void)
+{
+  SimCollectiveProfile p;
+  SimCollectiveShape s;
+  coll_profile_reference (&p, FALSE);
+  shape_for (&s, hw_lookup ("H100-SXM"), 8, 8);
+  const SimCollectiveOp ar = SIM_COLLECTIVE_ALLREDUCE;
+  const SimCollectiveAlgo ring = SIM_COLLECTIVE_ALGO_RING;
+  g_assert_cmpint (sim_alphabeta_ll_latency_ns (ar, ring, &s, &p), ==, -1);
+  g_assert_cmpint (sim_alphabeta_time_ns (ar, ring, &s, &p, 1024), ==, 70000 + 5);
+  coll_profile_ll_nccl (&p);
+  g_assert_cmpint (sim_alphabeta_ll_latency_ns (ar, ring, &s, &p), ==, 6600 + 14 * 1600);
+  g_assert_cmpint (sim_alphabeta_protocol (ar, ring, &s, &p, 1024), ==, SIM_COLLECTIVE_PROTO_LL);
+  g_assert_cmpint (sim_alphabeta_time_ns (ar, ring, &s, &p, 1024), ==, 29000 + 20);
+  g_assert_cmpint (sim_alphabeta_protocol (ar, ring, &s, &p, 2.5e6), ==, SIM_COLLECTIVE_PROTO_LL);
+  g_assert_cmpint (sim_alphabeta_protocol (ar, ring, &s, &p, 3.2e6), ==, SIM_COLLECTIVE_PROTO_SIMPLE);
+  g_assert_cmpint (sim_alphabeta_protocol (ar, ring, &s, &p, 1e9), ==, SIM_COLLECTIVE_PROTO_SIMPLE);
+  /* Not for NVLS, hier or direct. */
+  g_assert_cmpint (sim_alphabeta_ll_latency_ns (ar, SIM_COLLECTIVE_ALGO_NVLS, &s, &p), ==, -1);
+  /* Across 256 single-GPU domains the tree's LL net steps (5.0 + 3.0 us, 16 of them) apply. */
+  SimCollectiveShape wide;
+  shape_for (&wide, hw_lookup ("H100-SXM"), 256, 1);
+  g_assert_cmpint (sim_alphabeta_ll_latency_ns (ar, SIM_COLLECTIVE_ALGO_TREE, &wide, &p), ==, 6600 + 16 * 8000);
+}
+
 static void
 test_applicability_and_choice (void)
 {
@@ -246,6 +277,7 @@ main (int argc, char **argv)
   g_test_add_func ("/sim/alphabeta/busbw-factors", test_busbw_factors);
   g_test_add_func ("/sim/alphabeta/ring-busbw-is-link-rate", test_ring_busbw_is_link_rate);
   g_test_add_func ("/sim/alphabeta/hier-equation", test_hier_equation);
+  g_test_add_func ("/sim/alphabeta/ll-protocol", test_ll_protocol);
   g_test_add_func ("/sim/alphabeta/applicability-and-choice", test_applicability_and_choice);
   g_test_add_func ("/sim/alphabeta/published-busbw", test_published_busbw);
   g_test_add_func ("/sim/alphabeta/profiles-complete", test_profiles_complete);

@@ -147,6 +147,30 @@ test_one_domain_agrees (void)
   assert_agree (t, &p, SIM_COLLECTIVE_SENDRECV, SIM_COLLECTIVE_ALGO_DIRECT, pair, 2, S);
 }
 
+/* The flow model runs the LL protocol where the closed form picks it: small ring and tree all-reduces
+ * inside a DGX H100 and across 4 of them take LL's latency and a quarter of the rate. */
+static void
+test_ll_agrees (void)
+{
+  SimCollectiveProfile p;
+  coll_profile_reference (&p, FALSE);
+  coll_profile_ll_nccl (&p);
+  g_autoptr (SimTopology) t = cluster (4, 8, 450, 50, TRUE, SIM_FABRIC_RAIL_OPTIMIZED, 64, 1);
+  int g[32];
+  iota (g, 32, 0, 1);
+  double S = 64.0 * 1024;
+  SimCollectiveShape sh;
+  g_assert_true (sim_collective_shape (t, g, 8, &sh, NULL));
+  g_assert_cmpint (sim_alphabeta_protocol (SIM_COLLECTIVE_ALLREDUCE, SIM_COLLECTIVE_ALGO_RING, &sh, &p, S), ==,
+                   SIM_COLLECTIVE_PROTO_LL);
+  assert_agree (t, &p, SIM_COLLECTIVE_ALLREDUCE, SIM_COLLECTIVE_ALGO_RING, g, 8, S);
+  assert_agree (t, &p, SIM_COLLECTIVE_ALLGATHER, SIM_COLLECTIVE_ALGO_RING, g, 8, S);
+  assert_agree (t, &p, SIM_COLLECTIVE_ALLREDUCE, SIM_COLLECTIVE_ALGO_TREE, g, 32, S);
+  g_assert_true (sim_collective_shape (t, g, 32, &sh, NULL));
+  g_assert_cmpint (sim_alphabeta_protocol (SIM_COLLECTIVE_ALLREDUCE, SIM_COLLECTIVE_ALGO_TREE, &sh, &p, S), ==,
+                   SIM_COLLECTIVE_PROTO_LL);
+}
+
 static void
 test_across_domains_agrees (void)
 {
@@ -388,6 +412,7 @@ main (int argc, char **argv)
   g_test_init (&argc, &argv, NULL);
   g_test_add_func ("/sim/collective/one-domain-agrees", test_one_domain_agrees);
   g_test_add_func ("/sim/collective/across-domains-agrees", test_across_domains_agrees);
+  g_test_add_func ("/sim/collective/ll-agrees", test_ll_agrees);
   g_test_add_func ("/sim/collective/contention-differs", test_contention_differs);
   g_test_add_func ("/sim/collective/concurrent-groups-balanced", test_concurrent_groups_balanced);
   g_test_add_func ("/sim/collective/overlap-and-callbacks", test_overlap_and_callbacks);
