@@ -41,6 +41,7 @@ model_plan_init (ModelPlan *plan)
   plan->param_dtype = MODEL_DTYPE_BF16;
   plan->grad_dtype = MODEL_DTYPE_FP32;
   plan->dp_bucket_mb = 40; /* Megatron DDP default bucket size */
+  plan->fp8_reduce_amax = TRUE; /* TE DelayedScaling's reduce_amax default */
   memcpy (plan->order, default_order, sizeof default_order);
 }
 

@@ -47,6 +47,9 @@ typedef struct {
   int bf16_layers_first;     /* with matmul_dtype fp8/fp4: the first / last transformer layers run their */
   int bf16_layers_last;      /* GEMMs in param_dtype (Megatron first_last_layers_bf16 with
                               * num_layers_at_start/end_in_bf16); 0: every layer low-precision */
+  gboolean fp8_reduce_amax;  /* fp8 with delayed scaling: amaxes all-reduced over the TP x CP x DP ranks of
+                              * the stage at every fp8_autocast exit (TE DelayedScaling reduce_amax;
+                              * Megatron-Core's amax reduction group) */
   ModelUbConfig ub[MODEL_UB_COUNT]; /* tp_comm_overlap: how each TP-adjacent GEMM is cut and how
                                      * many SMs it lends (model/tpoverlap.h; 0 = TE's default) */
   ModelUbDefaults ub_defaults;      /* which TE version's defaults (0 = TE 2.x) */

@@ -826,6 +826,21 @@ sim_collective_start (SimCollective *c, SimCollectiveOp op, SimCollectiveAlgo al
   c->active++;
   if (bytes <= 0)
     r->phase = (int) p->phases->len; /* nothing to move: done now */
+  else
+    {
+      /* Latency-bound (the transfer under 1% of the latency, e.g. an FP8 amax reduction of a few
+       * hundred bytes): its bytes load no link measurably, so it takes its closed-form time without
+       * flows, which would cost a max-min re-solve over every link of a large group for nothing. */
+      gint64 total = sim_alphabeta_time_ns (op, algo, &g->shape, &c->profile, bytes);
+      gint64 lat = sim_alphabeta_protocol (op, algo, &g->shape, &c->profile, bytes) == SIM_COLLECTIVE_PROTO_LL
+                     ? sim_alphabeta_ll_latency_ns (op, algo, &g->shape, &c->profile)
+                     : sim_alphabeta_latency_ns (op, algo, &g->shape, &c->profile) + r->fill_ns;
+      if (total >= 0 && lat > 0 && (total - lat) * 100 < lat)
+        {
+          sim_engine_after (c->engine, total, run_finish, r, 0);
+          return TRUE;
+        }
+    }
   run_advance (r);
   return TRUE;
 }

@@ -57,10 +57,13 @@ enum { ST_COMPUTE, ST_TP, ST_CP, ST_SEND_F, ST_SEND_B, ST_DP, ST_EP, ST_DPAG, N_
 typedef enum { K_COMPUTE, K_COLL, K_RING, K_SEND } OpKind;
 /* Communication groups. DPCP: dense gradients (Megatron's data-parallel group with CP); EDP:
  * expert gradients; EMB: first and last pipeline stage (tied word embeddings). */
-typedef enum { G_TP, G_CP, G_DPCP, G_EP, G_EDP, G_EMB, G_ETP, G_COUNT } GroupKind;
+typedef enum { G_TP, G_CP, G_DPCP, G_EP, G_EDP, G_EMB, G_ETP, G_AMAX, G_COUNT } GroupKind;
 
-static const guint8 group_cat[G_COUNT] = { SIM_BD_TP, SIM_BD_CP, SIM_BD_DP, SIM_BD_EP, SIM_BD_DP, SIM_BD_DP, SIM_BD_EP };
-static const guint8 group_stream[G_COUNT] = { ST_TP, ST_CP, ST_DP, ST_EP, ST_DP, ST_DP, ST_EP };
+/* G_AMAX: TP x CP x DP of a stage, Megatron-Core's FP8 amax reduction group; its all-reduce runs on
+ * the TP stream, in order with the compute it blocks (TE issues it on the current stream). */
+static const guint8 group_cat[G_COUNT] = { SIM_BD_TP, SIM_BD_CP, SIM_BD_DP, SIM_BD_EP, SIM_BD_DP, SIM_BD_DP, SIM_BD_EP,
+                                           SIM_BD_DP };
+static const guint8 group_stream[G_COUNT] = { ST_TP, ST_CP, ST_DP, ST_EP, ST_DP, ST_DP, ST_EP, ST_TP };
 
 typedef struct {
   guint8 kind, stream, cat, group, coll;
@@ -502,6 +505,8 @@ build_program (Program *p, LayerCtx *c, int stage, int dpcp)
   g_autofree int *ag_need = g_new (int, max_ag);
   int n_ag = 0;
   gboolean distopt = plan->zero >= 1 && plan->zero <= 2 && dpcp > 1;
+  gboolean amax = plan->matmul_dtype == MODEL_DTYPE_FP8 && plan->fp8_scaling == MODEL_FP8_DELAYED
+                  && plan->fp8_reduce_amax && plan->tp * plan->cp * plan->dp > 1;
   gint64 fwd_ns = 0;
   double flops = 0;
 
@@ -574,6 +579,25 @@ build_program (Program *p, LayerCtx *c, int stage, int dpcp)
       gint64 ns = emit_ops (b, c, c->scratch, &flops, bucket_layer_done,
                             zero3 || k.wait_chunk >= 0 ? param_use : NULL, &k);
       k.wait_chunk = -1;
+      if (amax)
+        {
+          /* FP8 delayed scaling (TE DelayedScaling, reduce_amax): leaving the chunk's fp8_autocast
+           * (Megatron-Core's TransformerBlock.forward) all-reduces the forward amaxes, 3 per FP8 GEMM
+           * (input, weight, output); the chunk's backward reduces 2 per GEMM (gradients), both
+           * blocking the compute stream (NVTE_ASYNC_AMAX_REDUCTION off by default). */
+          int gemms = 0;
+          for (guint j = 0; j < c->scratch->len; j++)
+            {
+              const ModelOp *o = &g_array_index (c->scratch, ModelOp, j);
+              gemms += o->kind == MODEL_OP_GEMM && o->dtype == MODEL_DTYPE_FP8
+                       && (fwd ? o->phase == MODEL_PHASE_FWD : o->grad == MODEL_GRAD_INPUT);
+            }
+          if (gemms > 0)
+            {
+              collective (b, "fp8_amax_ar", G_AMAX, SIM_COLLECTIVE_ALLREDUCE, (fwd ? 3.0 : 2.0) * 4.0 * gemms, FALSE);
+              compute (b, "fp8_amax_wait", 0, 0, SIM_BD_COMPUTE);
+            }
+        }
       if (fwd && sl.microbatch == 0)
         fwd_ns += ns;
       if (k.active)
@@ -1149,6 +1173,7 @@ group_table_build (GroupTable *gt, const ModelPlan *plan, GroupKind kind)
     case G_EDP: mask = 1u << MODEL_DIM_DP; expert = TRUE; break;
     case G_EMB: mask = 1u << MODEL_DIM_PP; break;
     case G_ETP: mask = 1u << MODEL_DIM_TP; expert = TRUE; break;
+    case G_AMAX: mask = (1u << MODEL_DIM_TP) | (1u << MODEL_DIM_CP) | (1u << MODEL_DIM_DP); break;
     case G_COUNT: break;
     }
   g_autofree int *buf = g_new (int, n);

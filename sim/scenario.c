@@ -153,6 +153,8 @@ static const Key keys[] = {
     "one fused cross-entropy kernel; false: Megatron-Core's unfused fp32 cross entropy (its default)" },
   { "parallel", "fp8_scaling", T_ENUM, "", 1, "delayed", 0, 0, "delayed, current", FALSE, S_ENUM, PL (fp8_scaling),
     "FP8 scaling (matmul_dtype fp8): delayed = amax history inside the casts (TE DelayedScaling), current = an amax pass per cast" },
+  { "parallel", "fp8_reduce_amax", T_BOOL, "", 1, "true", 0, 0, NULL, FALSE, S_BOOL, PL (fp8_reduce_amax),
+    "fp8 delayed scaling: all-reduce (max) of the amaxes over TP x CP x DP of the stage after every chunk's forward and backward (TE reduce_amax)" },
   { "parallel", "bf16_layers_first", T_INT, "", 1, "0", 0, 100000, NULL, FALSE, S_INT, PL (bf16_layers_first),
     "fp8/fp4 recipes: first transformer layers kept in param_dtype (Megatron num_layers_at_start_in_bf16)" },
   { "parallel", "bf16_layers_last", T_INT, "", 1, "0", 0, 100000, NULL, FALSE, S_INT, PL (bf16_layers_last),

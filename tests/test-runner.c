@@ -309,6 +309,44 @@ test_tp_userbuffers (void)
   g_assert_cmpfloat (ring.breakdown_s[SIM_BD_COMPUTE], >, margin.breakdown_s[SIM_BD_COMPUTE]);
 }
 
+/* FP8 delayed scaling's amax reduction (TE reduce_amax over TP x CP x DP): on a TP2 DP4 FP8 plan it
+ * adds a blocking all-reduce after every slot: 2 micro-batches x (forward + backward) = 4 on the one
+ * stage, each at least the 8 us base latency of cluster_of's profile. With current scaling or BF16
+ * GEMMs the flag changes nothing. */
+static SimRunnerResult
+run_amax (ModelPlan *p, ModelDtype dtype, ModelFp8Scaling scaling, gboolean reduce)
+{
+  SimGpuSpec g;
+  SimClusterSpec c;
+  SimFabricSpec f;
+  SimCollectiveProfile cp;
+  ModelShape s;
+  ideal_gpu (&g);
+  g.peak_flops[MODEL_DTYPE_FP8] = 2e14;
+  small_gpt (&s, 2, 32000);
+  cluster_of (&c, &f, &cp, 8, 2, 450e9, TRUE);
+  p->matmul_dtype = dtype;
+  p->fp8_scaling = scaling;
+  p->fp8_reduce_amax = reduce;
+  return run (&s, p, &g, &c, &f, &cp, FALSE);
+}
+
+static void
+test_fp8_amax_reduction (void)
+{
+  ModelPlan p;
+  plan_of (&p, 2, 1, 1, 1, 4, 2);
+  SimRunnerResult on = run_amax (&p, MODEL_DTYPE_FP8, MODEL_FP8_DELAYED, TRUE);
+  SimRunnerResult off = run_amax (&p, MODEL_DTYPE_FP8, MODEL_FP8_DELAYED, FALSE);
+  g_test_message ("amax reduction: on %" G_GINT64_FORMAT " ns, off %" G_GINT64_FORMAT " ns", on.step_ns, off.step_ns);
+  g_assert_cmpint (on.step_ns - off.step_ns, >=, 4 * 8000);
+  g_assert_cmpfloat (on.breakdown_s[SIM_BD_DP], >, off.breakdown_s[SIM_BD_DP]);
+  g_assert_cmpint (run_amax (&p, MODEL_DTYPE_FP8, MODEL_FP8_CURRENT, TRUE).step_ns, ==,
+                   run_amax (&p, MODEL_DTYPE_FP8, MODEL_FP8_CURRENT, FALSE).step_ns);
+  g_assert_cmpint (run_amax (&p, MODEL_DTYPE_BF16, MODEL_FP8_DELAYED, TRUE).step_ns, ==,
+                   run_amax (&p, MODEL_DTYPE_BF16, MODEL_FP8_DELAYED, FALSE).step_ns);
+}
+
 /* DP only, 16 GPUs on two nodes: the distributed optimizer's reduce-scatter + all-gather, overlapped
  * with backward/forward, exposes less DP time than the blocking variant, and the blocking step is
  * compute + exposed DP (no bubble without a pipeline). */
@@ -563,6 +601,7 @@ main (int argc, char **argv)
   g_test_add_func ("/sim/runner/bubble", test_bubble);
   g_test_add_func ("/sim/runner/tp", test_tp);
   g_test_add_func ("/sim/runner/tp-userbuffers", test_tp_userbuffers);
+  g_test_add_func ("/sim/runner/fp8-amax-reduction", test_fp8_amax_reduction);
   g_test_add_func ("/sim/runner/dp", test_dp);
   g_test_add_func ("/sim/runner/zero3", test_zero3);
   g_test_add_func ("/sim/runner/overlap-param-gather", test_overlap_param_gather);
