@@ -34,6 +34,7 @@
 #include "config.h"
 #include <math.h>
 #include "sim/estimate.h"
+#include "sim/alphabeta.h"
 #include "model/flops.h"
 #include "model/layer.h"
 #include "model/memory.h"
@@ -78,6 +79,8 @@ sim_estimate_hw_from_scenario (const SimScenario *sc, SimEstimateHw *out)
   if (hw.domain_gpus <= 0)
     hw.domain_gpus = 1;
   hw.memory_overhead_bytes = run->memory_overhead_bytes;
+  if (!sim_scenario_collective_profile (sc, &hw.coll, NULL))
+    memset (&hw.coll, 0, sizeof hw.coll);
   hw.virtualization_overhead = run->virtualization_overhead;
   hw.gpu = *gpu;
   *out = hw;
@@ -383,6 +386,30 @@ sim_estimate_step_with (const ModelShape *shape, const ModelPlan *plan, const Si
       double bucket = MIN (dp_comm, coll_s (2.0, plan->dp_bucket_mb * 1048576.0, bw, alpha, 2.0 * (n - 1)));
       p[SIM_EST_DP] = plan->dp_overlap ? MAX (bucket, dp_comm - window) : dp_comm;
       overlapped_dp = plan->dp_overlap ? MIN (window, dp_comm) : 0.0;
+    }
+  /* FP8 delayed scaling: a blocking amax all-reduce over TP x CP x DP after every chunk's forward
+   * and backward (sim/runner.c): 3 and 2 amaxes per FP8 GEMM of the chunk, 4 GEMMs per layer,
+   * latency-bound, at NCCL's fastest algorithm and protocol for the group spread over domains. */
+  int namax = plan->tp * plan->cp * plan->dp;
+  if (plan->matmul_dtype == MODEL_DTYPE_FP8 && plan->fp8_scaling == MODEL_FP8_DELAYED && plan->fp8_reduce_amax
+      && namax > 1)
+    {
+      SimCollectiveShape sh = { 0 };
+      sh.ranks = namax;
+      sh.ranks_per_domain = MIN (namax, hw->domain_gpus);
+      sh.domains = (namax + sh.ranks_per_domain - 1) / sh.ranks_per_domain;
+      sh.uniform = namax % sh.ranks_per_domain == 0;
+      sh.nvlink_bw_bytes_per_s = hw->nvlink_bw_bytes_per_s / (hw->coll.nvlink_eff > 0 ? hw->coll.nvlink_eff : 1.0);
+      sh.nic_bw_bytes_per_s = hw->nic_bw_bytes_per_s / (hw->coll.nic_eff > 0 ? hw->coll.nic_eff : 1.0);
+      sh.nvlink_latency_ns = (gint64) llround (hw->nvlink_latency_s * 1e9);
+      sh.net_latency_ns = (gint64) llround (hw->nic_latency_s * 1e9);
+      double chunk_layers = lr / plan->vpp;
+      gint64 fwd_ns = -1, bwd_ns = -1;
+      sim_alphabeta_best (SIM_COLLECTIVE_ALLREDUCE, &sh, &hw->coll, 3.0 * 4.0 * 4.0 * chunk_layers, &fwd_ns);
+      sim_alphabeta_best (SIM_COLLECTIVE_ALLREDUCE, &sh, &hw->coll, 2.0 * 4.0 * 4.0 * chunk_layers, &bwd_ns);
+      double amax = m * plan->vpp * (MAX (fwd_ns, 0) + MAX (bwd_ns, 0)) * 1e-9;
+      p[SIM_EST_DP] += amax;
+      c[SIM_EST_DP] += amax;
     }
   /* Compute that runs beside communication is slowed (the simulator's overlap_slowdown). */
   p[SIM_EST_SLOWDOWN] = hw->gpu.overlap_slowdown * (m * lr * ly->layer_overlapped_s + overlapped_dp);

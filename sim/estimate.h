@@ -9,6 +9,7 @@
 #include <glib.h>
 #include "model/plan.h"
 #include "model/shape.h"
+#include "sim/collective.h"
 #include "sim/gpu.h"
 #include "sim/topology.h"
 #include "sim/scenario.h"
@@ -43,6 +44,7 @@ typedef struct {
   double memory_overhead_bytes;   /* < 0: model/memory.h's default */
   double virtualization_overhead;
   SimGpuSpec gpu;                 /* kernel durations (sim/gpu.h sim_gpu_kernel_ns) */
+  SimCollectiveProfile coll;      /* NCCL latencies, for latency-bound collectives (sim/alphabeta.h) */
 } SimEstimateHw;
 
 void sim_estimate_hw_from_scenario (const SimScenario *sc, SimEstimateHw *out);

@@ -94,6 +94,29 @@ test_bf16_layers (void)
   g_assert_cmpfloat (fabs (layer_s[1] - 0.5 * (layer_s[0] + layer_s[2])), <, 1e-12 * layer_s[2]);
 }
 
+/* FP8 delayed scaling's amax all-reduces in the estimate: tp 2 x dp 8 = 16 GPUs over two 8-GPU domains,
+ * 64 sequences = 8 micro-batches of one chunk: 2 · 8 latency-bound all-reduces of a few hundred bytes,
+ * each at least LL's 6.6 us base latency and, over two domains, well under Simple's 100 us. */
+static void
+test_amax (void)
+{
+  const char *on[] = { "cluster.gpus=16", "parallel.tp=2", "parallel.global_batch=64", "parallel.matmul_dtype=fp8",
+                       NULL };
+  const char *off[] = { "cluster.gpus=16", "parallel.tp=2", "parallel.global_batch=64", "parallel.matmul_dtype=fp8",
+                        "parallel.fp8_reduce_amax=false", NULL };
+  g_autoptr (SimScenario) a = load_small (on);
+  g_autoptr (SimScenario) b = load_small (off);
+  SimEstimateHw hw;
+  sim_estimate_hw_from_scenario (a, &hw);
+  SimEstimate ea, eb;
+  g_assert_true (sim_estimate_step (sim_scenario_shape (a), sim_scenario_plan (a), &hw, TRUE, &ea, NULL));
+  g_assert_true (sim_estimate_step (sim_scenario_shape (b), sim_scenario_plan (b), &hw, TRUE, &eb, NULL));
+  double added = ea.part_s[SIM_EST_DP] - eb.part_s[SIM_EST_DP];
+  g_assert_cmpfloat (added, >=, 16 * 6.6e-6);
+  g_assert_cmpfloat (added, <, 16 * 100e-6);
+  g_assert_cmpfloat (fabs (ea.step_s - eb.step_s - added), <, 1e-12);
+}
+
 /* Pipeline bubble (Narayanan et al. SC21): (pp − 1)/(vpp · m) of the compute. pp 4, m = 64/(8·1) = 8:
  * 3/8; with vpp 2: 3/16. */
 static void
@@ -347,6 +370,7 @@ main (int argc, char **argv)
   g_test_add_func ("/planning/estimate/one-gpu", test_one_gpu);
   g_test_add_func ("/planning/estimate/bubble", test_bubble);
   g_test_add_func ("/planning/estimate/bf16-layers", test_bf16_layers);
+  g_test_add_func ("/planning/estimate/fp8-amax", test_amax);
   g_test_add_func ("/planning/estimate/placement", test_placement);
   g_test_add_func ("/planning/estimate/no-fit", test_no_fit);
   g_test_add_func ("/planning/sweep/grid", test_sweep_grid);
