@@ -42,6 +42,7 @@ model_plan_init (ModelPlan *plan)
   plan->grad_dtype = MODEL_DTYPE_FP32;
   plan->dp_bucket_mb = 40; /* Megatron DDP default bucket size */
   plan->fp8_reduce_amax = TRUE; /* TE DelayedScaling's reduce_amax default */
+  plan->pp_scatter_gather = TRUE; /* Megatron's scatter_gather_tensors_in_pipeline default */
   memcpy (plan->order, default_order, sizeof default_order);
 }
 

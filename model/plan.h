@@ -47,6 +47,12 @@ typedef struct {
   int bf16_layers_first;     /* with matmul_dtype fp8/fp4: the first / last transformer layers run their */
   int bf16_layers_last;      /* GEMMs in param_dtype (Megatron first_last_layers_bf16 with
                               * num_layers_at_start/end_in_bf16); 0: every layer low-precision */
+  gboolean pp_blocking;      /* pipeline sends block the compute stream until delivered (2021 Megatron's
+                              * p2p: batch_isend_irecv, wait, torch.cuda.synchronize); FALSE: on send
+                              * streams beside compute (overlap_p2p_comm) */
+  gboolean pp_scatter_gather; /* without SP: a pipeline send carries 1/tp of the activation and the
+                              * receiver all-gathers it over TP (Megatron's default; FALSE:
+                              * --no-scatter-gather-tensors-in-pipeline, whole activations) */
   gboolean fp8_reduce_amax;  /* fp8 with delayed scaling: amaxes all-reduced over the TP x CP x DP ranks of
                               * the stage at every fp8_autocast exit (TE DelayedScaling reduce_amax;
                               * Megatron-Core's amax reduction group) */

@@ -338,7 +338,7 @@ sim_estimate_step_with (const ModelShape *shape, const ModelPlan *plan, const Si
   if (plan->pp > 1)
     {
       group_link (plan, hw, MODEL_DIM_PP, &bw, &alpha);
-      double act = T * h * e / (plan->sp ? plan->tp : 1);
+      double act = T * h * e / ((plan->sp || plan->pp_scatter_gather) && plan->tp > 1 ? plan->tp : 1);
       c[SIM_EST_PP] = 2.0 * m * plan->vpp * (act / bw + alpha);
       p[SIM_EST_PP] = 2.0 * (plan->pp - 1.0) * (act / bw + alpha);
     }

@@ -562,6 +562,12 @@ build_program (Program *p, LayerCtx *c, int stage, int dpcp)
         for (int j = 0; j < n_ag; j++)
           if (ag_chunk[j] == sl.chunk && ag_need[j] < 0)
             edge (b, ag_ops[j], entry);
+      if (!plan->sp && plan->pp_scatter_gather && plan->tp > 1 && (fwd ? vs > 0 : vs < V - 1))
+        /* The received 1/tp of the activation (gradient) is all-gathered over TP before use
+         * (Megatron's gather_split_1d_tensor after the receive). */
+        collective (b, fwd ? "pp_recv_ag" : "pp_recv_grad_ag", G_TP, SIM_COLLECTIVE_ALLGATHER,
+                    (double) plan->micro_batch * s->seq_len / plan->cp * h * model_dtype_bytes (plan->param_dtype),
+                    FALSE);
       k.wait_chunk = fwd && sl.microbatch == 0 && n_ag > 0 ? sl.chunk : -1;
       model_plan_chunk_layers (plan, s, stage, sl.chunk, &k.chunk_first_layer);
       g_array_set_size (c->scratch, 0);
@@ -612,7 +618,7 @@ build_program (Program *p, LayerCtx *c, int stage, int dpcp)
         {
           /* Activations (gradients) of [s/cp/(tp if SP), b, h] to the next (previous) stage. */
           double tokens = (double) plan->micro_batch * s->seq_len / plan->cp
-                          / (plan->sp && plan->tp > 1 ? plan->tp : 1);
+                          / ((plan->sp || plan->pp_scatter_gather) && plan->tp > 1 ? plan->tp : 1);
           TOp t = { .kind = K_SEND, .stream = fwd ? ST_SEND_F : ST_SEND_B, .cat = SIM_BD_PP,
                     .fwd = fwd, .mb = (guint16) sl.microbatch, .vs = (guint16) vs,
                     .bytes = tokens * h * model_dtype_bytes (plan->param_dtype), .recv_op = -1,
@@ -620,6 +626,8 @@ build_program (Program *p, LayerCtx *c, int stage, int dpcp)
           int j = add_op (b, &t);
           edge (b, b->last_compute, j);
           apply_waits (b, j);
+          if (plan->pp_blocking)
+            push_wait (b->waits, &b->n_waits, j); /* the next kernel starts once it is delivered */
         }
     }
   p->forward_ns = fwd_ns;

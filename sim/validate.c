@@ -533,6 +533,9 @@ row_settings (const SimValidateRow *r, const char *files[ROW_FILES], GError **er
     {
       add (list, "parallel.unfused_attention=true");
       add (list, "parallel.dropout=true");
+      /* Its p2p_communication._communicate waits for batch_isend_irecv, then torch.cuda.synchronize()
+       * ("to protect against race condition"): a pipeline send blocks the stage until delivered. */
+      add (list, "parallel.pp_blocking=true");
     }
   int chunks = r->pp * r->vpp;
   if (r->pp > 1 && r->layers % chunks != 0 && (r->layers + 2) % chunks == 0)

@@ -347,6 +347,40 @@ test_fp8_amax_reduction (void)
                    run_amax (&p, MODEL_DTYPE_BF16, MODEL_FP8_DELAYED, FALSE).step_ns);
 }
 
+/* Pipeline sends of 2021 Megatron, TP2 PP2 without SP on 4 GPUs over two nodes (the PP hop crosses the
+ * NIC): scatter/gather sends 1/2 of each activation (2 MiB -> 1 MiB) and all-gathers it over TP at
+ * the receiver, so the PP streams are busy less (the latency stays) and TP gains the all-gathers;
+ * blocking sends make each stage wait for its send: more PP time exposed, a step no shorter. */
+static void
+test_pp_sends (void)
+{
+  SimGpuSpec g;
+  SimClusterSpec c;
+  SimFabricSpec f;
+  SimCollectiveProfile cp;
+  ModelShape s;
+  ModelPlan p;
+  ideal_gpu (&g);
+  g.peak_flops[MODEL_DTYPE_BF16] = 1e14;
+  small_gpt (&s, 4, 32000);
+  plan_of (&p, 2, 2, 1, 1, 1, 4);
+  p.sp = FALSE;
+  cluster_of (&c, &f, &cp, 4, 2, 450e9, TRUE);
+  p.pp_scatter_gather = FALSE;
+  SimRunnerResult whole = run (&s, &p, &g, &c, &f, &cp, FALSE);
+  p.pp_scatter_gather = TRUE;
+  SimRunnerResult split = run (&s, &p, &g, &c, &f, &cp, FALSE);
+  p.pp_blocking = TRUE;
+  SimRunnerResult blocking = run (&s, &p, &g, &c, &f, &cp, FALSE);
+  g_test_message ("pp busy: whole %.6f s, split %.6f s; pp exposed: split %.6f s, blocking %.6f s",
+                  whole.comm_busy_s[SIM_BD_PP], split.comm_busy_s[SIM_BD_PP], split.breakdown_s[SIM_BD_PP],
+                  blocking.breakdown_s[SIM_BD_PP]);
+  g_assert_cmpfloat (split.comm_busy_s[SIM_BD_PP], <, whole.comm_busy_s[SIM_BD_PP]);
+  g_assert_cmpfloat (split.comm_busy_s[SIM_BD_TP], >, whole.comm_busy_s[SIM_BD_TP]);
+  g_assert_cmpfloat (blocking.breakdown_s[SIM_BD_PP], >, split.breakdown_s[SIM_BD_PP]);
+  g_assert_cmpint (blocking.step_ns, >=, split.step_ns);
+}
+
 /* DP only, 16 GPUs on two nodes: the distributed optimizer's reduce-scatter + all-gather, overlapped
  * with backward/forward, exposes less DP time than the blocking variant, and the blocking step is
  * compute + exposed DP (no bubble without a pipeline). */
@@ -602,6 +636,7 @@ main (int argc, char **argv)
   g_test_add_func ("/sim/runner/tp", test_tp);
   g_test_add_func ("/sim/runner/tp-userbuffers", test_tp_userbuffers);
   g_test_add_func ("/sim/runner/fp8-amax-reduction", test_fp8_amax_reduction);
+  g_test_add_func ("/sim/runner/pp-sends", test_pp_sends);
   g_test_add_func ("/sim/runner/dp", test_dp);
   g_test_add_func ("/sim/runner/zero3", test_zero3);
   g_test_add_func ("/sim/runner/overlap-param-gather", test_overlap_param_gather);
