@@ -96,6 +96,16 @@ plan_of (ModelPlan *p, int tp, int pp, int vpp, int cp, int dp, int mbs_per_pipe
   p->schedule = vpp > 1 ? MODEL_SCHED_INTERLEAVED : MODEL_SCHED_1F1B;
 }
 
+/* One test's world: GPU, cluster, fabric, collective constants, model and plan. */
+typedef struct {
+  SimGpuSpec g;
+  SimClusterSpec c;
+  SimFabricSpec f;
+  SimCollectiveProfile cp;
+  ModelShape s;
+  ModelPlan p;
+} World;
+
 static SimRunnerResult
 run (const ModelShape *s, const ModelPlan *p, const SimGpuSpec *g, const SimClusterSpec *c,
      const SimFabricSpec *f, const SimCollectiveProfile *cp, gboolean full)
@@ -117,6 +127,12 @@ run (const ModelShape *s, const ModelPlan *p, const SimGpuSpec *g, const SimClus
   return r;
 }
 
+static SimRunnerResult
+world_run (const World *w, gboolean full)
+{
+  return run (&w->s, &w->p, &w->g, &w->c, &w->f, &w->cp, full);
+}
+
 /* Two GPUs in one NVLink domain, pure DP (zero 0: all-reduce), one micro-batch each, one DP bucket.
  * Per micro-batch, with T = 1024 tokens, h = 1024, s = 1024, 8 heads of d = 128, L = 2, vocabulary
  * V = 32,000 (already a multiple of 128: Megatron does not pad it), at 1e12 FLOP/s (F FLOPs take
@@ -136,19 +152,14 @@ run (const ModelShape *s, const ModelPlan *p, const SimGpuSpec *g, const SimClus
 static void
 test_two_gpu_dp (void)
 {
-  SimGpuSpec g;
-  SimClusterSpec c;
-  SimFabricSpec f;
-  SimCollectiveProfile cp;
-  ModelShape s;
-  ModelPlan p;
-  ideal_gpu (&g);
-  cluster_of (&c, &f, &cp, 2, 2, 100e9, FALSE);
-  small_gpt (&s, 2, 32000);
-  plan_of (&p, 1, 1, 1, 1, 2, 1);
-  p.dp_bucket_mb = 40 * 1024;
-  p.dp_overlap = TRUE;
-  SimRunnerResult r = run (&s, &p, &g, &c, &f, &cp, FALSE);
+  World w;
+  ideal_gpu (&w.g);
+  cluster_of (&w.c, &w.f, &w.cp, 2, 2, 100e9, FALSE);
+  small_gpt (&w.s, 2, 32000);
+  plan_of (&w.p, 1, 1, 1, 1, 2, 1);
+  w.p.dp_bucket_mb = 40 * 1024;
+  w.p.dp_overlap = TRUE;
+  SimRunnerResult r = world_run (&w, FALSE);
   double compute_ns = 370992480.256, ar_ns = 2359500.8;
   g_test_message ("step %" G_GINT64_FORMAT " ns, compute %.0f, dp %.0f", r.step_ns,
                   r.breakdown_s[SIM_BD_COMPUTE] * 1e9, r.breakdown_s[SIM_BD_DP] * 1e9);
@@ -237,22 +248,17 @@ test_bubble (void)
 static void
 test_tp (void)
 {
-  SimGpuSpec g;
-  SimClusterSpec c;
-  SimFabricSpec f;
-  SimCollectiveProfile cp;
-  ModelShape s;
-  ModelPlan p;
-  ideal_gpu (&g);
-  g.peak_flops[MODEL_DTYPE_BF16] = 1e14;
-  small_gpt (&s, 4, 32000);
-  plan_of (&p, 8, 1, 1, 1, 1, 2);
-  cluster_of (&c, &f, &cp, 8, 8, 450e9, TRUE);
-  SimRunnerResult plain = run (&s, &p, &g, &c, &f, &cp, FALSE);
-  p.tp_comm_overlap = TRUE;
-  SimRunnerResult ovl = run (&s, &p, &g, &c, &f, &cp, FALSE);
-  cluster_of (&c, &f, &cp, 8, 4, 450e9, TRUE);
-  SimRunnerResult split = run (&s, &p, &g, &c, &f, &cp, FALSE);
+  World w;
+  ideal_gpu (&w.g);
+  w.g.peak_flops[MODEL_DTYPE_BF16] = 1e14;
+  small_gpt (&w.s, 4, 32000);
+  plan_of (&w.p, 8, 1, 1, 1, 1, 2);
+  cluster_of (&w.c, &w.f, &w.cp, 8, 8, 450e9, TRUE);
+  SimRunnerResult plain = world_run (&w, FALSE);
+  w.p.tp_comm_overlap = TRUE;
+  SimRunnerResult ovl = world_run (&w, FALSE);
+  cluster_of (&w.c, &w.f, &w.cp, 8, 4, 450e9, TRUE);
+  SimRunnerResult split = world_run (&w, FALSE);
   g_test_message ("tp8: plain %" G_GINT64_FORMAT " (tp %.6f s), overlap %" G_GINT64_FORMAT
                   " (tp %.6f s), across domains %" G_GINT64_FORMAT, plain.step_ns,
                   plain.breakdown_s[SIM_BD_TP], ovl.step_ns, ovl.breakdown_s[SIM_BD_TP], split.step_ns);
@@ -274,30 +280,25 @@ test_tp (void)
 static void
 test_tp_userbuffers (void)
 {
-  SimGpuSpec g;
-  SimClusterSpec c;
-  SimFabricSpec f;
-  SimCollectiveProfile cp;
-  ModelShape s;
-  ModelPlan p;
-  ideal_gpu (&g);
-  g.peak_flops[MODEL_DTYPE_BF16] = 1e14;
-  g.sm_count = 132;
-  g.overlap_slowdown = 0.5;
-  small_gpt (&s, 4, 32000);
-  plan_of (&p, 8, 1, 1, 1, 1, 2);
-  p.tp_comm_overlap = TRUE;
-  cluster_of (&c, &f, &cp, 8, 8, 450e9, TRUE);
+  World w;
+  ideal_gpu (&w.g);
+  w.g.peak_flops[MODEL_DTYPE_BF16] = 1e14;
+  w.g.sm_count = 132;
+  w.g.overlap_slowdown = 0.5;
+  small_gpt (&w.s, 4, 32000);
+  plan_of (&w.p, 8, 1, 1, 1, 1, 2);
+  w.p.tp_comm_overlap = TRUE;
+  cluster_of (&w.c, &w.f, &w.cp, 8, 8, 450e9, TRUE);
   GError *error = NULL;
   for (int u = 0; u < MODEL_UB_COUNT; u++)
-    g_assert_true (model_ub_parse ("bulk sm=16", &p.ub[u], &error));
-  SimRunnerResult shared = run (&s, &p, &g, &c, &f, &cp, FALSE);
+    g_assert_true (model_ub_parse ("bulk sm=16", &w.p.ub[u], &error));
+  SimRunnerResult shared = world_run (&w, FALSE);
   for (int u = 0; u < MODEL_UB_COUNT; u++)
-    g_assert_true (model_ub_parse ("bulk sm=16 margin", &p.ub[u], &error));
-  SimRunnerResult margin = run (&s, &p, &g, &c, &f, &cp, FALSE);
+    g_assert_true (model_ub_parse ("bulk sm=16 margin", &w.p.ub[u], &error));
+  SimRunnerResult margin = world_run (&w, FALSE);
   for (int u = 0; u < MODEL_UB_COUNT; u++)
-    g_assert_true (model_ub_parse ("ring_exchange", &p.ub[u], &error));
-  SimRunnerResult ring = run (&s, &p, &g, &c, &f, &cp, FALSE);
+    g_assert_true (model_ub_parse ("ring_exchange", &w.p.ub[u], &error));
+  SimRunnerResult ring = world_run (&w, FALSE);
   g_test_message ("slowdown: shared %.6f s, margin %.6f s, ring %.6f s; compute %.6f / %.6f / %.6f s",
                   shared.breakdown_s[SIM_BD_SLOWDOWN], margin.breakdown_s[SIM_BD_SLOWDOWN],
                   ring.breakdown_s[SIM_BD_SLOWDOWN], shared.breakdown_s[SIM_BD_COMPUTE],
@@ -354,24 +355,19 @@ test_fp8_amax_reduction (void)
 static void
 test_pp_sends (void)
 {
-  SimGpuSpec g;
-  SimClusterSpec c;
-  SimFabricSpec f;
-  SimCollectiveProfile cp;
-  ModelShape s;
-  ModelPlan p;
-  ideal_gpu (&g);
-  g.peak_flops[MODEL_DTYPE_BF16] = 1e14;
-  small_gpt (&s, 4, 32000);
-  plan_of (&p, 2, 2, 1, 1, 1, 4);
-  p.sp = FALSE;
-  cluster_of (&c, &f, &cp, 4, 2, 450e9, TRUE);
-  p.pp_scatter_gather = FALSE;
-  SimRunnerResult whole = run (&s, &p, &g, &c, &f, &cp, FALSE);
-  p.pp_scatter_gather = TRUE;
-  SimRunnerResult split = run (&s, &p, &g, &c, &f, &cp, FALSE);
-  p.pp_blocking = TRUE;
-  SimRunnerResult blocking = run (&s, &p, &g, &c, &f, &cp, FALSE);
+  World w;
+  ideal_gpu (&w.g);
+  w.g.peak_flops[MODEL_DTYPE_BF16] = 1e14;
+  small_gpt (&w.s, 4, 32000);
+  plan_of (&w.p, 2, 2, 1, 1, 1, 4);
+  w.p.sp = FALSE;
+  cluster_of (&w.c, &w.f, &w.cp, 4, 2, 450e9, TRUE);
+  w.p.pp_scatter_gather = FALSE;
+  SimRunnerResult whole = world_run (&w, FALSE);
+  w.p.pp_scatter_gather = TRUE;
+  SimRunnerResult split = world_run (&w, FALSE);
+  w.p.pp_blocking = TRUE;
+  SimRunnerResult blocking = world_run (&w, FALSE);
   g_test_message ("pp busy: whole %.6f s, split %.6f s; pp exposed: split %.6f s, blocking %.6f s",
                   whole.comm_busy_s[SIM_BD_PP], split.comm_busy_s[SIM_BD_PP], split.breakdown_s[SIM_BD_PP],
                   blocking.breakdown_s[SIM_BD_PP]);
@@ -381,28 +377,30 @@ test_pp_sends (void)
   g_assert_cmpint (blocking.step_ns, >=, split.step_ns);
 }
 
+/* 16 GPUs on two nodes, pure DP with the distributed optimizer, 8 layers, 16 MiB buckets. */
+static void
+dp16_world (World *w)
+{
+  ideal_gpu (&w->g);
+  w->g.peak_flops[MODEL_DTYPE_BF16] = 1e14;
+  small_gpt (&w->s, 8, 32000);
+  plan_of (&w->p, 1, 1, 1, 1, 16, 1);
+  w->p.zero = 1;
+  w->p.dp_bucket_mb = 16;
+}
+
 /* DP only, 16 GPUs on two nodes: the distributed optimizer's reduce-scatter + all-gather, overlapped
  * with backward/forward, exposes less DP time than the blocking variant, and the blocking step is
  * compute + exposed DP (no bubble without a pipeline). */
 static void
 test_dp (void)
 {
-  SimGpuSpec g;
-  SimClusterSpec c;
-  SimFabricSpec f;
-  SimCollectiveProfile cp;
-  ModelShape s;
-  ModelPlan p;
-  ideal_gpu (&g);
-  g.peak_flops[MODEL_DTYPE_BF16] = 1e14;
-  small_gpt (&s, 8, 32000);
-  plan_of (&p, 1, 1, 1, 1, 16, 1);
-  p.zero = 1;
-  p.dp_bucket_mb = 16;
-  cluster_of (&c, &f, &cp, 16, 8, 450e9, TRUE);
-  SimRunnerResult blocking = run (&s, &p, &g, &c, &f, &cp, FALSE);
-  p.dp_overlap = TRUE;
-  SimRunnerResult ovl = run (&s, &p, &g, &c, &f, &cp, FALSE);
+  World w;
+  dp16_world (&w);
+  cluster_of (&w.c, &w.f, &w.cp, 16, 8, 450e9, TRUE);
+  SimRunnerResult blocking = world_run (&w, FALSE);
+  w.p.dp_overlap = TRUE;
+  SimRunnerResult ovl = world_run (&w, FALSE);
   g_test_message ("dp16: blocking %" G_GINT64_FORMAT " (dp %.6f s), overlapped %" G_GINT64_FORMAT
                   " (dp %.6f s)", blocking.step_ns, blocking.breakdown_s[SIM_BD_DP], ovl.step_ns,
                   ovl.breakdown_s[SIM_BD_DP]);
@@ -466,39 +464,34 @@ run_dp_bytes (const ModelShape *s, const ModelPlan *p, const SimGpuSpec *g, cons
 static void
 test_zero3 (void)
 {
-  SimGpuSpec g;
-  SimClusterSpec c;
-  SimFabricSpec f;
-  SimCollectiveProfile cp;
-  ModelShape s;
-  ModelPlan p;
-  ideal_gpu (&g);
-  g.peak_flops[MODEL_DTYPE_BF16] = 1e14;
+  World w;
+  ideal_gpu (&w.g);
+  w.g.peak_flops[MODEL_DTYPE_BF16] = 1e14;
   int L = 4, m = 2;
-  small_gpt (&s, L, 32000);
-  plan_of (&p, 1, 1, 1, 1, 2, m);
-  p.zero = 3;
-  p.recompute = MODEL_RECOMPUTE_FULL;
-  p.dp_overlap = TRUE;
-  cluster_of (&c, &f, &cp, 2, 2, 100e9, TRUE);
+  small_gpt (&w.s, L, 32000);
+  plan_of (&w.p, 1, 1, 1, 1, 2, m);
+  w.p.zero = 3;
+  w.p.recompute = MODEL_RECOMPUTE_FULL;
+  w.p.dp_overlap = TRUE;
+  cluster_of (&w.c, &w.f, &w.cp, 2, 2, 100e9, TRUE);
   double h = 1024, E = (32000.0 + 1024) * h, P = L * (12 * h * h + 2 * h) + E + h, R = P - E;
   SimRunnerResult r3;
-  DpBytes z3 = run_dp_bytes (&s, &p, &g, &c, &f, &cp, &r3);
+  DpBytes z3 = run_dp_bytes (&w.s, &w.p, &w.g, &w.c, &w.f, &w.cp, &r3);
   g_test_message ("zero3: gathered %.0f B in %d, reduce-scattered %.0f B in %d, step %" G_GINT64_FORMAT,
                   z3.gather, z3.n_gather, z3.dp_rs, z3.n_rs, r3.step_ns);
   g_assert_cmpfloat (fabs (z3.gather - m * 2.0 * (3 * R + 2 * E)), <, 1e-9 * z3.gather);
   g_assert_cmpfloat (fabs (z3.dp_rs - m * 4.0 * P), <, 1e-9 * z3.dp_rs);
   g_assert_cmpint (z3.n_gather, ==, m * (3 * L + 2));
   g_assert_cmpint (z3.n_rs, >=, m * L);
-  p.zero = 2;
+  w.p.zero = 2;
   SimRunnerResult r2;
-  DpBytes z2 = run_dp_bytes (&s, &p, &g, &c, &f, &cp, &r2);
+  DpBytes z2 = run_dp_bytes (&w.s, &w.p, &w.g, &w.c, &w.f, &w.cp, &r2);
   g_assert_cmpfloat (z2.gather, ==, 0);
   /* reduce-scatters m·4·P plus the step's parameter all-gather 2·P on the same stream */
   g_assert_cmpfloat (fabs (z2.dp_rs - (m * 4.0 * P + 2.0 * P)), <, 1e-9 * z2.dp_rs);
-  p.zero = 3;
-  p.recompute = MODEL_RECOMPUTE_NONE;
-  DpBytes z3n = run_dp_bytes (&s, &p, &g, &c, &f, &cp, &r3);
+  w.p.zero = 3;
+  w.p.recompute = MODEL_RECOMPUTE_NONE;
+  DpBytes z3n = run_dp_bytes (&w.s, &w.p, &w.g, &w.c, &w.f, &w.cp, &r3);
   g_assert_cmpfloat (fabs (z3n.gather - m * 2.0 * (2 * R + 2 * E)), <, 1e-9 * z3n.gather);
   g_assert_cmpint (z3n.n_gather, ==, m * (2 * L + 2));
 }
@@ -533,20 +526,10 @@ opg_trace (gpointer user, const SimRunnerTraceEvent *ev)
 static void
 test_overlap_param_gather (void)
 {
-  SimGpuSpec g;
-  SimClusterSpec c;
-  SimFabricSpec f;
-  SimCollectiveProfile cp;
-  ModelShape s;
-  ModelPlan p;
-  ideal_gpu (&g);
-  g.peak_flops[MODEL_DTYPE_BF16] = 1e14;
-  small_gpt (&s, 8, 32000);
-  plan_of (&p, 1, 1, 1, 1, 16, 1);
-  p.zero = 1;
-  p.dp_bucket_mb = 16;
-  p.dp_overlap = TRUE;
-  cluster_of (&c, &f, &cp, 16, 8, 450e9, TRUE);
+  World w;
+  dp16_world (&w);
+  w.p.dp_overlap = TRUE;
+  cluster_of (&w.c, &w.f, &w.cp, 16, 8, 450e9, TRUE);
   SimRunnerOptions o;
   sim_runner_options_init (&o);
   o.memory_overhead_bytes = 0;
@@ -555,7 +538,7 @@ test_overlap_param_gather (void)
   o.trace_user = &t;
   SimRunnerResult r;
   g_autoptr (GError) error = NULL;
-  g_assert_true (sim_runner_run (&s, &p, &g, &c, &f, &cp, &o, &r, &error));
+  g_assert_true (sim_runner_run (&w.s, &w.p, &w.g, &w.c, &w.f, &w.cp, &o, &r, &error));
   g_assert_no_error (error);
   /* 4 gathers at step start, then the gradient reduce-scatters after the backward */
   g_assert_cmpint (t.n_dp, >=, 5);
@@ -572,24 +555,19 @@ test_overlap_param_gather (void)
 static void
 test_invalid (void)
 {
-  SimGpuSpec g;
-  SimClusterSpec c;
-  SimFabricSpec f;
-  SimCollectiveProfile cp;
-  ModelShape s;
-  ModelPlan p;
-  ideal_gpu (&g);
-  small_gpt (&s, 8, 32000);
-  plan_of (&p, 1, 4, 2, 1, 1, 6);
-  cluster_of (&c, &f, &cp, 4, 4, 450e9, FALSE);
+  World w;
+  ideal_gpu (&w.g);
+  small_gpt (&w.s, 8, 32000);
+  plan_of (&w.p, 1, 4, 2, 1, 1, 6);
+  cluster_of (&w.c, &w.f, &w.cp, 4, 4, 450e9, FALSE);
   SimRunnerResult r;
   GError *error = NULL;
-  g_assert_false (sim_runner_run (&s, &p, &g, &c, &f, &cp, NULL, &r, &error));
+  g_assert_false (sim_runner_run (&w.s, &w.p, &w.g, &w.c, &w.f, &w.cp, NULL, &r, &error));
   g_assert_error (error, MODEL_ERROR, MODEL_ERROR_INVALID_PLAN);
   g_clear_error (&error);
-  plan_of (&p, 1, 4, 1, 1, 1, 6);
-  cluster_of (&c, &f, &cp, 8, 8, 450e9, FALSE);
-  g_assert_false (sim_runner_run (&s, &p, &g, &c, &f, &cp, NULL, &r, &error));
+  plan_of (&w.p, 1, 4, 1, 1, 1, 6);
+  cluster_of (&w.c, &w.f, &w.cp, 8, 8, 450e9, FALSE);
+  g_assert_false (sim_runner_run (&w.s, &w.p, &w.g, &w.c, &w.f, &w.cp, NULL, &r, &error));
   g_assert_nonnull (error);
   g_clear_error (&error);
 }
@@ -600,27 +578,22 @@ test_invalid (void)
 static void
 test_memory (void)
 {
-  SimGpuSpec g;
-  SimClusterSpec c;
-  SimFabricSpec f;
-  SimCollectiveProfile cp;
-  ModelShape s;
-  ModelPlan p;
-  ideal_gpu (&g);
-  small_gpt (&s, 2, 32000);
-  plan_of (&p, 1, 1, 1, 1, 2, 1);
-  cluster_of (&c, &f, &cp, 2, 2, 100e9, FALSE);
+  World w;
+  ideal_gpu (&w.g);
+  small_gpt (&w.s, 2, 32000);
+  plan_of (&w.p, 1, 1, 1, 1, 2, 1);
+  cluster_of (&w.c, &w.f, &w.cp, 2, 2, 100e9, FALSE);
   SimRunnerOptions o;
   sim_runner_options_init (&o);
   o.memory_overhead_bytes = 0;
   SimRunnerResult r;
   GError *error = NULL;
-  g.hbm_bytes = 0.5e9;
-  g_assert_false (sim_runner_run (&s, &p, &g, &c, &f, &cp, &o, &r, &error));
+  w.g.hbm_bytes = 0.5e9;
+  g_assert_false (sim_runner_run (&w.s, &w.p, &w.g, &w.c, &w.f, &w.cp, &o, &r, &error));
   g_assert_error (error, MODEL_ERROR, MODEL_ERROR_OUT_OF_MEMORY);
   g_clear_error (&error);
-  g.hbm_bytes = 80e9;
-  g_assert_true (sim_runner_run (&s, &p, &g, &c, &f, &cp, &o, &r, &error));
+  w.g.hbm_bytes = 80e9;
+  g_assert_true (sim_runner_run (&w.s, &w.p, &w.g, &w.c, &w.f, &w.cp, &o, &r, &error));
   g_assert_no_error (error);
   g_assert_cmpfloat (r.memory_bytes, >, 0.94e9);
   g_assert_cmpfloat (r.memory_bytes, <, 80e9);
