@@ -111,12 +111,11 @@ sim_gpu_op_ns (const SimGpuSpec *spec, const ModelPlan *plan, const ModelOp *op)
     return 0;
   SimGpuKernel k = { SIM_KERNEL_MEMORY, op->dtype, op->flops, op->bytes_read + op->bytes_written, 0, 0, 0, 0 };
   if (op->kind == MODEL_OP_ATTENTION)
-    {
-      k.kind = op->flags & MODEL_OP_FLASH_BWD ? SIM_KERNEL_ATTENTION_BWD : SIM_KERNEL_ATTENTION;
-      return sim_gpu_kernel_ns (spec, &k);
-    }
+    k.kind = op->flags & MODEL_OP_FLASH_BWD ? SIM_KERNEL_ATTENTION_BWD : SIM_KERNEL_ATTENTION;
+  else if (op->kind != MODEL_OP_GEMM)
+    k.flops = 0; /* memory-bound: its FLOPs are elementwise, timed by its bytes */
   if (op->kind != MODEL_OP_GEMM)
-    return k.flops = 0, sim_gpu_kernel_ns (spec, &k);
+    return sim_gpu_kernel_ns (spec, &k);
   k.kind = SIM_KERNEL_GEMM;
   k.m = op->m * MAX (op->batch, 1);
   k.n = op->n;
