@@ -221,6 +221,27 @@ test_embedded_default (void)
     }
 }
 
+/* Every embedded userbuffers preset loads after a TP-overlap plan and names all ten GEMMs. */
+static void
+test_tp_overlap_presets (void)
+{
+  const char *const names[] = { "tp-overlap/h100-tp4-pp8-mbs1.ini", "tp-overlap/nemo-bf16-h100-h8192-tp4-mbs1-seq8192.ini",
+                                "tp-overlap/nemo-fp8-h100-h8192-tp4-mbs1-seq8192.ini",
+                                "tp-overlap/nemo-bf16-h100-h16384-tp8-cp2-mbs1-seq8192.ini",
+                                "tp-overlap/nemo-fp8-h100-h16384-tp8-cp2-mbs1-seq8192.ini",
+                                "tp-overlap/nemo-bf16-b200-h16384-tp4-cp2-mbs1-seq8192.ini",
+                                "tp-overlap/nemo-fp8-b200-h16384-tp4-cp2-mbs1-seq8192.ini",
+                                "tp-overlap/nemo-fp8-h100-h12288-tp4-mbs1-seq2048.ini" };
+  for (gsize i = 0; i < G_N_ELEMENTS (names); i++)
+    {
+      const char *files[] = { "runs/gpt3-175b-mlperf-v3.1.ini", names[i], NULL };
+      g_autoptr (SimScenario) sc = load_ok (files, NULL);
+      const ModelPlan *plan = sim_scenario_plan (sc);
+      for (int g = 0; g < MODEL_UB_COUNT; g++)
+        g_assert_cmpint (plan->ub[g].method, !=, MODEL_UB_DEFAULT);
+    }
+}
+
 /* The disk copy is used when it exists, and gives the same resolved plan. */
 static void
 test_disk_precedence (void)
@@ -526,6 +547,7 @@ main (int argc, char **argv)
 {
   g_test_init (&argc, &argv, NULL);
   g_test_add_func ("/scenario/readme-agrees", test_readme_agrees);
+  g_test_add_func ("/scenario/tp-overlap-presets", test_tp_overlap_presets);
   g_test_add_func ("/scenario/resources-complete", test_resources_complete);
   g_test_add_func ("/scenario/embedded-default", test_embedded_default);
   g_test_add_func ("/scenario/disk-precedence", test_disk_precedence);
