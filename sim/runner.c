@@ -388,6 +388,10 @@ typedef struct {
   double gather_per_layer;
   int prev_use_start;  /* last compute op before the previous use began (-1: none) */
   gboolean zero3;
+  /* ZeRO-3 blocking fetch (ModelPlan.zero3_blocking): the gather of a use is cut into `pieces`
+   * (weight matrices), each issued after all queued compute and before the compute that follows. */
+  gboolean blocking;
+  int pieces;
   /* Distributed optimizer with overlap_param_gather: parameter all-gather buckets of the previous
    * step's update, their chunk and the chunk-local layer whose forward first uses them (-1: the
    * slot's first op); `wait_chunk` >= 0 while the first forward of that chunk is emitted, and
@@ -403,6 +407,23 @@ zero3_gather (Builder *b, Buckets *k, double bytes)
 {
   if (bytes <= 0 || k->dpcp <= 1)
     return;
+  if (k->blocking)
+    {
+      /* DeepSpeed <= 0.3.16 (partition_parameters.py _allgather_param): torch.cuda.synchronize()
+       * before each parameter's all_gather, so a gather starts after every queued kernel and the
+       * next kernel after it; the stream keeps them in order. */
+      for (int j = 0; j < k->pieces; j++)
+        {
+          TOp t = { .kind = K_COLL, .stream = ST_DPAG, .cat = SIM_BD_DP, .group = G_DPCP,
+                    .coll = SIM_COLLECTIVE_ALLGATHER, .bytes = bytes / k->pieces, .seq = b->seq[G_DPCP]++,
+                    .name = "zero3_param_ag" };
+          int i = add_op (b, &t);
+          if (b->last_compute >= 0)
+            edge (b, b->last_compute, i);
+          push_wait (b->waits, &b->n_waits, i);
+        }
+      return;
+    }
   TOp t = { .kind = K_COLL, .stream = ST_DPAG, .cat = SIM_BD_DP, .group = G_DPCP,
             .coll = SIM_COLLECTIVE_ALLGATHER, .bytes = bytes, .seq = b->seq[G_DPCP]++,
             .name = "zero3_param_ag" };
@@ -439,6 +460,8 @@ bucket_flush (Builder *b, const LayerCtx *c, Buckets *k, gboolean flush)
   int i = add_op (b, &t);
   if (b->last_compute >= 0)
     edge (b, b->last_compute, i);
+  if (k->blocking)
+    push_wait (b->waits, &b->n_waits, i); /* reduced on the compute stream (overlap_comm off) */
   k->ops[k->n_ops++] = i;
   k->pending = 0;
 }
@@ -545,6 +568,11 @@ build_program (Program *p, LayerCtx *c, int stage, int dpcp)
           }
       }
   k.zero3 = zero3;
+  /* DeepSpeed 0.3 gathers per parameter; its stage3 persistence threshold (1e5 elements) keeps
+   * biases and norms resident, leaving the weight matrices: 4 in a GPT layer (qkv, dense,
+   * dense_h_to_4h, dense_4h_to_h), 7 in a Llama-style one (q, k, v, o, gate, up, down). */
+  k.blocking = zero3 && plan->zero3_blocking;
+  k.pieces = s->activation == MODEL_ACT_SWIGLU ? 7 : 4;
   k.ag_ops = ag_ops;
   k.ag_chunk = ag_chunk;
   k.ag_need = ag_need;

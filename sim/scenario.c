@@ -157,6 +157,8 @@ static const Key keys[] = {
     "pipeline sends block compute until delivered (2021 Megatron: p2p then torch.cuda.synchronize); false: overlapped" },
   { "parallel", "pp_scatter_gather", T_BOOL, "", 1, "true", 0, 0, NULL, FALSE, S_BOOL, PL (pp_scatter_gather),
     "without sp: a pipeline send carries 1/tp of the activation, the receiver all-gathers it over TP (Megatron's default)" },
+  { "parallel", "zero3_blocking", T_BOOL, "", 1, "false", 0, 0, NULL, FALSE, S_BOOL, PL (zero3_blocking),
+    "zero 3: DeepSpeed <= 0.3.16's fetch, a blocking all-gather per weight matrix and blocking gradient reduce-scatters" },
   { "parallel", "fp8_reduce_amax", T_BOOL, "", 1, "true", 0, 0, NULL, FALSE, S_BOOL, PL (fp8_reduce_amax),
     "fp8 delayed scaling: all-reduce (max) of the amaxes over TP x CP x DP of the stage after every chunk's forward and backward (TE reduce_amax)" },
   { "parallel", "bf16_layers_first", T_INT, "", 1, "0", 0, 100000, NULL, FALSE, S_INT, PL (bf16_layers_first),

@@ -536,6 +536,11 @@ row_settings (const SimValidateRow *r, const char *files[ROW_FILES], GError **er
       /* Its p2p_communication._communicate waits for batch_isend_irecv, then torch.cuda.synchronize()
        * ("to protect against race condition"): a pipeline send blocks the stage until delivered. */
       add (list, "parallel.pp_blocking=true");
+      /* Its ZeRO-3 rows ran DeepSpeed of early 2021 (<= 0.3.16): per-parameter all-gathers after a
+       * torch.cuda.synchronize() each ("the async version is not async at all", DeepSpeed PR #1188,
+       * June 2021) and stage-3 gradient reduction on the compute stream (overlap_comm off). */
+      if (r->zero >= 3 && !r->fsdp)
+        add (list, "parallel.zero3_blocking=true");
     }
   int chunks = r->pp * r->vpp;
   if (r->pp > 1 && r->layers % chunks != 0 && (r->layers + 2) % chunks == 0)
