@@ -1,7 +1,8 @@
 /* `trainsim validate DECK.csv [--format text|tsv|json] [--plot FILE.png] [--threads N]
  *  [--layer FILE]… [--set group.key=value]…`: predicted against measured step time for every row of
- * a deck (sim/validate.h). Exit status: 0 report written (skipped rows included), 1 the plot failed,
- * 2 bad usage or a malformed deck. */
+ * a deck (sim/validate.h); `--row ID` prints one row's scenario as a `trainsim run` command instead.
+ * Exit status: 0 report (or command) written (skipped rows included), 1 the plot failed, 2 bad usage,
+ * a malformed deck, or a row that is not there or cannot be modelled. */
 #include "config.h"
 #include <stdio.h>
 #include <string.h>
@@ -20,7 +21,7 @@ plot_script (void)
 int
 sim_cmd_validate (int argc, char **argv)
 {
-  g_autofree char *format_name = NULL, *plot = NULL;
+  g_autofree char *format_name = NULL, *plot = NULL, *row_id = NULL;
   g_auto (GStrv) sets = NULL;
   g_auto (GStrv) layers = NULL;
   g_auto (GStrv) files = NULL;
@@ -36,6 +37,7 @@ sim_cmd_validate (int argc, char **argv)
     { "set", 's', 0, G_OPTION_ARG_STRING_ARRAY, &sets, "Override one key in every row (repeatable)",
       "GROUP.KEY=VALUE" },
     { "full", 0, 0, G_OPTION_ARG_NONE, &full, "Simulate every rank", NULL },
+    { "row", 0, 0, G_OPTION_ARG_STRING, &row_id, "Print this row's scenario as a `trainsim run` command and exit", "ID" },
     { G_OPTION_REMAINING, 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &files, NULL, NULL },
     { NULL },
   };
@@ -79,6 +81,25 @@ sim_cmd_validate (int argc, char **argv)
   if (deck == NULL)
     {
       fprintf (stderr, "trainsim validate: %s\n", error->message);
+      return 2;
+    }
+  if (row_id != NULL)
+    {
+      for (guint i = 0; i < sim_validate_deck_n_rows (deck); i++)
+        {
+          const SimValidateRow *r = sim_validate_deck_row (deck, i);
+          if (strcmp (r->id, row_id) != 0)
+            continue;
+          g_autofree char *cmd = sim_validate_row_command (r, &error);
+          if (cmd == NULL)
+            {
+              fprintf (stderr, "trainsim validate: --row %s: %s\n", row_id, error->message);
+              return 2;
+            }
+          printf ("%s\n", cmd);
+          return 0;
+        }
+      fprintf (stderr, "trainsim validate: --row %s: no such row id in %s\n", row_id, files[0]);
       return 2;
     }
   SimValidateOptions opts = { (const char *const *) layers, (const char *const *) sets, threads, full,

@@ -675,6 +675,29 @@ job_run (gpointer data, gpointer user)
   job_progress (job, i);
 }
 
+char *
+sim_validate_row_command (const SimValidateRow *r, GError **error)
+{
+  g_return_val_if_fail (r != NULL, NULL);
+  const char *files[ROW_FILES];
+  g_autoptr (GPtrArray) list = row_settings (r, files, error);
+  if (list == NULL)
+    return NULL;
+  GString *cmd = g_string_new ("trainsim run");
+  for (int i = 0; files[i] != NULL; i++)
+    g_string_append_printf (cmd, " %s", files[i]);
+  g_autofree char *name = g_shell_quote (r->id);
+  g_autofree char *model = g_strdup_printf ("model.name=%.63s", r->model);
+  g_autofree char *qmodel = g_shell_quote (model);
+  g_string_append_printf (cmd, " --set scenario.name=%s --set %s", name, qmodel);
+  for (guint i = 0; i < list->len; i++)
+    {
+      g_autofree char *q = g_shell_quote (g_ptr_array_index (list, i));
+      g_string_append_printf (cmd, " \\\n  --set %s", q);
+    }
+  return g_string_free (cmd, FALSE);
+}
+
 /* A row's simulation identity: its profile files and settings (NULL if it cannot be modelled). */
 static char *
 row_key (const SimValidateRow *r)

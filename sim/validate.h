@@ -27,8 +27,14 @@
  *   param_dtype = fp16 for fp16 rows, else bf16; vocab padded as Megatron does (128·tp).
  *   unfused_attention, dropout = true for the Narayanan et al. SC21 rows (2021 Megatron-LM:
  *                     no flash attention yet, attention/hidden dropout 0.1 by default; sources
- *                     in sim/validate.c).
- * No figure of the row's measurement is read into the scenario. */
+ *                     in sim/validate.c), and pp_blocking (its p2p synchronized the device);
+ *                     zero3_blocking for that table's ZeRO-3 rows (DeepSpeed <= 0.3.16);
+ *   [tp_overlap]    = tp-overlap/h100-tp4-pp8-mbs1.ini for the MLPerf v3.1 GPT-3 rows with H100,
+ *                     TP4, PP8, mbs 1 (the submission's own selection rule); defaults = te1 for the
+ *                     Megatron-LM README rows (Megatron-Core r0.8.0, before TE 2.0); else TE 2's.
+ * Software-era settings come from the code the source ran (cited in sim/validate.c), never from its
+ * measurement: no figure of the row's measurement is read into the scenario. `trainsim validate
+ * --row ID` prints a row's scenario as a `trainsim run` command. */
 #pragma once
 #include <stdio.h>
 #include <glib.h>
@@ -84,6 +90,9 @@ typedef struct {
   gboolean progress;          /* one line per finished row on stderr */
 } SimValidateOptions;
 
+/* The row's scenario as a `trainsim run` command line (its files, then one --set per setting), or
+ * NULL with the reason for a row that cannot be modelled. Owned by the caller. */
+char *sim_validate_row_command (const SimValidateRow *row, GError **error);
 /* The scenario of one row, resolved. Rows trainsim cannot model fail with
  * SIM_VALIDATE_ERROR_UNSUPPORTED and the reason. */
 SimScenario *sim_validate_row_scenario (const SimValidateRow *row, const SimValidateOptions *options,

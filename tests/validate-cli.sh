@@ -73,6 +73,22 @@ rc=$?
 [ $rc -eq 2 ] && grep -q "bad.csv:3: column 2: quoted field not closed" "$tmp/err"
 check $? "a malformed deck exits 2 naming file, line and column"
 
+# --row: the printed `trainsim run` command reproduces the row's predicted step time.
+"$ts" validate "$deck" --row gpt350m_h100_tp2pp2 >"$tmp/row.sh" 2>"$tmp/err"
+rc=$?
+want=$(awk -F'\t' '$1 == "gpt350m_h100_tp2pp2" { printf "%.4f", $5 }' "$tmp/v.tsv")
+got=$(TS="$ts" sh -c "$(sed 's|^trainsim |"$TS" |' "$tmp/row.sh")" 2>/dev/null | awk '/^step time/ { print $3 }')
+[ $rc -eq 0 ] && [ -n "$want" ] && [ "$got" = "$want" ]
+check $? "--row prints a trainsim run command that predicts the row's step ($got s, validate $want s)"
+"$ts" validate "$deck" --row no_such_row >/dev/null 2>"$tmp/err"
+rc=$?
+[ $rc -eq 2 ] && grep -q "no such row id" "$tmp/err"
+check $? "--row of a missing id exits 2"
+"$ts" validate "$deck" --row gpt125m_a100_40g >/dev/null 2>"$tmp/err"
+rc=$?
+[ $rc -eq 2 ] && grep -q "no hardware profile" "$tmp/err"
+check $? "--row of a row that cannot be modelled exits 2 with the reason"
+
 if "$ts" validate "$deck" --plot "$tmp/v.png" >/dev/null 2>"$tmp/err"; then
   [ -s "$tmp/v.png" ]
   check $? "--plot writes a PNG"
