@@ -206,6 +206,19 @@ quant_bytes (ModelDtype d)
   return d == MODEL_DTYPE_FP8 ? 1.0 : NVFP4_BYTES;
 }
 
+static ModelOp *comm (Ctx *c, const char *name, ModelCollective coll, ModelDim dim, int group, double bytes);
+
+/* A tensor quantized on its local 1/tp shard before an SP all-gather with a per-tensor scale from its
+ * own amax (FP8 current scaling, NVFP4) needs the global amax first: TE's quantizer reduces it over
+ * the TP group (with_amax_reduction, amax_reduction_group = tp_group, set for the column-parallel
+ * input and the row-parallel output gradient under sequence parallelism), one float, blocking. */
+static void
+tp_amax_reduction (Ctx *c, const char *name)
+{
+  if (c->p->tp > 1 && (c->mdt == MODEL_DTYPE_FP4 || c->p->fp8_scaling == MODEL_FP8_CURRENT))
+    comm (c, name, MODEL_COLL_ALL_REDUCE, MODEL_DIM_TP, c->p->tp, 4.0);
+}
+
 /* Forward quantization of the `elems`-element input of GEMM `gemm` (see the header comment);
  * norm_fused: the input is the output of a norm feeding a LayerNormLinear; gathered: it goes on to an
  * SP all-gather. TRUE when backward must transpose the (gathered) FP8 input for wgrad. */
@@ -219,10 +232,14 @@ quantize_input (Ctx *c, const char *gemm, double elems, gboolean norm_fused, gbo
         return TRUE;
       if (c->p->fp8_scaling == MODEL_FP8_CURRENT)
         recipe_op (c, suffixed (gemm, "_in_amax"), elems * p, 0, elems);
+      if (gathered)
+        tp_amax_reduction (c, suffixed (gemm, "_in_amax_ar"));
       recipe_op (c, suffixed (gemm, "_in_cast"), elems * p, (gathered ? 1.0 : 2.0) * elems, elems);
       return gathered;
     }
   recipe_op (c, suffixed (gemm, "_in_amax"), elems * p, 0, 2.0 * elems);
+  if (gathered)
+    tp_amax_reduction (c, suffixed (gemm, "_in_amax_ar"));
   recipe_op (c, suffixed (gemm, "_in_quant"), elems * p, 2.0 * NVFP4_BYTES * elems, 2.0 * elems);
   return FALSE;
 }
@@ -420,6 +437,8 @@ backward_quantize (Ctx *c, const ModelOp *f, gboolean gathered)
     {
       if (c->p->fp8_scaling == MODEL_FP8_CURRENT)
         recipe_op (c, suffixed (f->name, "_grad_amax"), e_loc * p, 0, e_loc);
+      if (gathered)
+        tp_amax_reduction (c, suffixed (f->name, "_grad_amax_ar"));
       recipe_op (c, suffixed (f->name, "_grad_cast"), e_loc * p, (gathered ? 1.0 : 2.0) * e_loc, e_loc);
       if (gathered)
         recipe_op (c, suffixed (f->name, "_grad_transpose"), e_out, e_out, 0);
@@ -429,6 +448,8 @@ backward_quantize (Ctx *c, const ModelOp *f, gboolean gathered)
   else
     {
       recipe_op (c, suffixed (f->name, "_grad_amax"), e_loc * p, 0, 2.0 * e_loc);
+      if (gathered)
+        tp_amax_reduction (c, suffixed (f->name, "_grad_amax_ar"));
       recipe_op (c, suffixed (f->name, "_grad_quant"), e_loc * p, 2.0 * NVFP4_BYTES * e_loc, 2.0 * e_loc);
     }
 }

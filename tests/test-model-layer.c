@@ -622,7 +622,11 @@ test_fp8_current_scaling (void)
   p.fp8_scaling = MODEL_FP8_CURRENT;
   g_autoptr (GArray) f = ops_of (&s, &p, 0, MODEL_PASS_FORWARD);
   g_autofree char *fn = names (f);
-  g_assert_nonnull (strstr (fn, "attn_norm qkv_in_amax qkv_in_cast qkv_ag qkv attn proj_in_amax proj_in_cast proj"));
+  /* The gathered input's amax is all-reduced over TP before its cast (TE's with_amax_reduction). */
+  g_assert_nonnull (strstr (fn, "attn_norm qkv_in_amax qkv_in_amax_ar qkv_in_cast qkv_ag qkv attn proj_in_amax "
+                                "proj_in_cast proj"));
+  g_assert_cmpint (find (f, "qkv_in_amax_ar")->coll, ==, MODEL_COLL_ALL_REDUCE);
+  g_assert_cmpfloat (find (f, "qkv_in_amax_ar")->comm_bytes, ==, 4.0);
   assert_bytes (f, "attn_norm", 2048, 2048);
   assert_bytes (f, "qkv_in_amax", 2048, 0);
   assert_bytes (f, "qkv_in_cast", 2048, 1024);
@@ -654,9 +658,9 @@ test_fp4_recipe (void)
   small_tp2 (&s, &p, MODEL_DTYPE_FP4);
   g_autoptr (GArray) f = ops_of (&s, &p, 0, MODEL_PASS_FORWARD);
   g_autofree char *fn = names (f);
-  g_assert_cmpstr (fn, ==, "attn_norm qkv_in_amax qkv_in_quant qkv_ag qkv attn proj_in_amax proj_in_quant proj "
-                           "proj_rs attn_residual mlp_norm fc1_in_amax fc1_in_quant fc1_ag fc1 act fc2_in_amax "
-                           "fc2_in_quant fc2 fc2_rs mlp_residual");
+  g_assert_cmpstr (fn, ==, "attn_norm qkv_in_amax qkv_in_amax_ar qkv_in_quant qkv_ag qkv attn proj_in_amax "
+                           "proj_in_quant proj proj_rs attn_residual mlp_norm fc1_in_amax fc1_in_amax_ar "
+                           "fc1_in_quant fc1_ag fc1 act fc2_in_amax fc2_in_quant fc2 fc2_rs mlp_residual");
   assert_bytes (f, "attn_norm", 2048, 2048);
   assert_bytes (f, "qkv_in_amax", 2048, 0);
   assert_bytes (f, "qkv_in_quant", 2048, 1152);
@@ -665,6 +669,9 @@ test_fp4_recipe (void)
   g_autoptr (GArray) b = ops_of (&s, &p, 0, MODEL_PASS_BACKWARD);
   assert_bytes (b, "fc2_grad_amax", 2048, 0);
   assert_bytes (b, "fc2_grad_quant", 2048, 1152);
+  /* fc2's output gradient is quantized on its shard before the all-gather: its amax is reduced. */
+  g_autofree char *bq = names (b);
+  g_assert_nonnull (strstr (bq, "fc2_grad_amax fc2_grad_amax_ar fc2_grad_quant"));
   g_assert_cmpfloat (find (f, "qkv_ag")->comm_bytes, ==, 1152);
   g_assert_cmpfloat (find (b, "qkv_input_ag")->comm_bytes, ==, 1152);
   g_assert_cmpfloat (find (b, "fc2_rs_bwd")->comm_bytes, ==, 2304);
