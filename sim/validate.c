@@ -519,6 +519,10 @@ row_settings (const SimValidateRow *r, const char *files[ROW_FILES], GError **er
   if (tp_overlap && strstr (r->source, "MLPerf Training v3.1") != NULL && strstr (r->model, "GPT-3") != NULL
       && strcmp (r->gpu, "h100-sxm") == 0 && r->tp == 4 && r->pp == 8 && r->micro_batch == 1)
     files[2] = "tp-overlap/h100-tp4-pp8-mbs1.ini";
+  /* Azure's MLPerf v6.0 Llama 3.1 405B submission sets NCCL_NVLS_ENABLE=0 (its
+   * config_GB200_640x4x24xtp4pp8cp2_cg_fp4.sh), as the 405B run scenario does. */
+  if (strstr (r->source, "MLPerf Training v6.0") != NULL && strstr (r->id, "azure") != NULL)
+    add (list, "hardware.nvls=false");
   /* The Megatron-LM README table was measured with Megatron-Core r0.8.0 (July 2024), before TE 2.0
    * changed the userbuffers defaults. */
   if (tp_overlap && strstr (r->source, "Megatron-Core r0.8.0") != NULL)

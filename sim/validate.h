@@ -31,7 +31,8 @@
  *                     zero3_blocking for that table's ZeRO-3 rows (DeepSpeed <= 0.3.16);
  *   [tp_overlap]    = tp-overlap/h100-tp4-pp8-mbs1.ini for the MLPerf v3.1 GPT-3 rows with H100,
  *                     TP4, PP8, mbs 1 (the submission's own selection rule); defaults = te1 for the
- *                     Megatron-LM README rows (Megatron-Core r0.8.0, before TE 2.0); else TE 2's.
+ *                     Megatron-LM README rows (Megatron-Core r0.8.0, before TE 2.0); else TE 2's;
+ *   hardware.nvls   = false for Azure's MLPerf v6.0 405B row (its config: NCCL_NVLS_ENABLE=0).
  * Software-era settings come from the code the source ran (cited in sim/validate.c), never from its
  * measurement: no figure of the row's measurement is read into the scenario. `trainsim validate
  * --row ID` prints a row's scenario as a `trainsim run` command. */
