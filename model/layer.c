@@ -206,7 +206,11 @@ quant_bytes (ModelDtype d)
   return d == MODEL_DTYPE_FP8 ? 1.0 : NVFP4_BYTES;
 }
 
-static ModelOp *comm (Ctx *c, const char *name, ModelCollective coll, ModelDim dim, int group, double bytes);
+static ModelOp *
+comm (Ctx *c, const char *name, ModelCollective coll, ModelDim dim, int group, double bytes)
+{
+  return add (c, model_op_comm (name, c->phase, coll, dim, group, bytes));
+}
 
 /* A tensor quantized on its local 1/tp shard before an SP all-gather with a per-tensor scale from its
  * own amax (FP8 current scaling, NVFP4) needs the global amax first: TE's quantizer reduces it over
@@ -242,12 +246,6 @@ quantize_input (Ctx *c, const char *gemm, double elems, gboolean norm_fused, gbo
     tp_amax_reduction (c, suffixed (gemm, "_in_amax_ar"));
   recipe_op (c, suffixed (gemm, "_in_quant"), elems * p, 2.0 * NVFP4_BYTES * elems, 2.0 * elems);
   return FALSE;
-}
-
-static ModelOp *
-comm (Ctx *c, const char *name, ModelCollective coll, ModelDim dim, int group, double bytes)
-{
-  return add (c, model_op_comm (name, c->phase, coll, dim, group, bytes));
 }
 
 /* Residual add (with dropout: Megatron's fused bias-dropout-add, which also writes a 1-byte mask

@@ -56,12 +56,12 @@ gint64 sim_alphabeta_fill_ns (SimCollectiveOp op, SimCollectiveAlgo algo, const 
  * apply. One rank or zero bytes take 0 ns. */
 gint64 sim_alphabeta_time_ns (SimCollectiveOp op, SimCollectiveAlgo algo, const SimCollectiveShape *shape,
                               const SimCollectiveProfile *profile, double bytes);
-/* The fastest applicable algorithm (ties: the lower enum value); its time in *time_ns (may be NULL).
- * Returns SIM_COLLECTIVE_ALGO_AUTO if none applies. */
 /* The binary tree of NCCL's double binary tree over n: parent of r (-1 for the root 0), and rank r's
  * place in tree t (t = 1: mirrored for even n, shifted by one for odd n, so leaves swap with inner
  * nodes). Shared by the closed form and the flow model. */
 int sim_alphabeta_btree_parent (int r, int n);
 int sim_alphabeta_dtree_rank (int t, int r, int n);
+/* The fastest applicable algorithm (ties: the lower enum value), each at its faster protocol; its time
+ * in *time_ns (may be NULL). Returns SIM_COLLECTIVE_ALGO_AUTO if none applies. */
 SimCollectiveAlgo sim_alphabeta_best (SimCollectiveOp op, const SimCollectiveShape *shape,
                                       const SimCollectiveProfile *profile, double bytes, gint64 *time_ns);

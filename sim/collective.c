@@ -814,15 +814,19 @@ sim_collective_start (SimCollective *c, SimCollectiveOp op, SimCollectiveAlgo al
     }
   Run *r = c->free_runs->len ? g_ptr_array_steal_index_fast (c->free_runs, c->free_runs->len - 1) : g_new (Run, 1);
   *r = (Run) { c, p, bytes, sim_alphabeta_fill_ns (op, algo, &g->shape, &c->profile, bytes), 0, 0, done, user, arg };
-  /* LL (ring and tree: one phase): LL's latency in place of Simple's and the fill, every flow's bytes
-   * at LL's share of the rate (as the closed form: the same links, 1/ll_bw_fraction the bytes). */
+  /* The latency before the flows: LL's (ring and tree, one phase) in place of Simple's and the fill,
+   * every flow's bytes then at LL's share of the rate (as the closed form: the same links,
+   * 1/ll_bw_fraction the bytes); else Simple's and the fill. */
+  gint64 lat;
   if (sim_alphabeta_protocol (op, algo, &g->shape, &c->profile, bytes) == SIM_COLLECTIVE_PROTO_LL
       && p->phases->len == 1)
     {
-      r->fill_ns = sim_alphabeta_ll_latency_ns (op, algo, &g->shape, &c->profile)
-                   - g_array_index (p->phases, PlanPhase, 0).latency_ns;
+      lat = sim_alphabeta_ll_latency_ns (op, algo, &g->shape, &c->profile);
+      r->fill_ns = lat - g_array_index (p->phases, PlanPhase, 0).latency_ns;
       r->bytes = bytes / c->profile.ll_bw_fraction;
     }
+  else
+    lat = sim_alphabeta_latency_ns (op, algo, &g->shape, &c->profile) + r->fill_ns;
   c->active++;
   if (bytes <= 0)
     r->phase = (int) p->phases->len; /* nothing to move: done now */
@@ -832,9 +836,6 @@ sim_collective_start (SimCollective *c, SimCollectiveOp op, SimCollectiveAlgo al
        * hundred bytes): its bytes load no link measurably, so it takes its closed-form time without
        * flows, which would cost a max-min re-solve over every link of a large group for nothing. */
       gint64 total = sim_alphabeta_time_ns (op, algo, &g->shape, &c->profile, bytes);
-      gint64 lat = sim_alphabeta_protocol (op, algo, &g->shape, &c->profile, bytes) == SIM_COLLECTIVE_PROTO_LL
-                     ? sim_alphabeta_ll_latency_ns (op, algo, &g->shape, &c->profile)
-                     : sim_alphabeta_latency_ns (op, algo, &g->shape, &c->profile) + r->fill_ns;
       if (total >= 0 && lat > 0 && (total - lat) * 100 < lat)
         {
           sim_engine_after (c->engine, total, run_finish, r, 0);

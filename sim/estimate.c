@@ -278,6 +278,34 @@ sim_estimate_step (const ModelShape *shape, const ModelPlan *plan, const SimEsti
   return sim_estimate_step_with (shape, plan, hw, &layer, check_memory, out, error);
 }
 
+/* FP8 delayed scaling: a blocking amax all-reduce over TP x CP x DP after every chunk's forward and
+ * backward (sim/runner.c): 3 and 2 amaxes per FP8 GEMM of the chunk, 4 GEMMs per layer, lr layers
+ * per stage; latency-bound, at NCCL's fastest algorithm and protocol for the group spread over
+ * domains. 0 when the plan has none. */
+static double
+amax_s (const ModelPlan *plan, const SimEstimateHw *hw, int m, double lr)
+{
+  int n = plan->tp * plan->cp * plan->dp;
+  if (plan->matmul_dtype != MODEL_DTYPE_FP8 || plan->fp8_scaling != MODEL_FP8_DELAYED || !plan->fp8_reduce_amax
+      || n <= 1)
+    return 0.0;
+  SimCollectiveShape sh = { 0 };
+  sh.ranks = n;
+  sh.ranks_per_domain = MIN (n, hw->domain_gpus);
+  sh.domains = (n + sh.ranks_per_domain - 1) / sh.ranks_per_domain;
+  sh.uniform = n % sh.ranks_per_domain == 0;
+  /* The shape wants line rates; hw keeps achieved ones. */
+  sh.nvlink_bw_bytes_per_s = hw->nvlink_bw_bytes_per_s / (hw->coll.nvlink_eff > 0 ? hw->coll.nvlink_eff : 1.0);
+  sh.nic_bw_bytes_per_s = hw->nic_bw_bytes_per_s / (hw->coll.nic_eff > 0 ? hw->coll.nic_eff : 1.0);
+  sh.nvlink_latency_ns = (gint64) llround (hw->nvlink_latency_s * 1e9);
+  sh.net_latency_ns = (gint64) llround (hw->nic_latency_s * 1e9);
+  double chunk_layers = lr / plan->vpp;
+  gint64 fwd_ns = -1, bwd_ns = -1;
+  sim_alphabeta_best (SIM_COLLECTIVE_ALLREDUCE, &sh, &hw->coll, 3.0 * 4.0 * 4.0 * chunk_layers, &fwd_ns);
+  sim_alphabeta_best (SIM_COLLECTIVE_ALLREDUCE, &sh, &hw->coll, 2.0 * 4.0 * 4.0 * chunk_layers, &bwd_ns);
+  return m * plan->vpp * (MAX (fwd_ns, 0) + MAX (bwd_ns, 0)) * 1e-9;
+}
+
 gboolean
 sim_estimate_step_with (const ModelShape *shape, const ModelPlan *plan, const SimEstimateHw *hw,
                         const SimEstimateLayer *ly, gboolean check_memory, SimEstimate *out, GError **error)
@@ -387,30 +415,9 @@ sim_estimate_step_with (const ModelShape *shape, const ModelPlan *plan, const Si
       p[SIM_EST_DP] = plan->dp_overlap ? MAX (bucket, dp_comm - window) : dp_comm;
       overlapped_dp = plan->dp_overlap ? MIN (window, dp_comm) : 0.0;
     }
-  /* FP8 delayed scaling: a blocking amax all-reduce over TP x CP x DP after every chunk's forward
-   * and backward (sim/runner.c): 3 and 2 amaxes per FP8 GEMM of the chunk, 4 GEMMs per layer,
-   * latency-bound, at NCCL's fastest algorithm and protocol for the group spread over domains. */
-  int namax = plan->tp * plan->cp * plan->dp;
-  if (plan->matmul_dtype == MODEL_DTYPE_FP8 && plan->fp8_scaling == MODEL_FP8_DELAYED && plan->fp8_reduce_amax
-      && namax > 1)
-    {
-      SimCollectiveShape sh = { 0 };
-      sh.ranks = namax;
-      sh.ranks_per_domain = MIN (namax, hw->domain_gpus);
-      sh.domains = (namax + sh.ranks_per_domain - 1) / sh.ranks_per_domain;
-      sh.uniform = namax % sh.ranks_per_domain == 0;
-      sh.nvlink_bw_bytes_per_s = hw->nvlink_bw_bytes_per_s / (hw->coll.nvlink_eff > 0 ? hw->coll.nvlink_eff : 1.0);
-      sh.nic_bw_bytes_per_s = hw->nic_bw_bytes_per_s / (hw->coll.nic_eff > 0 ? hw->coll.nic_eff : 1.0);
-      sh.nvlink_latency_ns = (gint64) llround (hw->nvlink_latency_s * 1e9);
-      sh.net_latency_ns = (gint64) llround (hw->nic_latency_s * 1e9);
-      double chunk_layers = lr / plan->vpp;
-      gint64 fwd_ns = -1, bwd_ns = -1;
-      sim_alphabeta_best (SIM_COLLECTIVE_ALLREDUCE, &sh, &hw->coll, 3.0 * 4.0 * 4.0 * chunk_layers, &fwd_ns);
-      sim_alphabeta_best (SIM_COLLECTIVE_ALLREDUCE, &sh, &hw->coll, 2.0 * 4.0 * 4.0 * chunk_layers, &bwd_ns);
-      double amax = m * plan->vpp * (MAX (fwd_ns, 0) + MAX (bwd_ns, 0)) * 1e-9;
-      p[SIM_EST_DP] += amax;
-      c[SIM_EST_DP] += amax;
-    }
+  double amax = amax_s (plan, hw, m, lr);
+  p[SIM_EST_DP] += amax;
+  c[SIM_EST_DP] += amax;
   /* Compute that runs beside communication is slowed (the simulator's overlap_slowdown). */
   p[SIM_EST_SLOWDOWN] = hw->gpu.overlap_slowdown * (m * lr * ly->layer_overlapped_s + overlapped_dp);
   double shard_dense = plan->zero >= 1 ? ndp : 1.0;

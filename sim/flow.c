@@ -666,6 +666,21 @@ compact_entries (SimFlowNet *net, Flow *f)
   f->n_ent = kept;
 }
 
+/* Drops f's stale entries, then visits its classes (into comp_classes, counting *n_classes);
+ * returns the link occurrences f adds to the rows (its entries' multiplicities). */
+static int
+visit_flow_classes (SimFlowNet *net, Flow *f, guint32 epoch, int *n_classes)
+{
+  compact_entries (net, f);
+  int occ = 0;
+  for (int e = 0; e < f->n_ent; e++)
+    {
+      occ += f->ent[e].mult;
+      visit_class (net, f->ent[e].cls, epoch, n_classes);
+    }
+  return occ;
+}
+
 /* Compressed rows of the flows comp_flows[0..n_flows) over the classes comp_classes[0..n_classes)
  * (their local indices set, capacities in net->capacity), then the solve into net->rates.
  *
@@ -863,15 +878,7 @@ try_local (SimFlowNet *net, guint32 n, gint64 now, guint32 *n_next)
     }
   int n_classes = 0, n_occ = 0;
   for (guint32 q = 0; q < n; q++)
-    {
-      Flow *f = &net->flows[net->comp_flows[q]];
-      compact_entries (net, f);
-      for (int e = 0; e < f->n_ent; e++)
-        {
-          n_occ += f->ent[e].mult;
-          visit_class (net, f->ent[e].cls, epoch, &n_classes);
-        }
-    }
+    n_occ += visit_flow_classes (net, &net->flows[net->comp_flows[q]], epoch, &n_classes);
   /* Capacities less the other flows' load. Classes left with the same capacity and the same seeds
    * (a ring's hops, each shared with another rank's transfer at the same rate) are twins in this
    * solve: the first pops and the others drain, so only the first is solved (local -1 for the
@@ -1058,15 +1065,7 @@ recompute (SimFlowNet *net)
             visit_flow (net, c->members[m].flow, epoch, &n_comp_flows);
         }
       for (; qf < n_comp_flows; qf++)
-        {
-          Flow *f = &net->flows[net->comp_flows[qf]];
-          compact_entries (net, f);
-          for (int e = 0; e < f->n_ent; e++)
-            {
-              n_occ += f->ent[e].mult;
-              visit_class (net, f->ent[e].cls, epoch, &n_comp_classes);
-            }
-        }
+        n_occ += visit_flow_classes (net, &net->flows[net->comp_flows[qf]], epoch, &n_comp_classes);
     }
 
   /* One link per class, listed mult times per flow. */

@@ -407,30 +407,21 @@ zero3_gather (Builder *b, Buckets *k, double bytes)
 {
   if (bytes <= 0 || k->dpcp <= 1)
     return;
-  if (k->blocking)
+  /* Blocking (DeepSpeed <= 0.3.16, partition_parameters.py _allgather_param): a
+   * torch.cuda.synchronize() before each parameter's all_gather, so each of the pieces starts after
+   * every queued kernel and the next kernel waits for it; the stream keeps them in order. */
+  int pieces = k->blocking ? k->pieces : 1;
+  for (int j = 0; j < pieces; j++)
     {
-      /* DeepSpeed <= 0.3.16 (partition_parameters.py _allgather_param): torch.cuda.synchronize()
-       * before each parameter's all_gather, so a gather starts after every queued kernel and the
-       * next kernel after it; the stream keeps them in order. */
-      for (int j = 0; j < k->pieces; j++)
-        {
-          TOp t = { .kind = K_COLL, .stream = ST_DPAG, .cat = SIM_BD_DP, .group = G_DPCP,
-                    .coll = SIM_COLLECTIVE_ALLGATHER, .bytes = bytes / k->pieces, .seq = b->seq[G_DPCP]++,
-                    .name = "zero3_param_ag" };
-          int i = add_op (b, &t);
-          if (b->last_compute >= 0)
-            edge (b, b->last_compute, i);
-          push_wait (b->waits, &b->n_waits, i);
-        }
-      return;
+      TOp t = { .kind = K_COLL, .stream = ST_DPAG, .cat = SIM_BD_DP, .group = G_DPCP,
+                .coll = SIM_COLLECTIVE_ALLGATHER, .bytes = bytes / pieces, .seq = b->seq[G_DPCP]++,
+                .name = "zero3_param_ag" };
+      int i = add_op (b, &t);
+      int after = k->blocking ? b->last_compute : k->prev_use_start;
+      if (after >= 0)
+        edge (b, after, i);
+      push_wait (b->waits, &b->n_waits, i);
     }
-  TOp t = { .kind = K_COLL, .stream = ST_DPAG, .cat = SIM_BD_DP, .group = G_DPCP,
-            .coll = SIM_COLLECTIVE_ALLGATHER, .bytes = bytes, .seq = b->seq[G_DPCP]++,
-            .name = "zero3_param_ag" };
-  int i = add_op (b, &t);
-  if (k->prev_use_start >= 0)
-    edge (b, k->prev_use_start, i);
-  push_wait (b->waits, &b->n_waits, i);
   k->prev_use_start = b->last_compute;
 }
 
@@ -528,6 +519,10 @@ build_program (Program *p, LayerCtx *c, int stage, int dpcp)
   g_autofree int *ag_need = g_new (int, max_ag);
   int n_ag = 0;
   gboolean distopt = plan->zero >= 1 && plan->zero <= 2 && dpcp > 1;
+  /* One micro-batch's activation [s/cp, b, h] between stages; sent 1/tp at a time under SP or
+   * Megatron's scatter/gather. */
+  double act_bytes = (double) plan->micro_batch * s->seq_len / plan->cp * h * model_dtype_bytes (plan->param_dtype);
+  gboolean pp_split = (plan->sp || plan->pp_scatter_gather) && plan->tp > 1;
   gboolean amax = plan->matmul_dtype == MODEL_DTYPE_FP8 && plan->fp8_scaling == MODEL_FP8_DELAYED
                   && plan->fp8_reduce_amax && plan->tp * plan->cp * plan->dp > 1;
   gint64 fwd_ns = 0;
@@ -590,12 +585,10 @@ build_program (Program *p, LayerCtx *c, int stage, int dpcp)
         for (int j = 0; j < n_ag; j++)
           if (ag_chunk[j] == sl.chunk && ag_need[j] < 0)
             edge (b, ag_ops[j], entry);
-      if (!plan->sp && plan->pp_scatter_gather && plan->tp > 1 && (fwd ? vs > 0 : vs < V - 1))
+      if (pp_split && !plan->sp && (fwd ? vs > 0 : vs < V - 1))
         /* The received 1/tp of the activation (gradient) is all-gathered over TP before use
          * (Megatron's gather_split_1d_tensor after the receive). */
-        collective (b, fwd ? "pp_recv_ag" : "pp_recv_grad_ag", G_TP, SIM_COLLECTIVE_ALLGATHER,
-                    (double) plan->micro_batch * s->seq_len / plan->cp * h * model_dtype_bytes (plan->param_dtype),
-                    FALSE);
+        collective (b, fwd ? "pp_recv_ag" : "pp_recv_grad_ag", G_TP, SIM_COLLECTIVE_ALLGATHER, act_bytes, FALSE);
       k.wait_chunk = fwd && sl.microbatch == 0 && n_ag > 0 ? sl.chunk : -1;
       model_plan_chunk_layers (plan, s, stage, sl.chunk, &k.chunk_first_layer);
       g_array_set_size (c->scratch, 0);
@@ -644,12 +637,11 @@ build_program (Program *p, LayerCtx *c, int stage, int dpcp)
         }
       if (fwd ? vs < V - 1 : vs > 0)
         {
-          /* Activations (gradients) of [s/cp/(tp if SP), b, h] to the next (previous) stage. */
-          double tokens = (double) plan->micro_batch * s->seq_len / plan->cp
-                          / ((plan->sp || plan->pp_scatter_gather) && plan->tp > 1 ? plan->tp : 1);
+          /* Activations (gradients) of [s/cp, b, h] to the next (previous) stage, 1/tp of them under
+           * SP or scatter/gather. */
           TOp t = { .kind = K_SEND, .stream = fwd ? ST_SEND_F : ST_SEND_B, .cat = SIM_BD_PP,
                     .fwd = fwd, .mb = (guint16) sl.microbatch, .vs = (guint16) vs,
-                    .bytes = tokens * h * model_dtype_bytes (plan->param_dtype), .recv_op = -1,
+                    .bytes = act_bytes / (pp_split ? plan->tp : 1), .recv_op = -1,
                     .name = fwd ? "pp_send_act" : "pp_send_grad" };
           int j = add_op (b, &t);
           edge (b, b->last_compute, j);

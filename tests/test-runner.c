@@ -133,6 +133,16 @@ world_run (const World *w, gboolean full)
   return run (&w->s, &w->p, &w->g, &w->c, &w->f, &w->cp, full);
 }
 
+/* The ideal GPU at 100 TFLOP/s bf16 (compute long enough to overlap) and the small GPT of `layers`
+ * layers: the start of most worlds below. */
+static void
+fast_world (World *w, int layers)
+{
+  ideal_gpu (&w->g);
+  w->g.peak_flops[MODEL_DTYPE_BF16] = 1e14;
+  small_gpt (&w->s, layers, 32000);
+}
+
 /* Two GPUs in one NVLink domain, pure DP (zero 0: all-reduce), one micro-batch each, one DP bucket.
  * Per micro-batch, with T = 1024 tokens, h = 1024, s = 1024, 8 heads of d = 128, L = 2, vocabulary
  * V = 32,000 (already a multiple of 128: Megatron does not pad it), at 1e12 FLOP/s (F FLOPs take
@@ -249,9 +259,7 @@ static void
 test_tp (void)
 {
   World w;
-  ideal_gpu (&w.g);
-  w.g.peak_flops[MODEL_DTYPE_BF16] = 1e14;
-  small_gpt (&w.s, 4, 32000);
+  fast_world (&w, 4);
   plan_of (&w.p, 8, 1, 1, 1, 1, 2);
   cluster_of (&w.c, &w.f, &w.cp, 8, 8, 450e9, TRUE);
   SimRunnerResult plain = world_run (&w, FALSE);
@@ -281,11 +289,9 @@ static void
 test_tp_userbuffers (void)
 {
   World w;
-  ideal_gpu (&w.g);
-  w.g.peak_flops[MODEL_DTYPE_BF16] = 1e14;
+  fast_world (&w, 4);
   w.g.sm_count = 132;
   w.g.overlap_slowdown = 0.5;
-  small_gpt (&w.s, 4, 32000);
   plan_of (&w.p, 8, 1, 1, 1, 1, 2);
   w.p.tp_comm_overlap = TRUE;
   cluster_of (&w.c, &w.f, &w.cp, 8, 8, 450e9, TRUE);
@@ -356,9 +362,7 @@ static void
 test_pp_sends (void)
 {
   World w;
-  ideal_gpu (&w.g);
-  w.g.peak_flops[MODEL_DTYPE_BF16] = 1e14;
-  small_gpt (&w.s, 4, 32000);
+  fast_world (&w, 4);
   plan_of (&w.p, 2, 2, 1, 1, 1, 4);
   w.p.sp = FALSE;
   cluster_of (&w.c, &w.f, &w.cp, 4, 2, 450e9, TRUE);
@@ -381,9 +385,7 @@ test_pp_sends (void)
 static void
 dp16_world (World *w)
 {
-  ideal_gpu (&w->g);
-  w->g.peak_flops[MODEL_DTYPE_BF16] = 1e14;
-  small_gpt (&w->s, 8, 32000);
+  fast_world (w, 8);
   plan_of (&w->p, 1, 1, 1, 1, 16, 1);
   w->p.zero = 1;
   w->p.dp_bucket_mb = 16;
@@ -465,10 +467,8 @@ static void
 test_zero3 (void)
 {
   World w;
-  ideal_gpu (&w.g);
-  w.g.peak_flops[MODEL_DTYPE_BF16] = 1e14;
   int L = 4, m = 2;
-  small_gpt (&w.s, L, 32000);
+  fast_world (&w, L);
   plan_of (&w.p, 1, 1, 1, 1, 2, m);
   w.p.zero = 3;
   w.p.recompute = MODEL_RECOMPUTE_FULL;
