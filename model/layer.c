@@ -87,6 +87,15 @@
  *     <gemm>_grad_amax, <gemm>_grad_quant   backward: the same over E_out (or its shard).
  *     nvfp4_weight_amax, nvfp4_weight_quant   once per step over W (2D 16×16 scaled weights):
  *                         read W·p; read W·p, write 2·q·W.
+ * Weight-gradient accumulation over the micro-batches of a step (plan grad_accum, W = the k·n·batch
+ * elements of a wgrad GEMM's output, g = grad_dtype bytes):
+ *   fused     the wgrad GEMM reads and writes its W·g accumulator in the epilogue (Megatron-Core's
+ *             gradient_accumulation_fusion into main_grad, TE fuse_wgrad_accumulation): its bytes
+ *             become A + B + 2·W·g, timed by the roofline like any GEMM;
+ *   add       the GEMM writes W·p, then <gemm>_grad_accum (main_grad.add_ in Megatron's local DDP
+ *             hook, megatron/model/distributed.py) reads W·p + W·g and writes W·g, every micro-batch;
+ *   autograd  the same add, flagged MODEL_OP_LATER_MICROBATCHES: torch's AccumulateGrad keeps the
+ *             first micro-batch's gradient as it is and adds the later ones in place.
  * Issue order: the backward recipe kernels of a GEMM run before its dgrad and its backward
  * collectives (a transpose of a gathered tensor really runs after the gather); on the one compute
  * stream the sum is the same, and the all-gathers stay next to the GEMMs they overlap with.
@@ -197,6 +206,34 @@ recipe_op (Ctx *c, const char *name, double bytes_read, double bytes_written, do
 {
   ModelOp *op = add (c, model_op_membound (name, c->phase, bytes_read, bytes_written, elems, c->adt));
   op->flags |= MODEL_OP_RECIPE;
+}
+
+/* The wgrad GEMM of forward GEMM f with its gradient accumulation (see the header comment). */
+static ModelOp
+wgrad_op (const Ctx *c, const ModelOp *f)
+{
+  ModelOp w = model_op_gemm (suffixed (f->name, "_wgrad"), c->phase, MODEL_GRAD_WEIGHT, f->k, f->n, f->m,
+                             f->batch, f->dtype, c->adt);
+  if (c->p->grad_accum == MODEL_GRAD_ACCUM_FUSED)
+    {
+      double acc = (double) f->k * f->n * f->batch * model_dtype_bytes (c->p->grad_dtype);
+      w.bytes_read += acc;
+      w.bytes_written = acc;
+    }
+  return w;
+}
+
+static void
+add_wgrad (Ctx *c, const ModelOp *f, ModelOp wgrad)
+{
+  add (c, wgrad);
+  if (c->p->grad_accum == MODEL_GRAD_ACCUM_FUSED)
+    return;
+  double w = (double) f->k * f->n * f->batch, g = model_dtype_bytes (c->p->grad_dtype);
+  ModelOp *op = add (c, model_op_membound (suffixed (f->name, "_grad_accum"), c->phase, w * (c->act + g), w * g,
+                                           w, c->adt));
+  if (c->p->grad_accum == MODEL_GRAD_ACCUM_AUTOGRAD)
+    op->flags |= MODEL_OP_LATER_MICROBATCHES;
 }
 
 /* Bytes per element of one quantized copy sent over TP: FP8 1, NVFP4 q. */
@@ -485,8 +522,7 @@ backward_of (Ctx *c, const ModelOp *fwd, int n)
                                 && fwd[i - 1].dim == MODEL_DIM_TP && !fwd[i - 1].expert_group;
             ModelOp dgrad = model_op_gemm (suffixed (f->name, "_dgrad"), c->phase, MODEL_GRAD_INPUT,
                                            f->m, f->k, f->n, f->batch, f->dtype, c->adt);
-            ModelOp wgrad = model_op_gemm (suffixed (f->name, "_wgrad"), c->phase, MODEL_GRAD_WEIGHT,
-                                           f->k, f->n, f->m, f->batch, f->dtype, c->adt);
+            ModelOp wgrad = wgrad_op (c, f);
             if (gathered)
               {
                 /* Re-gather the SP-sharded input for wgrad while dgrad runs, then reduce-scatter
@@ -500,7 +536,7 @@ backward_of (Ctx *c, const ModelOp *fwd, int n)
                 o = comm (c, suffixed (f->name, "_dgrad_rs"), MODEL_COLL_REDUCE_SCATTER, MODEL_DIM_TP,
                           p->tp, (double) f->m * f->k * c->act);
                 o->overlap_next = TRUE;
-                add (c, wgrad);
+                add_wgrad (c, f, wgrad);
                 i--; /* the forward all-gather is accounted for */
               }
             else if (column && !p->sp)
@@ -509,12 +545,12 @@ backward_of (Ctx *c, const ModelOp *fwd, int n)
                 ModelOp *o = comm (c, suffixed (f->name, "_dgrad_ar"), MODEL_COLL_ALL_REDUCE,
                                    MODEL_DIM_TP, p->tp, (double) f->m * f->k * c->act);
                 o->overlap_next = TRUE;
-                add (c, wgrad);
+                add_wgrad (c, f, wgrad);
               }
             else
               {
                 add (c, dgrad);
-                add (c, wgrad);
+                add_wgrad (c, f, wgrad);
               }
             break;
           }

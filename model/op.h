@@ -50,6 +50,9 @@ typedef enum {
                                         * (model/layer.c) */
 /* MEMBOUND flags */
 #define MODEL_OP_RECIPE 4u          /* low-precision recipe kernel (quantize, amax, transpose): no backward */
+#define MODEL_OP_LATER_MICROBATCHES 16u /* runs from a step's second micro-batch on (torch autograd's
+                                        * in-place gradient accumulation): the runner drops it from the
+                                        * first */
 /* ATTENTION flags */
 #define MODEL_OP_FLASH_BWD 8u       /* fused (flash) backward: recomputes the scores, 2.5x the forward
                                      * FLOPs, timed at the profile's backward efficiency */

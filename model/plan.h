@@ -14,6 +14,14 @@ typedef enum { MODEL_RECOMPUTE_NONE, MODEL_RECOMPUTE_SELECTIVE, MODEL_RECOMPUTE_
  * earlier steps, recorded by the cast kernels themselves (TE's DelayedScaling, the Hopper default);
  * CURRENT from the tensor's own amax, an extra pass over it before the cast (Float8CurrentScaling). */
 typedef enum { MODEL_FP8_DELAYED, MODEL_FP8_CURRENT } ModelFp8Scaling;
+/* How a micro-batch's weight gradient joins the step's gradient (model/layer.c):
+ *   fused     the wgrad GEMM accumulates into the grad_dtype buffer in its epilogue (Megatron
+ *             --gradient-accumulation-fusion, TE fuse_wgrad_accumulation; Megatron-Core's default);
+ *   add       the GEMM writes the gradient in param_dtype, then main_grad.add_ (Megatron's local DDP
+ *             hook, megatron/model/distributed.py) every micro-batch;
+ *   autograd  torch DDP: autograd keeps the first micro-batch's gradient and adds the later ones in
+ *             place (AccumulateGrad), in param_dtype. */
+typedef enum { MODEL_GRAD_ACCUM_FUSED, MODEL_GRAD_ACCUM_ADD, MODEL_GRAD_ACCUM_AUTOGRAD } ModelGradAccum;
 typedef enum { MODEL_DIM_TP, MODEL_DIM_CP, MODEL_DIM_EP, MODEL_DIM_DP, MODEL_DIM_PP, MODEL_DIM_COUNT } ModelDim;
 
 typedef struct {
@@ -59,6 +67,7 @@ typedef struct {
   gboolean fp8_reduce_amax;  /* fp8 with delayed scaling: amaxes all-reduced over the TP x CP x DP ranks of
                               * the stage at every fp8_autocast exit (TE DelayedScaling reduce_amax;
                               * Megatron-Core's amax reduction group) */
+  ModelGradAccum grad_accum; /* weight-gradient accumulation over micro-batches (0 = fused) */
   ModelUbConfig ub[MODEL_UB_COUNT]; /* tp_comm_overlap: how each TP-adjacent GEMM is cut and how
                                      * many SMs it lends (model/tpoverlap.h; 0 = TE's default) */
   ModelUbDefaults ub_defaults;      /* which TE version's defaults (0 = TE 2.x) */

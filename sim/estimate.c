@@ -156,6 +156,8 @@ add_ops (const ModelPlan *plan, const SimEstimateHw *hw, const GArray *ops, doub
       if (o[i].kind != MODEL_OP_COMM)
         {
           double t = kernel_s (plan, hw, &o[i]);
+          if (o[i].flags & MODEL_OP_LATER_MICROBATCHES) /* absent from the first micro-batch */
+            t *= 1.0 - 1.0 / model_plan_microbatches (plan);
           *compute += w * t;
           if (o[i].kind == MODEL_OP_ATTENTION)
             acc->layer_attn_s += w * t;

@@ -321,6 +321,17 @@ opens_param_use (const LayerCtx *c, const ModelOp *o, int i)
          && o[i].phase == MODEL_PHASE_BWD;
 }
 
+/* The first micro-batch of a step runs without the ops flagged MODEL_OP_LATER_MICROBATCHES. */
+static void
+drop_later_microbatch_ops (GArray *ops)
+{
+  guint kept = 0;
+  for (guint i = 0; i < ops->len; i++)
+    if (!(g_array_index (ops, ModelOp, i).flags & MODEL_OP_LATER_MICROBATCHES))
+      g_array_index (ops, ModelOp, kept++) = g_array_index (ops, ModelOp, i);
+  g_array_set_size (ops, kept);
+}
+
 static gint64
 emit_ops (Builder *b, const LayerCtx *c, const GArray *ops, double *flops,
           LayerHook layer_done, LayerHook param_use, gpointer data)
@@ -593,6 +604,8 @@ build_program (Program *p, LayerCtx *c, int stage, int dpcp)
       model_plan_chunk_layers (plan, s, stage, sl.chunk, &k.chunk_first_layer);
       g_array_set_size (c->scratch, 0);
       model_layer_chunk_ops (s, plan, stage, sl.chunk, sl.pass, c->scratch);
+      if (sl.microbatch == 0)
+        drop_later_microbatch_ops (c->scratch);
       /* The chunk's last backward produces its gradients: bucket them as layers finish (ZeRO-2/3:
        * every backward, see above). */
       k.active = !fwd && (per_mb || sl.microbatch == m - 1);

@@ -545,6 +545,20 @@ row_settings (const SimValidateRow *r, const char *files[ROW_FILES], GError **er
        * June 2021) and stage-3 gradient reduction on the compute stream (overlap_comm off). */
       if (r->zero >= 3 && !r->fsdp)
         add (list, "parallel.zero3_blocking=true");
+      /* examples/sc21/CONFIG.sh passes --fp16 without --accumulate-allreduce-grads-in-fp32, so
+       * gradients are accumulated and reduced in fp16, and the measurements predate Megatron's
+       * --gradient-accumulation-fusion. run_table_1.sh runs the PP = 1 models with DDP=torch
+       * (autograd accumulates in place from the second micro-batch; torch DDP's bucketed
+       * all-reduce overlaps the last backward, Megatron's schedule running the others under
+       * no_sync) and the rest with DDP=local (main_grad.add_ after every wgrad, all-reduce after
+       * the backward). DeepSpeed's ZeRO-3 accumulates in param.grad as autograd does. */
+      add (list, "parallel.grad_dtype=fp16");
+      if (r->zero >= 3 || r->pp == 1)
+        add (list, "parallel.grad_accum=autograd");
+      else
+        add (list, "parallel.grad_accum=add");
+      if (r->zero == 0 && r->pp == 1)
+        add (list, "parallel.dp_overlap=true");
     }
   int chunks = r->pp * r->vpp;
   if (r->pp > 1 && r->layers % chunks != 0 && (r->layers + 2) % chunks == 0)

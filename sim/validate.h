@@ -29,6 +29,9 @@
  *                     no flash attention yet, attention/hidden dropout 0.1 by default; sources
  *                     in sim/validate.c), and pp_blocking (its p2p synchronized the device);
  *                     zero3_blocking for that table's ZeRO-3 rows (DeepSpeed <= 0.3.16);
+ *                     grad_dtype fp16 (--fp16 without fp32 gradient accumulation); grad_accum
+ *                     autograd for PP = 1 (DDP=torch, whose all-reduce overlaps the last backward:
+ *                     dp_overlap) and the ZeRO-3 rows, add for the others (DDP=local);
  *   [tp_overlap]    = tp-overlap/h100-tp4-pp8-mbs1.ini for the MLPerf v3.1 GPT-3 rows with H100,
  *                     TP4, PP8, mbs 1 (the submission's own selection rule); defaults = te1 for the
  *                     Megatron-LM README rows (Megatron-Core r0.8.0, before TE 2.0); else TE 2's;

@@ -489,6 +489,41 @@ test_unfused_dropout (void)
   g_assert_nonnull (strstr (n, "attn attn_scores_io attn_softmax attn_dropout proj"));
 }
 
+/* Weight-gradient accumulation, GPT-3 175B tp 4 with SP (bf16 p = 2, fp32 main grads g = 4). FC1's
+ * wgrad [h, 4h/t] has W = 12288·12288 elements; its operands are the gathered input and output
+ * gradient, (2048·12288 + 2048·12288)·p bytes. Fused: the GEMM reads and writes W·g besides them.
+ * add: it writes W·p, then fc1_grad_accum reads W·(p + g) and writes W·g right after it; autograd:
+ * the same op, flagged to run from the second micro-batch. */
+static void
+test_grad_accum (void)
+{
+  ModelShape s;
+  ModelPlan p;
+  gpt3_tp4 (&s, &p, TRUE);
+  double W = 12288.0 * 12288, operands = 2.0 * 2048 * 12288 * 2;
+  g_autoptr (GArray) fused = ops_of (&s, &p, 0, MODEL_PASS_BACKWARD);
+  const ModelOp *w = find (fused, "fc1_wgrad");
+  g_assert_cmpfloat (w->bytes_read, ==, operands + 4 * W);
+  g_assert_cmpfloat (w->bytes_written, ==, 4 * W);
+  g_assert_null (find (fused, "fc1_grad_accum"));
+  p.grad_accum = MODEL_GRAD_ACCUM_ADD;
+  g_autoptr (GArray) add = ops_of (&s, &p, 0, MODEL_PASS_BACKWARD);
+  g_assert_cmpfloat (find (add, "fc1_wgrad")->bytes_written, ==, 2 * W);
+  const ModelOp *a = find (add, "fc1_grad_accum");
+  g_assert_cmpint (a->kind, ==, MODEL_OP_MEMBOUND);
+  g_assert_cmpfloat (a->bytes_read, ==, 6 * W);
+  g_assert_cmpfloat (a->bytes_written, ==, 4 * W);
+  g_assert_cmpuint (a->flags & MODEL_OP_LATER_MICROBATCHES, ==, 0);
+  g_assert_true (a == find (add, "fc1_wgrad") + 1);
+  int accums = 0;
+  for (guint i = 0; i < add->len; i++)
+    accums += g_str_has_suffix (g_array_index (add, ModelOp, i).name, "_grad_accum");
+  g_assert_cmpint (accums, ==, 4); /* qkv, proj, fc1, fc2 */
+  p.grad_accum = MODEL_GRAD_ACCUM_AUTOGRAD;
+  g_autoptr (GArray) autograd = ops_of (&s, &p, 0, MODEL_PASS_BACKWARD);
+  g_assert_true (find (autograd, "fc1_grad_accum")->flags & MODEL_OP_LATER_MICROBATCHES);
+}
+
 /* A small GPT (h = 64, 4 heads of 16, f = 4h = 256, s = 32, micro-batch 1) on tp 2 with SP: T = 32
  * tokens per GEMM, Ts = 16 per norm; QKV [32, 96, 64], proj [32, 64, 32], FC1 [32, 128, 64], FC2
  * [32, 64, 128]; bf16 params, p = 2 bytes. */
@@ -784,5 +819,6 @@ main (int argc, char **argv)
   g_test_add_func ("/model/layer/fp4-recipe", test_fp4_recipe);
   g_test_add_func ("/model/layer/bf16-layers", test_bf16_layers);
   g_test_add_func ("/model/layer/moe-fp8", test_moe_fp8);
+  g_test_add_func ("/model/layer/grad-accum", test_grad_accum);
   return g_test_run ();
 }
