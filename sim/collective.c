@@ -179,6 +179,7 @@ sim_collective_link_capacities (const SimTopology *topo, const SimCollectiveProf
 typedef struct {
   int links_off, n_links;
   double frac;                 /* bytes = frac * S */
+  double weight;               /* its share weight: the NCCL channels it stands for */
 } PlanFlow;
 
 typedef struct {
@@ -204,6 +205,7 @@ typedef struct {
   GArray *links;               /* guint32 */
   GArray *flows;               /* PlanFlow */
   GArray *phases;              /* PlanPhase */
+  double weight;               /* weight of the flows begun next */
 } Plan;
 
 typedef struct Run Run;
@@ -391,7 +393,7 @@ plan_begin_phase (Plan *p, gint64 latency_ns)
 static void
 plan_begin_flow (Plan *p)
 {
-  PlanFlow f = { (int) p->links->len, 0, 0 };
+  PlanFlow f = { (int) p->links->len, 0, 0, p->weight };
   g_array_append_val (p->flows, f);
   g_array_index (p->phases, PlanPhase, p->phases->len - 1).n_flows++;
 }
@@ -475,6 +477,10 @@ plan_build (SimCollective *c, const Group *g, SimCollectiveOp op, SimCollectiveA
   gint64 nv = pr->nvlink_step_latency_ns + s->nvlink_latency_ns;
   gint64 net = pr->net_step_latency_ns + s->net_latency_ns;
   gint64 base = pr->base_latency_ns[algo];
+  /* Flow weights (NCCL channels): inside one domain a collective runs nvlink_channels; across
+   * domains net_channels_per_nic on each rail it uses, all of which also cross the NVLink ports. */
+  double k_nv = sim_collective_nvlink_channels (pr), k_nic = sim_collective_net_channels (pr);
+  p->weight = D > 1 ? k_nic : k_nv;
   if (n <= 1)
     goto out;
   switch (algo)
@@ -482,6 +488,7 @@ plan_build (SimCollective *c, const Group *g, SimCollectiveOp op, SimCollectiveA
     case SIM_COLLECTIVE_ALGO_RING:
       {
         int ch = pr->channels > 0 ? pr->channels : (D > 1 ? L : 1);
+        p->weight = D > 1 ? k_nic * L / ch : k_nv / ch;
         gboolean bcast = op == SIM_COLLECTIVE_BROADCAST;
         double frac = (bcast ? 1.0 : sim_alphabeta_busbw_factor (op, n)) / ch;
         plan_begin_phase (p, sim_alphabeta_latency_ns (op, algo, s, pr));
@@ -513,6 +520,7 @@ plan_build (SimCollective *c, const Group *g, SimCollectiveOp op, SimCollectiveA
          * at the tree's common rate: one flow per tree and channel over all its routes both ways (a
          * link used by several edges is listed, and loaded, that many times), as for the ring. */
         int ch = D > 1 ? (pr->channels > 0 ? pr->channels : L) : 1;
+        p->weight = (D > 1 ? k_nic * L / ch : k_nv) / 2;  /* two trees per channel */
         plan_begin_phase (p, sim_alphabeta_latency_ns (op, algo, s, pr));
         for (int k = 0; k < ch; k++)
           for (int t = 0; t < 2; t++)
@@ -585,6 +593,7 @@ plan_build (SimCollective *c, const Group *g, SimCollectiveOp op, SimCollectiveA
               continue;
             /* Each phase pays the base latency (as sim_alphabeta_latency_ns counts it). */
             plan_begin_phase (p, is_intra ? lat_intra : lat_inter);
+            p->weight = is_intra ? k_nv : k_nic;
             if (is_intra)
               for (int d = 0; d < D; d++)
                 plan_ring_flow (c, p, g->by_domain + g->domain_start[d], L, TRUE, intra, g->hash + (guint32) d);
@@ -600,13 +609,16 @@ plan_build (SimCollective *c, const Group *g, SimCollectiveOp op, SimCollectiveA
       break;
     case SIM_COLLECTIVE_ALGO_DIRECT:
       plan_begin_phase (p, sim_alphabeta_latency_ns (op, algo, s, pr));
-      if (op == SIM_COLLECTIVE_SENDRECV)
-        plan_single_flow (c, p, g->gpus[0], g->gpus[1], 1.0, g->hash);
-      else
-        for (int i = 0; i < n; i++)
-          for (int j = 0; j < n; j++)
-            if (i != j)
-              plan_single_flow (c, p, g->gpus[i], g->gpus[j], 1.0 / n, g->hash + (guint32) (i * n + j));
+      /* A send/recv runs NCCL's p2p channels for its peer; an all-to-all spreads them over n - 1. */
+      for (int i = 0; i < n; i++)
+        for (int j = 0; j < n; j++)
+          if (i != j && (op != SIM_COLLECTIVE_SENDRECV || (i == 0 && j == 1)))
+            {
+              gboolean same = sim_topology_domain_of (c->topo, g->gpus[i]) == sim_topology_domain_of (c->topo, g->gpus[j]);
+              p->weight = (same ? k_nv : k_nic) / (op == SIM_COLLECTIVE_SENDRECV ? 1 : n - 1);
+              plan_single_flow (c, p, g->gpus[i], g->gpus[j], op == SIM_COLLECTIVE_SENDRECV ? 1.0 : 1.0 / n,
+                                op == SIM_COLLECTIVE_SENDRECV ? g->hash : g->hash + (guint32) (i * n + j));
+            }
       break;
     case SIM_COLLECTIVE_ALGO_AUTO:
     case SIM_COLLECTIVE_ALGO_COUNT:
@@ -616,6 +628,18 @@ plan_build (SimCollective *c, const Group *g, SimCollectiveOp op, SimCollectiveA
 out:
   g_free (order);
   return p;
+}
+
+double
+sim_collective_nvlink_channels (const SimCollectiveProfile *pr)
+{
+  return pr->nvlink_channels > 0 ? pr->nvlink_channels : 32.0;
+}
+
+double
+sim_collective_net_channels (const SimCollectiveProfile *pr)
+{
+  return pr->net_channels_per_nic > 0 ? pr->net_channels_per_nic : 2.0;
 }
 
 /* ---- running ---------------------------------------------------------------------------------- */
@@ -754,7 +778,8 @@ run_phase_start (SimEngine *engine, gpointer data, guint64 arg)
     {
       const PlanFlow *f = &g_array_index (r->plan->flows, PlanFlow, ph->first_flow + i);
       c->flows_started++;
-      sim_flow_net_start (c->net, links + f->links_off, f->n_links, f->frac * r->bytes, run_flow_done, r, 0);
+      sim_flow_net_start_weighted (c->net, links + f->links_off, f->n_links, f->frac * r->bytes, f->weight,
+                                   run_flow_done, r, 0);
     }
 }
 

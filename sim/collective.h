@@ -73,6 +73,11 @@ typedef struct {
   gint64 ll_tree_net_step_latency_ns; /* tree step across the network */
   double ll_bw_fraction;      /* LL bus bandwidth / Simple's; 0: no LL (Simple only) */
   int channels;               /* rings in parallel; 0 = one per rail (group members per domain) */
+  /* Weights of a collective's flows in the fair sharing of links (sim/flow.h), as NCCL channels: a
+   * channel is a CTA pushing data, so concurrent operations share a link by their channel counts. */
+  double nvlink_channels;     /* channels of a collective inside one NVLink domain (0 = 32) */
+  double net_channels_per_nic; /* channels per NIC of a ring/tree across domains, and per network
+                               * peer of a send/recv (0 = 2) */
   double chunk_bytes;         /* pipelining unit of chains and trees: the last chunk trails the first
                                * by (hops - 1) chunk times (NCCL Simple: NCCL_BUFFSIZE 4 MiB / 8 steps) */
 } SimCollectiveProfile;
@@ -92,6 +97,10 @@ typedef struct {
 
 const char *sim_collective_op_name (SimCollectiveOp op);
 const char *sim_collective_algo_name (SimCollectiveAlgo algo);
+/* Share weights in NCCL channels (the profile's figure, or NCCL's default when 0): a collective
+ * inside one NVLink domain, and per NIC (per network peer for send/recv) across domains. */
+double sim_collective_nvlink_channels (const SimCollectiveProfile *pr);
+double sim_collective_net_channels (const SimCollectiveProfile *pr);
 /* Accepts allreduce|reducescatter|allgather|alltoall|broadcast|sendrecv (also with '_' or '-'). */
 gboolean sim_collective_op_parse (const char *s, SimCollectiveOp *op, GError **error);
 /* Accepts auto|ring|tree|nvls|hier|direct. */

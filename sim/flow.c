@@ -82,6 +82,7 @@ typedef struct {
  * solve that took it in and of the last check that looked at it, and its index in the solve. */
 typedef struct {
   double rate;
+  double w;          /* its weight in the fair sharing (sim_flow_net_start_weighted) */
   guint32 mark;
   guint32 vmark;     /* epoch of the last local check that looked at it */
   int local;
@@ -152,8 +153,8 @@ struct SimFlowNet {
   int *start, cap_start;
   guint32 *path;
   int cap_path;
-  double *capacity, *rates;
-  int cap_capacity, cap_rates;
+  double *capacity, *rates, *weights;
+  int cap_capacity, cap_rates, cap_weights;
   double *bound, *load_bound;
   int *remap;
   int cap_bound, cap_load_bound, cap_remap;
@@ -431,6 +432,7 @@ sim_flow_net_free (SimFlowNet *net)
   g_free (net->path);
   g_free (net->capacity);
   g_free (net->rates);
+  g_free (net->weights);
   g_free (net->bound);
   g_free (net->load_bound);
   g_free (net->remap);
@@ -444,7 +446,15 @@ guint64
 sim_flow_net_start (SimFlowNet *net, const guint32 *links, int n_links, double bytes,
                     SimFlowDoneFn done, gpointer user, guint64 arg)
 {
+  return sim_flow_net_start_weighted (net, links, n_links, bytes, 1.0, done, user, arg);
+}
+
+guint64
+sim_flow_net_start_weighted (SimFlowNet *net, const guint32 *links, int n_links, double bytes, double weight,
+                             SimFlowDoneFn done, gpointer user, guint64 arg)
+{
   g_return_val_if_fail (net != NULL, 0);
+  g_return_val_if_fail (weight > 0 && isfinite (weight), 0);
   g_return_val_if_fail (n_links >= 0 && (n_links == 0 || links != NULL), 0);
   g_return_val_if_fail (bytes >= 0 && isfinite (bytes), 0);
   for (int k = 0; k < n_links; k++)
@@ -481,6 +491,7 @@ sim_flow_net_start (SimFlowNet *net, const guint32 *links, int n_links, double b
   f->remaining = bytes;
   f->updated_ns = sim_engine_now (net->engine);
   f->rate = net->hot[i].rate = 0;
+  net->hot[i].w = weight;
   f->event = 0;
   f->done = done;
   f->user = user;
@@ -697,6 +708,7 @@ solve_rows (SimFlowNet *net, guint32 n_flows, int n_classes, int n_occ)
 {
   GROW (net->start, net->cap_start, (int) n_flows + 1, int);
   GROW (net->rates, net->cap_rates, (int) n_flows + 1, double);
+  GROW (net->weights, net->cap_weights, (int) n_flows + 1, double);
   GROW (net->path, net->cap_path, n_occ, guint32);
   GROW (net->bound, net->cap_bound, (int) n_flows + 1, double);
   GROW (net->load_bound, net->cap_load_bound, n_classes, double);
@@ -734,6 +746,7 @@ solve_rows (SimFlowNet *net, guint32 n_flows, int n_classes, int n_occ)
   for (guint32 q = 0; q < n_flows; q++)
     {
       const Flow *f = &net->flows[net->comp_flows[q]];
+      net->weights[q] = net->hot[net->comp_flows[q]].w;
       net->start[q] = o;
       for (int e = 0; e < f->n_ent; e++)
         {
@@ -747,7 +760,7 @@ solve_rows (SimFlowNet *net, guint32 n_flows, int n_classes, int n_occ)
   net->start[n_flows] = o;
   if (n_flows > 0)
     sim_maxmin_solve (net->solver, n_kept, net->capacity, (int) n_flows, net->start, net->path,
-                      net->rates);
+                      net->weights, net->rates);
 }
 
 /* New rates net->rates[0..n) of comp_flows[0..n): snapshots and completions of those that changed. */
@@ -794,7 +807,7 @@ trial_rate (const SimFlowNet *net, guint32 fi, guint32 epoch)
   return h->mark == epoch ? net->rates[h->local] : h->rate;
 }
 
-/* Load and largest rate of class id under the trial rates; FALSE if over capacity. */
+/* Load and largest rate per unit weight of class id under the trial rates; FALSE if over capacity. */
 static gboolean
 class_stats (SimFlowNet *net, int id, guint32 epoch)
 {
@@ -807,7 +820,7 @@ class_stats (SimFlowNet *net, int id, guint32 epoch)
     {
       double r = trial_rate (net, c->members[m].flow, epoch);
       load += c->members[m].mult * r;
-      mx = MAX (mx, r);
+      mx = MAX (mx, r / net->hot[c->members[m].flow].w);
     }
   c->load = load;
   c->max_rate = mx;
@@ -826,7 +839,7 @@ static gboolean
 has_bottleneck (SimFlowNet *net, guint32 fi, guint32 epoch, gboolean *feasible)
 {
   Flow *f = &net->flows[fi];
-  double r = trial_rate (net, fi, epoch);
+  double r = trial_rate (net, fi, epoch) / net->hot[fi].w;
   if (f->hint.cls >= 0 && net->classes[f->hint.cls]->live && net->classes[f->hint.cls]->gen == f->hint.gen)
     {
       if (!class_stats (net, f->hint.cls, epoch))
@@ -951,7 +964,7 @@ try_local (SimFlowNet *net, guint32 n, gint64 now, guint32 *n_next)
       if (has_bottleneck (net, fi, epoch, &feasible))
         continue;
       ok = FALSE;
-      double r = net->rates[q];
+      double r = net->rates[q] / net->hot[fi].w;
       for (int e = 0; e < f->n_ent; e++)
         {
           const Class *c = net->classes[f->ent[e].cls];
@@ -960,7 +973,7 @@ try_local (SimFlowNet *net, guint32 n, gint64 now, guint32 *n_next)
           for (int m = 0; m < c->n_flows; m++)
             {
               const Hot *g = &net->hot[c->members[m].flow];
-              if (g->mark != epoch && g->rate > r)
+              if (g->mark != epoch && g->rate / g->w > r)
                 add_seed (net, c->members[m].flow, epoch, n_next);
             }
         }

@@ -1,4 +1,4 @@
-/* Flows over routed paths of links, sharing link bandwidth max-min fairly.
+/* Flows over routed paths of links, sharing link bandwidth max-min fairly (optionally weighted).
  *
  * A flow is bytes over a fixed list of link ids. Whenever a flow starts or ends, the rates of the
  * flows it shares links with are recomputed (see sim/maxmin.h) and completion events re-planned.
@@ -32,6 +32,10 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC (SimFlowNet, sim_flow_net_free)
  * copied. Returns a flow id (never 0). */
 guint64 sim_flow_net_start (SimFlowNet *net, const guint32 *links, int n_links, double bytes,
                             SimFlowDoneFn done, gpointer user, guint64 arg);
+/* The same with a weight > 0 in the sharing: flows on a common bottleneck get rates in the ratio
+ * of their weights (weighted max-min, sim/maxmin.h); sim_flow_net_start's flows weigh 1. */
+guint64 sim_flow_net_start_weighted (SimFlowNet *net, const guint32 *links, int n_links, double bytes,
+                                     double weight, SimFlowDoneFn done, gpointer user, guint64 arg);
 /* Current rate of an active flow in bytes/s (0 if finished). */
 double sim_flow_net_rate (const SimFlowNet *net, guint64 flow_id);
 /* Bytes carried by a link so far, for --link-stats. */

@@ -1,11 +1,13 @@
 /* Max-min fair sharing: a fast bottleneck-heap solver and a dense textbook reference. See maxmin.h.
  *
  * Fast solver (bottleneck order): the fair share of a link is its remaining capacity over the
- * flows still unfrozen on it. The link with the smallest share is the next bottleneck: its
- * unfrozen flows get exactly that share, are frozen, and their rate is taken from every link they
- * cross. Removing a flow of rate s from a link whose share is >= s never lowers that link's
- * share ((c - s) / (n - 1) >= c / n when s <= c / n), so shares only rise and the bottlenecks come
- * out of the heap in increasing order, which is the order progressive filling saturates them.
+ * weights of the flows still unfrozen on it (a rate per unit of weight). The link with the
+ * smallest share is the next bottleneck: each unfrozen flow on it gets its weight times that
+ * share, is frozen, and its rate is taken from every link it crosses. Removing a flow of weight w
+ * and rate w·s from a link whose share is >= s never lowers that link's share
+ * ((c - w·s) / (W - w) >= c / W when s <= c / W), so shares only rise and the bottlenecks come out
+ * of the heap in increasing order, which is the order progressive filling saturates them. With
+ * every weight 1 the weight sums are exact small integers: the unweighted solve, bit for bit.
  *
  * Floating point: a share reached through different subtraction orders can differ in the last
  * bits. Shares within a relative 1e-12 of the previous bottleneck level are snapped to it, so
@@ -24,6 +26,7 @@ struct SimMaxmin {
   int *link_flows;
   double *remaining;    /* capacity not yet given to frozen flows */
   int *unfrozen;        /* occurrences of unfrozen flows on the link */
+  double *wsum;         /* their weights */
   double *share;
   int *heap, *heap_pos; /* indexed binary min-heap of links by (share, link id); pos -1 if out */
   int n_heap;
@@ -45,6 +48,7 @@ sim_maxmin_free (SimMaxmin *mm)
   g_free (mm->link_flows);
   g_free (mm->remaining);
   g_free (mm->unfrozen);
+  g_free (mm->wsum);
   g_free (mm->share);
   g_free (mm->heap);
   g_free (mm->heap_pos);
@@ -61,6 +65,7 @@ reserve (SimMaxmin *mm, int n_links, int n_flows, int n_occ)
       mm->link_start = g_renew (int, mm->link_start, c + 1);
       mm->remaining = g_renew (double, mm->remaining, c);
       mm->unfrozen = g_renew (int, mm->unfrozen, c);
+      mm->wsum = g_renew (double, mm->wsum, c);
       mm->share = g_renew (double, mm->share, c);
       mm->heap = g_renew (int, mm->heap, c);
       mm->heap_pos = g_renew (int, mm->heap_pos, c);
@@ -142,7 +147,7 @@ heap_remove (SimMaxmin *mm, int l)
 
 void
 sim_maxmin_solve (SimMaxmin *mm, int n_links, const double *capacity, int n_flows,
-                  const int *flow_start, const guint32 *flow_links, double *rate)
+                  const int *flow_start, const guint32 *flow_links, const double *weight, double *rate)
 {
   g_return_if_fail (mm != NULL && n_links >= 0 && n_flows >= 0);
   g_return_if_fail (n_flows == 0 || (flow_start != NULL && rate != NULL));
@@ -172,11 +177,17 @@ sim_maxmin_solve (SimMaxmin *mm, int n_links, const double *capacity, int n_flow
   for (int l = 0; l < n_links; l++)
     {
       mm->unfrozen[l] = mm->link_start[l + 1] - mm->link_start[l];
+      mm->wsum[l] = 0;
+      if (weight)
+        for (int k = mm->link_start[l]; k < mm->link_start[l + 1]; k++)
+          mm->wsum[l] += weight[mm->link_flows[k]];
+      else
+        mm->wsum[l] = mm->unfrozen[l];
       mm->remaining[l] = capacity[l];
       mm->heap_pos[l] = -1;
       if (mm->unfrozen[l] > 0)
         {
-          mm->share[l] = capacity[l] / mm->unfrozen[l];
+          mm->share[l] = capacity[l] / mm->wsum[l];
           heap_place (mm, mm->n_heap++, l);
         }
     }
@@ -206,12 +217,14 @@ sim_maxmin_solve (SimMaxmin *mm, int n_links, const double *capacity, int n_flow
           if (mm->frozen[f])
             continue;
           mm->frozen[f] = 1;
-          rate[f] = s;
+          double w = weight ? weight[f] : 1.0;
+          rate[f] = w * s;
           for (int j = flow_start[f]; j < flow_start[f + 1]; j++)
             {
               int l2 = (int) flow_links[j];
-              mm->remaining[l2] = MAX (mm->remaining[l2] - s, 0.0);
+              mm->remaining[l2] = MAX (mm->remaining[l2] - rate[f], 0.0);
               mm->unfrozen[l2]--;
+              mm->wsum[l2] -= w;
               if (mm->heap_pos[l2] < 0)
                 continue;  /* l itself, or a link already drained */
               if (mm->unfrozen[l2] == 0)
@@ -219,7 +232,7 @@ sim_maxmin_solve (SimMaxmin *mm, int n_links, const double *capacity, int n_flow
               else
                 {
                   double old = mm->share[l2];
-                  mm->share[l2] = mm->remaining[l2] / mm->unfrozen[l2];
+                  mm->share[l2] = mm->remaining[l2] / MAX (mm->wsum[l2], 1e-300);
                   if (mm->share[l2] >= old)  /* the usual case (see top); rounding may lower it */
                     heap_down (mm, mm->heap_pos[l2]);
                   else
@@ -232,7 +245,8 @@ sim_maxmin_solve (SimMaxmin *mm, int n_links, const double *capacity, int n_flow
 
 void
 sim_maxmin_solve_reference (int n_links, const double *capacity, int n_flows,
-                            const int *flow_start, const guint32 *flow_links, double *rate)
+                            const int *flow_start, const guint32 *flow_links, const double *weight,
+                            double *rate)
 {
   g_return_if_fail (n_links >= 0 && n_flows >= 0);
   if (n_flows == 0)
@@ -251,17 +265,17 @@ sim_maxmin_solve_reference (int n_links, const double *capacity, int n_flows,
     }
   while (n_unfrozen > 0)
     {
-      /* Headroom per unfrozen crossing: how much every unfrozen flow can still rise on link l. */
+      /* Headroom per unit of unfrozen weight: how much every unfrozen flow can still rise on link l,
+       * per unit of its weight. */
       double delta = INFINITY;
       for (int l = 0; l < n_links; l++)
         {
-          double used = 0;
-          int w = 0;
+          double used = 0, w = 0;
           for (int f = 0; f < n_flows; f++)
             if (a[f * n_links + l])
               {
                 used += a[f * n_links + l] * rate[f];
-                w += frozen[f] ? 0 : a[f * n_links + l];
+                w += frozen[f] ? 0 : a[f * n_links + l] * (weight ? weight[f] : 1.0);
               }
           headroom[l] = w > 0 ? (capacity[l] - used) / w : INFINITY;
           delta = MIN (delta, headroom[l]);
@@ -269,7 +283,7 @@ sim_maxmin_solve_reference (int n_links, const double *capacity, int n_flows,
       delta = MAX (delta, 0.0);
       for (int f = 0; f < n_flows; f++)
         if (!frozen[f])
-          rate[f] += delta;
+          rate[f] += delta * (weight ? weight[f] : 1.0);
       /* Links whose headroom was the minimum (up to rounding) are now full: freeze their flows. */
       for (int l = 0; l < n_links; l++)
         if (headroom[l] - delta <= 1e-12 * capacity[l])

@@ -21,12 +21,17 @@ void sim_maxmin_free (SimMaxmin *mm);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (SimMaxmin, sim_maxmin_free)
 
 /* The fast solver: bottleneck links in a heap ordered by fair share, O((F·k + L) log L) for F flows
- * of k links each over L links. Writes rate[0 .. n_flows-1]. */
+ * of k links each over L links. Writes rate[0 .. n_flows-1].
+ *
+ * weight (NULL: every flow 1) makes the allocation weighted max-min: rates rise in proportion to
+ * the weights, so flows on a common bottleneck get rates in the ratio of their weights (a flow that
+ * stands for w NCCL channels, each a CTA pushing data, gets w shares); weights are > 0. */
 void sim_maxmin_solve (SimMaxmin *mm, int n_links, const double *capacity, int n_flows,
-                       const int *flow_start, const guint32 *flow_links, double *rate);
+                       const int *flow_start, const guint32 *flow_links, const double *weight, double *rate);
 
 /* The textbook algorithm on a dense flow × link matrix, kept as a reference for tests:
  * raise all unfrozen flows by the smallest remaining headroom, freeze the flows of full links,
  * repeat. O(F·L) memory and O(F·L) per round; for small systems only. */
 void sim_maxmin_solve_reference (int n_links, const double *capacity, int n_flows,
-                                 const int *flow_start, const guint32 *flow_links, double *rate);
+                                 const int *flow_start, const guint32 *flow_links, const double *weight,
+                                 double *rate);

@@ -979,6 +979,15 @@ pp_route_build (Runner *r, int stage, gboolean fwd, int to_stage)
 
 static void send_landed (SimEngine *engine, gpointer data, guint64 arg);
 
+/* The share weight of a pipeline send from src to dst: NCCL's p2p channels for one peer, as many as
+ * a collective's inside an NVLink domain, NCCL_NCHANNELS_PER_NET_PEER across the network. */
+static double
+pp_weight (const Runner *r, int src, int dst)
+{
+  gboolean local = sim_topology_domain_of (r->topo, src) == sim_topology_domain_of (r->topo, dst);
+  return local ? sim_collective_nvlink_channels (r->profile) : sim_collective_net_channels (r->profile);
+}
+
 static void
 send_flow_done (gpointer user, guint64 arg)
 {
@@ -1013,14 +1022,16 @@ launch_send (Runner *r, RankState *st, const TOp *op)
       int i = r->stage_index[st->rank];
       const int *off = r->pp_pair_off[k];
       p->latency_ns = pair_latency (r, st->rank, dst);
-      sim_flow_net_start (r->net, r->pp_pair_links[k] + off[i], off[i + 1] - off[i], op->bytes,
-                          send_flow_done, p, (guint64) (gsize) r);
+      sim_flow_net_start_weighted (r->net, r->pp_pair_links[k] + off[i], off[i + 1] - off[i], op->bytes,
+                                   pp_weight (r, st->rank, dst), send_flow_done, p, (guint64) (gsize) r);
     }
   else
     {
       p->latency_ns = r->pp_latency[k];
-      sim_flow_net_start (r->net, r->pp_links[k], r->pp_n_links[k], op->bytes, send_flow_done, p,
-                          (guint64) (gsize) r);
+      int src = r->stage_ranks[(gsize) st->stage * r->per_stage];
+      int dst = r->stage_ranks[(gsize) p->recv_stage * r->per_stage];
+      sim_flow_net_start_weighted (r->net, r->pp_links[k], r->pp_n_links[k], op->bytes, pp_weight (r, src, dst),
+                                   send_flow_done, p, (guint64) (gsize) r);
     }
 }
 

@@ -241,6 +241,8 @@ static const Key keys[] = {
     CO (base_latency_ns[SIM_COLLECTIVE_ALGO_NVLS]), "per-call NVLS latency (NCCL tuning.cc hwLat NVLink NVLS, Simple)" },
   { "hardware", "nvlink_step_latency_us", T_DOUBLE, "us", 1e3, "3.4", 0, 1e6, NULL, TRUE, S_NS,
     CO (nvlink_step_latency_ns), "per collective step over NVLink (NCCL tuning.cc hwLat NVLink ring, Simple)" },
+  { "hardware", "nccl_nvlink_channels", T_DOUBLE, "", 1, "32", 1, 1024, NULL, TRUE, S_DOUBLE, CO (nvlink_channels),
+    "NCCL channels of a collective inside one NVLink domain, its weight when links are shared (DGX B200 log: 32 coll channels, NVIDIA/nccl#1646)" },
   { "hardware", "ll_base_latency_us", T_DOUBLE, "us", 1e3, "6.6", 0, 1e6, NULL, TRUE, S_NS, CO (ll_base_latency_ns),
     "per-call latency of NCCL's LL protocol (tuning.cc baseLat Ring LL; Tree LL 6.8)" },
   { "hardware", "ll_nvlink_step_latency_us", T_DOUBLE, "us", 1e3, "0.6", 0, 1e6, NULL, TRUE, S_NS,
@@ -342,6 +344,8 @@ static const Key keys[] = {
     CO (ll_net_step_latency_ns), "per LL ring step across the network (NCCL tuning.cc hwLat NET ring, LL)" },
   { "fabric", "ll_tree_net_step_latency_us", T_DOUBLE, "us", 1e3, "5.0", 0, 1e6, NULL, FALSE, S_NS,
     CO (ll_tree_net_step_latency_ns), "per LL tree step across the network (NCCL tuning.cc hwLat NET tree, LL)" },
+  { "fabric", "nccl_channels_per_nic", T_DOUBLE, "", 1, "2", 1, 64, NULL, FALSE, S_DOUBLE, CO (net_channels_per_nic),
+    "NCCL channels per NIC of a collective across domains and per network peer of a send (share weight): 16 channels on 8-NIC H100 nodes (NVIDIA/nccl#1453 log), NCHANNELS_PER_NET_PEER 2 (src/graph/topo.cc)" },
   { "fabric", "coll_channels", T_INT, "", 1, "0", 0, 1024, NULL, FALSE, S_INT, CO (channels),
     "parallel rings per collective; 0: one per rail the group spans (NCCL uses one channel per NIC)" },
 

@@ -237,6 +237,42 @@ test_contention_differs (void)
   sim_teardown (&s);
 }
 
+/* Links are shared by NCCL channel counts, not by how many flows stand for a collective: a TP ring
+ * inside node 0 (GPUs 0-3; one flow standing for nccl_nvlink_channels = 32) runs beside a DP ring
+ * over both nodes (16 ranks, 8 per node: 8 rail flows of nccl_channels_per_nic = 2, each crossing
+ * a node's NVLink ports but the one it leaves or enters the node by). On GPUs 0-3's ports the
+ * weights are 32 : at most 16 and the DP ring is NVLink-bound there (its flows would get 50 GB/s
+ * each from the NICs), so the TP ring keeps at least 2/3 of a port: its transfer takes more than
+ * its solo time but at most 1.5x it. Counted per flow (1 against 7 or 8) it would take 8x. */
+static void
+test_channel_shares (void)
+{
+  SimCollectiveProfile p;
+  coll_profile_reference (&p, FALSE);
+  g_autoptr (SimTopology) t = cluster (2, 8, 450, 50, FALSE, SIM_FABRIC_RAIL_OPTIMIZED, 64, 1);
+  int tp[4], dp[16];
+  iota (tp, 4, 0, 1);
+  iota (dp, 16, 0, 1);
+  double S = 256.0 * (1 << 20);
+  gint64 solo = run_one (t, &p, SIM_COLLECTIVE_ALLGATHER, SIM_COLLECTIVE_ALGO_RING, tp, 4, S);
+  SimCollectiveShape sh;
+  g_assert_true (sim_collective_shape (t, tp, 4, &sh, NULL));
+  gint64 lat = sim_alphabeta_latency_ns (SIM_COLLECTIVE_ALLGATHER, SIM_COLLECTIVE_ALGO_RING, &sh, &p);
+  Sim s;
+  sim_setup (&s, t, &p);
+  g_assert_true (sim_collective_start (s.coll, SIM_COLLECTIVE_ALLGATHER, SIM_COLLECTIVE_ALGO_RING, dp, 16, 16 * S,
+                                       on_done, &s, 1, NULL, NULL));
+  g_assert_true (sim_collective_start (s.coll, SIM_COLLECTIVE_ALLGATHER, SIM_COLLECTIVE_ALGO_RING, tp, 4, S,
+                                       on_done, &s, 0, NULL, NULL));
+  sim_engine_run (s.engine, -1);
+  g_assert_cmpint (s.done_count, ==, 2);
+  double ratio = (double) (s.done_ns[0] - lat) / (double) (solo - lat);
+  g_test_message ("TP ring beside the DP ring: transfer %.3f x solo", ratio);
+  g_assert_cmpfloat (ratio, >, 1.1);
+  g_assert_cmpfloat (ratio, <=, 1.5 + 1e-3);
+  sim_teardown (&s);
+}
+
 static void
 test_concurrent_groups_balanced (void)
 {
@@ -415,6 +451,7 @@ main (int argc, char **argv)
   g_test_add_func ("/sim/collective/ll-agrees", test_ll_agrees);
   g_test_add_func ("/sim/collective/contention-differs", test_contention_differs);
   g_test_add_func ("/sim/collective/concurrent-groups-balanced", test_concurrent_groups_balanced);
+  g_test_add_func ("/sim/collective/channel-shares", test_channel_shares);
   g_test_add_func ("/sim/collective/overlap-and-callbacks", test_overlap_and_callbacks);
   g_test_add_func ("/sim/collective/bad-input", test_bad_input);
   g_test_add_func ("/sim/collective/published-busbw", test_published_busbw);

@@ -28,8 +28,8 @@ static void
 solve_both (const Sys *s, double *fast, double *ref)
 {
   g_autoptr (SimMaxmin) mm = sim_maxmin_new ();
-  sim_maxmin_solve (mm, s->n_links, s->capacity, s->n_flows, s->start, s->links, fast);
-  sim_maxmin_solve_reference (s->n_links, s->capacity, s->n_flows, s->start, s->links, ref);
+  sim_maxmin_solve (mm, s->n_links, s->capacity, s->n_flows, s->start, s->links, NULL, fast);
+  sim_maxmin_solve_reference (s->n_links, s->capacity, s->n_flows, s->start, s->links, NULL, ref);
 }
 
 static void
@@ -163,8 +163,54 @@ test_degenerate (void)
   Sys empty = { .n_links = 2, .capacity = { 1, 1 } };
   double r[1];
   g_autoptr (SimMaxmin) mm = sim_maxmin_new ();
-  sim_maxmin_solve (mm, empty.n_links, empty.capacity, 0, (int[]) { 0 }, NULL, r);
-  sim_maxmin_solve_reference (empty.n_links, empty.capacity, 0, (int[]) { 0 }, NULL, r);
+  sim_maxmin_solve (mm, empty.n_links, empty.capacity, 0, (int[]) { 0 }, NULL, NULL, r);
+  sim_maxmin_solve_reference (empty.n_links, empty.capacity, 0, (int[]) { 0 }, NULL, NULL, r);
+}
+
+static Sys random_system (GRand *rng);
+
+/* Weighted: one link of 12 shared by weights 1, 2, 3 gives 2, 4, 6. The unequal parking lot with
+ * the long flow weighing 2: shares per unit weight A 1/3, B 2/3; A binds: long 2/3, s1 1/3; B
+ * has 2 - 2/3 left for s2: 4/3. Random weighted systems agree with the weighted reference. */
+static void
+test_weighted (void)
+{
+  double r[3], ref[3];
+  g_autoptr (SimMaxmin) mm = sim_maxmin_new ();
+  Sys a = { .n_links = 1, .capacity = { 12 } };
+  for (int f = 0; f < 3; f++)
+    sys_flow (&a, (int[]) { 0, -1 });
+  sim_maxmin_solve (mm, a.n_links, a.capacity, a.n_flows, a.start, a.links, (double[]) { 1, 2, 3 }, r);
+  for (int f = 0; f < 3; f++)
+    g_assert_cmpfloat_with_epsilon (r[f], 2.0 * (f + 1), 1e-12);
+  Sys b = { .n_links = 2, .capacity = { 1, 2 } };
+  sys_flow (&b, (int[]) { 0, 1, -1 });
+  sys_flow (&b, (int[]) { 0, -1 });
+  sys_flow (&b, (int[]) { 1, -1 });
+  double w[3] = { 2, 1, 1 };
+  sim_maxmin_solve (mm, b.n_links, b.capacity, b.n_flows, b.start, b.links, w, r);
+  sim_maxmin_solve_reference (b.n_links, b.capacity, b.n_flows, b.start, b.links, w, ref);
+  double want[3] = { 2.0 / 3, 1.0 / 3, 4.0 / 3 };
+  for (int f = 0; f < 3; f++)
+    {
+      g_assert_cmpfloat_with_epsilon (r[f], want[f], 1e-12);
+      g_assert_cmpfloat_with_epsilon (ref[f], want[f], 1e-9);
+    }
+  g_autoptr (GRand) rng = g_rand_new_with_seed (11);
+  for (int trial = 0; trial < 2000; trial++)
+    {
+      Sys s = random_system (rng);
+      double wt[64], fast[64], slow[64];
+      for (int f = 0; f < s.n_flows; f++)
+        wt[f] = g_rand_double_range (rng, 0.25, 32);
+      sim_maxmin_solve (mm, s.n_links, s.capacity, s.n_flows, s.start, s.links, wt, fast);
+      sim_maxmin_solve_reference (s.n_links, s.capacity, s.n_flows, s.start, s.links, wt, slow);
+      for (int f = 0; f < s.n_flows; f++)
+        if (isinf (slow[f]))
+          g_assert_true (isinf (fast[f]));
+        else
+          g_assert_cmpfloat_with_epsilon (fast[f], slow[f], 1e-9 * slow[f]);
+    }
 }
 
 static Sys
@@ -235,7 +281,7 @@ test_large_property (void)
             links[start[f] + k] = (guint32) g_rand_int_range (rng, 0, n_links);
           start[f + 1] = start[f] + n;
         }
-      sim_maxmin_solve (mm, n_links, capacity, n_flows, start, links, rate);
+      sim_maxmin_solve (mm, n_links, capacity, n_flows, start, links, NULL, rate);
       assert_maxmin_property (NULL, start, links, n_flows, capacity, n_links, rate);
     }
   g_free (capacity);
@@ -275,5 +321,6 @@ main (int argc, char **argv)
   g_test_add_func ("/sim/maxmin/fast-vs-reference", test_fast_vs_reference);
   g_test_add_func ("/sim/maxmin/large-property", test_large_property);
   g_test_add_func ("/sim/maxmin/symmetric-bitwise", test_symmetric_bitwise);
+  g_test_add_func ("/sim/maxmin/weighted", test_weighted);
   return g_test_run ();
 }
