@@ -1245,8 +1245,10 @@ group_table_build (GroupTable *gt, const ModelPlan *plan, GroupKind kind)
       int k = model_plan_group_ranks (plan, rank, mask, expert, buf);
       if (kind == G_EMB)
         {
-          /* Only the first and last stage: buf is ordered by the PP coordinate. */
-          buf[1] = buf[k - 1];
+          /* Only the first and last stage: buf is ordered by the PP coordinate (one stage: itself;
+           * buf may hold a single rank). */
+          if (size > 1)
+            buf[1] = buf[k - 1];
           k = size;
           int coords[MODEL_DIM_COUNT];
           model_plan_rank_coords (plan, rank, coords);
