@@ -12,6 +12,11 @@
  *   hier    phase 1: a ring per domain (reduce-scatter); phase 2: a ring per rail over domains
  *           (all-reduce of S/L); phase 3: a ring per domain (all-gather)
  *   direct  one flow per ordered pair, S/n (all-to-all); one flow (send/recv)
+ * Each flow weighs, in the sharing of its links (sim/flow.h), the NCCL channels it stands for: a
+ * collective inside one domain nvlink_channels (split over its flows), one across domains
+ * net_channels_per_nic per rail it uses, a send/recv the p2p channels of one peer (an all-to-all
+ * spreads them over its n - 1 peers); so concurrent collectives share a link as their CTAs would,
+ * not as our drawing of them into flows happens to split them.
  * Latencies are those of sim_alphabeta_latency_ns, so the flow model and the closed form differ only
  * where links are shared; a ring or tree the closed form runs on NCCL's LL protocol (small sizes)
  * takes LL's latency and moves 1/ll_bw_fraction of the bytes over the same flows. */
