@@ -614,16 +614,19 @@ plan_build (SimCollective *c, const Group *g, SimCollectiveOp op, SimCollectiveA
       break;
     case SIM_COLLECTIVE_ALGO_DIRECT:
       plan_begin_phase (p, sim_alphabeta_latency_ns (op, algo, s, pr));
-      /* A send/recv runs NCCL's p2p channels for its peer; an all-to-all spreads them over n - 1. */
-      for (int i = 0; i < n; i++)
-        for (int j = 0; j < n; j++)
-          if (i != j && (op != SIM_COLLECTIVE_SENDRECV || (i == 0 && j == 1)))
-            {
-              gboolean same = sim_topology_domain_of (c->topo, g->gpus[i]) == sim_topology_domain_of (c->topo, g->gpus[j]);
-              p->weight = (same ? k_nv : k_nic) / (op == SIM_COLLECTIVE_SENDRECV ? 1 : n - 1);
-              plan_single_flow (c, p, g->gpus[i], g->gpus[j], op == SIM_COLLECTIVE_SENDRECV ? 1.0 : 1.0 / n,
-                                op == SIM_COLLECTIVE_SENDRECV ? g->hash : g->hash + (guint32) (i * n + j));
-            }
+      if (op == SIM_COLLECTIVE_SENDRECV)
+        {
+          p->weight = sim_collective_p2p_weight (pr, c->topo, g->gpus[0], g->gpus[1], 1);
+          plan_single_flow (c, p, g->gpus[0], g->gpus[1], 1.0, g->hash);
+        }
+      else
+        for (int i = 0; i < n; i++)
+          for (int j = 0; j < n; j++)
+            if (i != j)
+              {
+                p->weight = sim_collective_p2p_weight (pr, c->topo, g->gpus[i], g->gpus[j], n - 1);
+                plan_single_flow (c, p, g->gpus[i], g->gpus[j], 1.0 / n, g->hash + (guint32) (i * n + j));
+              }
       break;
     case SIM_COLLECTIVE_ALGO_AUTO:
     case SIM_COLLECTIVE_ALGO_COUNT:
@@ -645,6 +648,13 @@ double
 sim_collective_net_channels (const SimCollectiveProfile *pr)
 {
   return pr->net_channels_per_nic > 0 ? pr->net_channels_per_nic : 2.0;
+}
+
+double
+sim_collective_p2p_weight (const SimCollectiveProfile *pr, const SimTopology *topo, int src, int dst, int peers)
+{
+  gboolean local = sim_topology_domain_of (topo, src) == sim_topology_domain_of (topo, dst);
+  return (local ? sim_collective_nvlink_channels (pr) : sim_collective_net_channels (pr)) / MAX (peers, 1);
 }
 
 /* ---- running ---------------------------------------------------------------------------------- */

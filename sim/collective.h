@@ -101,6 +101,10 @@ const char *sim_collective_algo_name (SimCollectiveAlgo algo);
  * inside one NVLink domain, and per NIC (per network peer for send/recv) across domains. */
 double sim_collective_nvlink_channels (const SimCollectiveProfile *pr);
 double sim_collective_net_channels (const SimCollectiveProfile *pr);
+/* The weight of a send from src to dst, one of `peers` sent to at once: NCCL's p2p channels for a
+ * peer (a collective's inside one domain, NCCL_NCHANNELS_PER_NET_PEER across it) over the peers. */
+double sim_collective_p2p_weight (const SimCollectiveProfile *pr, const SimTopology *topo, int src, int dst,
+                                  int peers);
 /* Accepts allreduce|reducescatter|allgather|alltoall|broadcast|sendrecv (also with '_' or '-'). */
 gboolean sim_collective_op_parse (const char *s, SimCollectiveOp *op, GError **error);
 /* Accepts auto|ring|tree|nvls|hier|direct. */

@@ -769,6 +769,7 @@ typedef struct {
   guint32 **pp_links;
   int *pp_n_links;
   gint64 *pp_latency;
+  double *pp_weight;         /* the representative send's share weight (sim_collective_p2p_weight) */
   gint64 pair_latency[2];    /* PP send latency across / inside a domain; -1 unknown */
   guint32 **pp_pair_links;   /* per (stage, direction): every pair's route, at pp_pair_off */
   int **pp_pair_off;
@@ -975,18 +976,10 @@ pp_route_build (Runner *r, int stage, gboolean fwd, int to_stage)
   r->pp_n_links[k] = (int) links->len;
   r->pp_links[k] = (guint32 *) g_array_free (links, FALSE);
   r->pp_latency[k] = pair_latency (r, rep_src, rep_dst);
+  r->pp_weight[k] = sim_collective_p2p_weight (r->profile, r->topo, rep_src, rep_dst, 1);
 }
 
 static void send_landed (SimEngine *engine, gpointer data, guint64 arg);
-
-/* The share weight of a pipeline send from src to dst: NCCL's p2p channels for one peer, as many as
- * a collective's inside an NVLink domain, NCCL_NCHANNELS_PER_NET_PEER across the network. */
-static double
-pp_weight (const Runner *r, int src, int dst)
-{
-  gboolean local = sim_topology_domain_of (r->topo, src) == sim_topology_domain_of (r->topo, dst);
-  return local ? sim_collective_nvlink_channels (r->profile) : sim_collective_net_channels (r->profile);
-}
 
 static void
 send_flow_done (gpointer user, guint64 arg)
@@ -1023,14 +1016,13 @@ launch_send (Runner *r, RankState *st, const TOp *op)
       const int *off = r->pp_pair_off[k];
       p->latency_ns = pair_latency (r, st->rank, dst);
       sim_flow_net_start_weighted (r->net, r->pp_pair_links[k] + off[i], off[i + 1] - off[i], op->bytes,
-                                   pp_weight (r, st->rank, dst), send_flow_done, p, (guint64) (gsize) r);
+                                   sim_collective_p2p_weight (r->profile, r->topo, st->rank, dst, 1), send_flow_done, p,
+                                   (guint64) (gsize) r);
     }
   else
     {
       p->latency_ns = r->pp_latency[k];
-      int src = r->stage_ranks[(gsize) st->stage * r->per_stage];
-      int dst = r->stage_ranks[(gsize) p->recv_stage * r->per_stage];
-      sim_flow_net_start_weighted (r->net, r->pp_links[k], r->pp_n_links[k], op->bytes, pp_weight (r, src, dst),
+      sim_flow_net_start_weighted (r->net, r->pp_links[k], r->pp_n_links[k], op->bytes, r->pp_weight[k],
                                    send_flow_done, p, (guint64) (gsize) r);
     }
 }
@@ -1506,6 +1498,7 @@ sim_runner_run (const ModelShape *shape, const ModelPlan *plan, const SimGpuSpec
   r.pp_links = g_new0 (guint32 *, 2 * plan->pp);
   r.pp_n_links = g_new0 (int, 2 * plan->pp);
   r.pp_latency = g_new0 (gint64, 2 * plan->pp);
+  r.pp_weight = g_new0 (double, 2 * plan->pp);
   r.pair_latency[0] = r.pair_latency[1] = -1;
   r.pp_pair_links = g_new0 (guint32 *, 2 * plan->pp);
   r.pp_pair_off = g_new0 (int *, 2 * plan->pp);
@@ -1616,6 +1609,7 @@ sim_runner_run (const ModelShape *shape, const ModelPlan *plan, const SimGpuSpec
   g_free (r.pp_links);
   g_free (r.pp_n_links);
   g_free (r.pp_latency);
+  g_free (r.pp_weight);
   if (opts.link_stats && ok)
     {
       int nl = sim_topology_n_links (topo);

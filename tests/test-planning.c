@@ -30,6 +30,16 @@ load_small (const char *const *extra)
   return sc;
 }
 
+/* Both scenarios estimated with the first one's hardware. */
+static void
+estimate_both (SimScenario *a, SimScenario *b, SimEstimate *ea, SimEstimate *eb)
+{
+  SimEstimateHw hw;
+  sim_estimate_hw_from_scenario (a, &hw);
+  g_assert_true (sim_estimate_step (sim_scenario_shape (a), sim_scenario_plan (a), &hw, TRUE, ea, NULL));
+  g_assert_true (sim_estimate_step (sim_scenario_shape (b), sim_scenario_plan (b), &hw, TRUE, eb, NULL));
+}
+
 static double
 sum_parts (const SimEstimate *e)
 {
@@ -106,11 +116,8 @@ test_amax (void)
                         "parallel.fp8_reduce_amax=false", NULL };
   g_autoptr (SimScenario) a = load_small (on);
   g_autoptr (SimScenario) b = load_small (off);
-  SimEstimateHw hw;
-  sim_estimate_hw_from_scenario (a, &hw);
   SimEstimate ea, eb;
-  g_assert_true (sim_estimate_step (sim_scenario_shape (a), sim_scenario_plan (a), &hw, TRUE, &ea, NULL));
-  g_assert_true (sim_estimate_step (sim_scenario_shape (b), sim_scenario_plan (b), &hw, TRUE, &eb, NULL));
+  estimate_both (a, b, &ea, &eb);
   double added = ea.part_s[SIM_EST_DP] - eb.part_s[SIM_EST_DP];
   g_assert_cmpfloat (added, >=, 16 * 6.6e-6);
   g_assert_cmpfloat (added, <, 16 * 100e-6);
@@ -126,11 +133,8 @@ test_bubble (void)
   const char *b[] = { "cluster.gpus=32", "parallel.pp=4", "parallel.vpp=2", "parallel.global_batch=64", NULL };
   g_autoptr (SimScenario) sa = load_small (a);
   g_autoptr (SimScenario) sb = load_small (b);
-  SimEstimateHw hw;
-  sim_estimate_hw_from_scenario (sa, &hw);
   SimEstimate ea, eb;
-  g_assert_true (sim_estimate_step (sim_scenario_shape (sa), sim_scenario_plan (sa), &hw, TRUE, &ea, NULL));
-  g_assert_true (sim_estimate_step (sim_scenario_shape (sb), sim_scenario_plan (sb), &hw, TRUE, &eb, NULL));
+  estimate_both (sa, sb, &ea, &eb);
   g_assert_cmpint (model_plan_microbatches (sim_scenario_plan (sa)), ==, 8);
   g_assert_cmpfloat_with_epsilon (ea.part_s[SIM_EST_BUBBLE] / ea.part_s[SIM_EST_COMPUTE], 3.0 / 8.0, 1e-12);
   g_assert_cmpfloat_with_epsilon (eb.part_s[SIM_EST_BUBBLE] / eb.part_s[SIM_EST_COMPUTE], 3.0 / 16.0, 1e-12);
@@ -148,11 +152,8 @@ test_placement (void)
                         NULL };
   g_autoptr (SimScenario) si = load_small (in);
   g_autoptr (SimScenario) so = load_small (out);
-  SimEstimateHw hw;
-  sim_estimate_hw_from_scenario (si, &hw);
   SimEstimate ei, eo;
-  g_assert_true (sim_estimate_step (sim_scenario_shape (si), sim_scenario_plan (si), &hw, TRUE, &ei, NULL));
-  g_assert_true (sim_estimate_step (sim_scenario_shape (so), sim_scenario_plan (so), &hw, TRUE, &eo, NULL));
+  estimate_both (si, so, &ei, &eo);
   g_assert_cmpfloat (ei.comm_s[SIM_EST_TP], >, 0.0);
   g_assert_cmpfloat (eo.comm_s[SIM_EST_TP], >, 5.0 * ei.comm_s[SIM_EST_TP]);
   g_assert_cmpfloat (eo.step_s, >, ei.step_s);
