@@ -19,7 +19,9 @@
  * megatron/model/transformer.py ParallelAttention: baddbmm Q·Kᵀ into an [b·a/t, s/c, s] score
  * tensor, FusedScaleMaskSoftmax (one kernel: --masked-softmax-fusion is on by default in
  * megatron/arguments.py), attention dropout as its own kernel, bmm with V). The attention op keeps
- * the FLOPs; the score traffic the fused kernel never makes is added as memory-bound ops over the
+ * the causal FLOPs (what MFU credits) but is flagged MODEL_OP_UNFUSED_BMM: it is timed as the
+ * batched GEMMs that run, over the full square (sim/gpu.c); the score traffic the fused kernel
+ * never makes is added as memory-bound ops over the
  * E = b·(a/t)·(s/c)·s score elements (the full square: the causal mask is applied, not skipped),
  * with p = param-dtype bytes:
  *   attn_scores_io  forward: Q·Kᵀ writes the scores, P·V reads the probabilities: E·p + E·p;
@@ -359,9 +361,12 @@ attention_block (Ctx *c)
                           (double) (p->cp - 1) * c->T * 2 * kvd * c->act);
       op->overlap_next = TRUE;
     }
-  add (c, model_op_attention ("attn", c->phase, p->micro_batch, s->heads / p->tp,
-                              s->kv_heads / p->tp, s->seq_len / p->cp, s->seq_len, s->head_dim,
-                              model_op_causal_pairs (s->seq_len, p->cp), c->adt));
+  ModelOp attn = model_op_attention ("attn", c->phase, p->micro_batch, s->heads / p->tp,
+                                     s->kv_heads / p->tp, s->seq_len / p->cp, s->seq_len, s->head_dim,
+                                     model_op_causal_pairs (s->seq_len, p->cp), c->adt);
+  if (p->unfused_attention)
+    attn.flags |= MODEL_OP_UNFUSED_BMM;
+  add (c, attn);
   if (p->unfused_attention)
     {
       double E = (double) p->micro_batch * (s->heads / p->tp) * (s->seq_len / p->cp) * s->seq_len;
@@ -588,6 +593,8 @@ backward_of (Ctx *c, const ModelOp *fwd, int n)
                 op.flops *= 1.25;
                 op.flags |= MODEL_OP_FLASH_BWD;
               }
+            else
+              op.flags |= MODEL_OP_UNFUSED_BMM;
             add (c, op);
             break;
           }

@@ -56,6 +56,10 @@ typedef enum {
 /* ATTENTION flags */
 #define MODEL_OP_FLASH_BWD 8u       /* fused (flash) backward: recomputes the scores, 2.5x the forward
                                      * FLOPs, timed at the profile's backward efficiency */
+#define MODEL_OP_UNFUSED_BMM 32u    /* unfused attention (plan unfused_attention): cuBLAS batched GEMMs
+                                     * over the whole score square, causal mask applied after; its
+                                     * FLOPs stay the causal count (what MFU and HFU credit), its time
+                                     * is that of the bmms (sim/gpu.c) */
 
 typedef struct {
   ModelOpKind kind;

@@ -103,6 +103,24 @@ sim_gpu_op_ub_own_sms (const ModelPlan *plan, const ModelOp *op)
   return g >= 0 && !model_ub_shares_sms (&plan->ub[g], g, plan->ub_defaults);
 }
 
+/* Unfused attention (MODEL_OP_UNFUSED_BMM): Megatron's baddbmm/bmm run over the whole s_q × s_kv
+ * square, batch = sequences × heads, each timed as a GEMM (stacked rows for efficiency and waves).
+ * Forward Q·Kᵀ [s_q, s_kv, d] and P·V [s_q, d, s_kv]; backward dP = dO·Vᵀ of the first shape and
+ * dV, dQ, dK of the second (their N is the head dimension; dV and dK have s_kv rows, equal to s_q
+ * without CP). The scores' HBM traffic is an op of its own (model/layer.c); the op's Q/K/V/O bytes
+ * are shared by its kernels. */
+static gint64
+unfused_bmm_ns (const SimGpuSpec *spec, const ModelOp *op)
+{
+  gint64 batch = op->seqs * op->heads;
+  int n_ctx = op->phase == MODEL_PHASE_BWD ? 3 : 1;
+  double one = 2.0 * (double) batch * op->seq_q * op->seq_kv * op->head_dim;
+  double bytes = (op->bytes_read + op->bytes_written) / (1 + n_ctx);
+  SimGpuKernel score = { SIM_KERNEL_GEMM, op->dtype, one, bytes, batch * op->seq_q, op->seq_kv, op->head_dim, 0 };
+  SimGpuKernel ctx = { SIM_KERNEL_GEMM, op->dtype, one, bytes, batch * op->seq_q, op->head_dim, op->seq_kv, 0 };
+  return sim_gpu_kernel_ns (spec, &score) + n_ctx * sim_gpu_kernel_ns (spec, &ctx);
+}
+
 gint64
 sim_gpu_op_ns (const SimGpuSpec *spec, const ModelPlan *plan, const ModelOp *op)
 {
@@ -110,6 +128,8 @@ sim_gpu_op_ns (const SimGpuSpec *spec, const ModelPlan *plan, const ModelOp *op)
   if (op->kind == MODEL_OP_COMM)
     return 0;
   SimGpuKernel k = { SIM_KERNEL_MEMORY, op->dtype, op->flops, op->bytes_read + op->bytes_written, 0, 0, 0, 0 };
+  if (op->kind == MODEL_OP_ATTENTION && (op->flags & MODEL_OP_UNFUSED_BMM))
+    return unfused_bmm_ns (spec, op);
   if (op->kind == MODEL_OP_ATTENTION)
     k.kind = op->flags & MODEL_OP_FLASH_BWD ? SIM_KERNEL_ATTENTION_BWD : SIM_KERNEL_ATTENTION;
   else if (op->kind != MODEL_OP_GEMM)

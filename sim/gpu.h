@@ -69,7 +69,9 @@ gint64 sim_gpu_kernel_ns (const SimGpuSpec *spec, const SimGpuKernel *kernel);
 /* Duration of one layer op (model/op.h) under `plan`: its kernel as above (a grouped GEMM fills the
  * GPU like its stacked rows; communication ops take 0). Under tp_comm_overlap with sequence
  * parallelism a TP-adjacent dense GEMM runs as Transformer Engine's userbuffers cut it
- * (model/tpoverlap.h): equal row pieces back to back, on the SMs its communication leaves it. */
+ * (model/tpoverlap.h): equal row pieces back to back, on the SMs its communication leaves it.
+ * Unfused attention (MODEL_OP_UNFUSED_BMM) takes the time of the batched GEMMs it runs over the
+ * full score square (its causal FLOPs count for MFU only). */
 gint64 sim_gpu_op_ns (const SimGpuSpec *spec, const ModelPlan *plan, const ModelOp *op);
 /* Whether `op` is such a userbuffers GEMM whose TP communication takes none of its SMs (a margin,
  * or copy-engine ring exchange): the SM-sharing overlap_slowdown does not apply to it for that

@@ -88,6 +88,33 @@ test_memory_attention (void)
   g_assert_cmpint (sim_gpu_kernel_ns (&g, &a), ==, 2025245);
 }
 
+/* Unfused attention (Megatron's baddbmm/bmm), spec_of's figures: 1 sequence, 4 heads of 128, s 2048.
+ * Each bmm is G = 2·4·2048·2048·128 = 4.294967 GFLOP over the full square (size factor
+ * 4.294967/5.294967 = 0.811141). Q·Kᵀ stacks M 8192, N 2048: 64·16 = 1024 tiles in 8 waves of 132
+ * (0.969697): 4.294967e9 / (989e12 · 0.7 · 0.811141 · 0.969697) = 7,887.4 ns → 7,888 + 3,000.
+ * P·V (M 8192, N 128): 64 tiles in one wave (0.484848): 15,774.8 ns → 15,775 + 3,000. Forward
+ * 10,888 + 18,775 = 29,663 ns; backward one score-shaped (dP) and three head-shaped (dV, dQ, dK):
+ * 10,888 + 3 · 18,775 = 67,213 ns. The op's FLOPs stay the causal count; the same op as a flash
+ * kernel would take its causal FLOPs at attn_eff: 4·4·128·2,098,176 / (989e12 · 0.5) + 3,000 ns. */
+static void
+test_unfused_attention (void)
+{
+  SimGpuSpec g;
+  spec_of (&g);
+  ModelPlan plan;
+  model_plan_init (&plan);
+  gint64 pairs = model_op_causal_pairs (2048, 1);
+  ModelOp f = model_op_attention ("attn", MODEL_PHASE_FWD, 1, 4, 4, 2048, 2048, 128, pairs, MODEL_DTYPE_BF16);
+  ModelOp b = model_op_attention ("attn_bwd", MODEL_PHASE_BWD, 1, 4, 4, 2048, 2048, 128, pairs, MODEL_DTYPE_BF16);
+  gint64 flash = sim_gpu_op_ns (&g, &plan, &f);
+  g_assert_cmpint (flash, ==, (gint64) ceil (4.0 * 4 * 128 * 2098176 / (989e12 * 0.5) * 1e9) + 3000);
+  f.flags |= MODEL_OP_UNFUSED_BMM;
+  b.flags |= MODEL_OP_UNFUSED_BMM;
+  g_assert_cmpint (sim_gpu_op_ns (&g, &plan, &f), ==, 29663);
+  g_assert_cmpint (sim_gpu_op_ns (&g, &plan, &b), ==, 67213);
+  g_assert_cmpfloat (f.flops, ==, 4.0 * 4 * 128 * pairs);
+}
+
 /* Userbuffers pieces (model/tpoverlap.h), spec_of's figures, bf16, tp 4 with SP and TP overlap.
  * proj (M 2048, N 12288, K 3072) as "pipeline splits=4 sm=24 margin": four GEMMs of M 512 on
  * 108 SMs. Each: G = 38.6547 GFLOP, size 38.6547/39.6547 = 0.974782; 4·96 = 384 tiles over 108
@@ -259,6 +286,7 @@ main (int argc, char **argv)
   g_test_add_func ("/sim/gpu/gemm-efficiency-per-dtype", test_dtypes);
   g_test_add_func ("/sim/gpu/waves", test_waves);
   g_test_add_func ("/sim/gpu/memory-attention", test_memory_attention);
+  g_test_add_func ("/sim/gpu/unfused-attention", test_unfused_attention);
   g_test_add_func ("/sim/gpu/userbuffers", test_userbuffers);
   g_test_add_func ("/sim/gpu/userbuffers-parse", test_userbuffers_parse);
   g_test_add_func ("/sim/gpu/streams", test_streams);

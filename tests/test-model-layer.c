@@ -480,6 +480,10 @@ test_unfused_dropout (void)
                      + traffic (find (f, "attn_dropout")), ==, 13 * E);
   g_assert_cmpfloat (traffic (find (b, "attn_scores_io_bwd")) + traffic (find (b, "attn_softmax_bwd"))
                      + traffic (find (b, "attn_dropout_bwd")), ==, 19 * E);
+  /* the attention kernels are the bmms over the full square, in both passes (and only here) */
+  g_assert_true (find (f, "attn")->flags & MODEL_OP_UNFUSED_BMM);
+  g_assert_true (find (b, "attn_bwd")->flags & MODEL_OP_UNFUSED_BMM);
+  g_assert_false (find (f0, "attn")->flags & MODEL_OP_UNFUSED_BMM);
   g_assert_cmpfloat (find (f, "mlp_residual")->bytes_written - res0, ==, e);
   g_assert_cmpfloat (find (f, "attn_residual")->bytes_written - res0, ==, e);
   /* backward reads twice the forward inputs (2·2e·p) plus the mask */
