@@ -24,6 +24,7 @@ static const Command commands[] = {
   { "straggler", sim_cmd_straggler, "step-time distribution under compute jitter and slow GPUs (--full)" },
   { "goodput", sim_cmd_goodput, "expected time to train and goodput under failures and checkpoints; cost" },
   { "validate", sim_cmd_validate, "predicted vs measured step time for every row of a validation deck" },
+  { "sensitivity", sim_cmd_sensitivity, "how much the step moves per percent of each hardware and fabric constant" },
 };
 
 static void

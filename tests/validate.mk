@@ -5,3 +5,9 @@ tests_test_validate_SOURCES = tests/test-validate.c
 tests_test_validate_LDADD = $(TEST_LIBS)
 dist_noinst_SCRIPTS += tests/validate-cli.sh tests/fit-runs-cli.sh
 dist_noinst_DATA += tests/data/validate-deck.csv tests/data/fit-runs-template.csv
+# trainsim sensitivity: elasticities against direct runs; the command's formats and exit codes.
+check_PROGRAMS += tests/test-sensitivity
+TESTS += tests/test-sensitivity tests/sensitivity-cli.sh
+tests_test_sensitivity_SOURCES = tests/test-sensitivity.c
+tests_test_sensitivity_LDADD = $(TEST_LIBS)
+dist_noinst_SCRIPTS += tests/sensitivity-cli.sh
