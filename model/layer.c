@@ -926,17 +926,20 @@ model_layer_dp_ops (const ModelShape *shape, const ModelPlan *plan, int pp_rank,
     }
 }
 
-/* Weights of the matmul-dtype GEMMs (attention, dense MLP, experts, shared experts; not the
- * embedding, LM head or router) one rank of pipeline stage pp_rank holds, before ZeRO. */
-static double
-layer_gemm_weights (const ModelShape *s, const ModelPlan *plan, int pp_rank)
+double
+model_layer_quantized_weights (const ModelShape *s, const ModelPlan *plan, int pp_rank, int chunk_only)
 {
+  g_return_val_if_fail (s != NULL && plan != NULL, 0.0);
   gint64 h = s->hidden;
   gint64 up = s->activation == MODEL_ACT_SWIGLU ? 2 : 1;
   double qkv = (double) (s->heads + 2 * s->kv_heads) * s->head_dim, q = (double) s->heads * s->head_dim;
   double w = 0;
+  if (!quantized (plan->matmul_dtype))
+    return 0;
   for (int chunk = 0; chunk < plan->vpp; chunk++)
     {
+      if (chunk_only >= 0 && chunk != chunk_only)
+        continue;
       int first = 0;
       int n = model_plan_chunk_layers (plan, s, pp_rank, chunk, &first);
       for (int l = first; l < first + n; l++)
@@ -979,15 +982,31 @@ model_layer_optimizer_ops (const ModelShape *shape, const ModelPlan *plan, int p
   gboolean master = plan->param_dtype != MODEL_DTYPE_FP32;
   double rd = gb + 4.0 + 8.0;                 /* grad, master (or fp32 param), m, v */
   double wr = 12.0 + (master ? pb : 0.0);     /* master, m, v, low-precision copy */
-  ModelOp op = model_op_membound ("adam", MODEL_PHASE_OPTIMIZER, n * rd, n * wr, 12.0 * n,
+  /* With fp8_param_gather the FP8 weights' low-precision copy is the shard cast below, not pb bytes. */
+  double fp8_shard = plan->fp8_param_gather && plan->zero >= 1
+                         ? model_layer_quantized_weights (shape, plan, pp_rank, -1) / ((double) plan->dp * plan->cp)
+                         : 0;
+  ModelOp op = model_op_membound ("adam", MODEL_PHASE_OPTIMIZER, n * rd, n * wr - fp8_shard * pb, 12.0 * n,
                                   MODEL_DTYPE_FP32);
   g_array_append_val (ops, op);
   /* The once-per-step weight quantization of the low-precision recipes (model/layer.c header). */
   if (!quantized (plan->matmul_dtype))
     return;
-  double w = layer_gemm_weights (shape, plan, pp_rank);
+  double w = model_layer_quantized_weights (shape, plan, pp_rank, -1);
   ModelDtype dt = plan->param_dtype;
-  if (plan->matmul_dtype == MODEL_DTYPE_FP8)
+  if (plan->matmul_dtype == MODEL_DTYPE_FP8 && plan->fp8_param_gather)
+    {
+      /* The distributed optimizer casts its updated FP32 shard of the FP8 weights straight into the
+       * FP8 parameter buffer (Megatron-Core quantize_param_shard) and the all-gather carries FP8
+       * (sim/runner.c); Hopper's FP8 GEMM then needs the column-wise copy of each gathered weight,
+       * one transpose per step. No BF16 copy of these weights is written. */
+      double ws = w / ((double) plan->dp * plan->cp);
+      if (plan->fp8_scaling == MODEL_FP8_CURRENT)
+        weight_op (ops, "fp8_param_shard_amax", 4.0 * ws, 0, ws, MODEL_DTYPE_FP32);
+      weight_op (ops, "fp8_param_shard_cast", 4.0 * ws, ws, ws, MODEL_DTYPE_FP32);
+      weight_op (ops, "fp8_weight_transpose", w, w, w, MODEL_DTYPE_FP8);
+    }
+  else if (plan->matmul_dtype == MODEL_DTYPE_FP8)
     {
       if (plan->fp8_scaling == MODEL_FP8_CURRENT)
         weight_op (ops, "fp8_weight_amax", w * pb, 0, w, dt);

@@ -87,5 +87,10 @@ void model_layer_dp_ops (const ModelShape *shape, const ModelPlan *plan, int pp_
  * element: reads grad, fp32 master, m, v; writes master, m, v and the low-precision param copy.
  * With matmul_dtype fp8/fp4 also the once-per-step quantization of the rank's layer-GEMM weights
  * (fp8_weight_cast, nvfp4_weight_amax/_quant: see model/layer.c). */
+/* Weights of the matmul-dtype GEMMs of the low-precision recipes (attention, dense MLP, experts,
+ * shared experts; not the embedding, LM head or router; not the recipe's BF16 layers) that one rank
+ * of pipeline stage pp_rank holds before ZeRO, in its virtual chunk `chunk` (-1: all chunks).
+ * 0 unless matmul_dtype is fp8 or fp4. */
+double model_layer_quantized_weights (const ModelShape *shape, const ModelPlan *plan, int pp_rank, int chunk);
 void model_layer_optimizer_ops (const ModelShape *shape, const ModelPlan *plan, int pp_rank,
                                 GArray *ops);

@@ -68,6 +68,9 @@ typedef struct {
                               * the stage at every fp8_autocast exit (TE DelayedScaling reduce_amax;
                               * Megatron-Core's amax reduction group) */
   ModelGradAccum grad_accum; /* weight-gradient accumulation over micro-batches (0 = fused) */
+  gboolean fp8_param_gather; /* fp8 recipe with the distributed optimizer: the FP8 layers' GEMM weights are
+                              * kept in FP8 and all-gathered in FP8 (Megatron-Core --fp8-param-gather,
+                              * NeMo fp8_params); norms, biases and embeddings stay in param_dtype */
   ModelUbConfig ub[MODEL_UB_COUNT]; /* tp_comm_overlap: how each TP-adjacent GEMM is cut and how
                                      * many SMs it lends (model/tpoverlap.h; 0 = TE's default) */
   ModelUbDefaults ub_defaults;      /* which TE version's defaults (0 = TE 2.x) */

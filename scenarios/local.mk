@@ -35,6 +35,7 @@ scenario_files = \
 	scenarios/models/megatron-gpt-1008b.ini \
 	scenarios/runs/gpt3-175b-mlperf-v3.1.ini \
 	scenarios/runs/gpt3-175b-mlperf-v3.1-azure.ini \
+	scenarios/runs/gpt3-175b-mlperf-v4.0.ini \
 	scenarios/runs/llama31-405b-gb200-mlperf-v6.0.ini
 scenario_files += \
 	scenarios/reliability/llama3-405b-h100.ini \

@@ -729,6 +729,19 @@ test_fp4_recipe (void)
   model_layer_optimizer_ops (&s, &p, 0, o8);
   g_assert_cmpint (o8->len, ==, 2);
   assert_bytes (o8, "fp8_weight_cast", 98304, 98304);
+  /* fp8_param_gather with the distributed optimizer over dp 4: the optimizer casts its FP32 shard of
+   * W/4 = 12,288 weights to FP8 (read 49,152, write 12,288) and the gathered FP8 weights are
+   * transposed (read and write 49,152); adam no longer writes their bf16 copy (12,288·2 less). */
+  p.dp = 4, p.gpus = 8, p.zero = 1;
+  g_autoptr (GArray) o8z = model_op_array_new ();
+  model_layer_optimizer_ops (&s, &p, 0, o8z);
+  p.fp8_param_gather = TRUE;
+  g_autoptr (GArray) og = model_op_array_new ();
+  model_layer_optimizer_ops (&s, &p, 0, og);
+  g_assert_null (find (og, "fp8_weight_cast"));
+  assert_bytes (og, "fp8_param_shard_cast", 49152, 12288);
+  assert_bytes (og, "fp8_weight_transpose", 49152, 49152);
+  g_assert_cmpfloat (find (o8z, "adam")->bytes_written - find (og, "adam")->bytes_written, ==, 24576);
 }
 
 /* FP8 (delayed) in a MoE layer (Mixtral 8x7B, tp 2 with SP, ep 8, as in test_moe: expert GEMMs

@@ -585,6 +585,70 @@ test_overlap_param_gather (void)
   g_assert_cmpint (t.dp_start[4], >=, t.dp_end[3]);
 }
 
+/* FP8 parameter all-gather (Megatron-Core --fp8-param-gather): the DP16 world of
+ * test_overlap_param_gather with FP8 matmuls. Its bf16 gathers carry 268,994,560 B (P = 134,497,280
+ * parameters × 2 B); the 8 layers' GEMM weights, 8 · 12h² = 100,663,296 (qkv 3h², proj h², fc1 and fc2
+ * 4h² each, h = 1024), travel at 1 byte instead: 168,331,264 B. The optimizer phase then casts the
+ * FP32 shard (W/16) and transposes the gathered FP8 weights instead of casting all of W from bf16. */
+typedef struct { double ag; gboolean shard_cast, transpose, weight_cast; } AgTrace;
+
+static void
+ag_trace (gpointer user, const SimRunnerTraceEvent *ev)
+{
+  AgTrace *t = user;
+  if (ev->rank != 0 || !ev->name)
+    return;
+  if (strcmp (ev->name, "dp_param_ag") == 0)
+    t->ag += ev->bytes;
+  t->shard_cast |= strcmp (ev->name, "fp8_param_shard_cast") == 0;
+  t->transpose |= strcmp (ev->name, "fp8_weight_transpose") == 0;
+  t->weight_cast |= strcmp (ev->name, "fp8_weight_cast") == 0;
+}
+
+static AgTrace
+run_ag (const World *w)
+{
+  SimRunnerOptions o;
+  sim_runner_options_init (&o);
+  o.memory_overhead_bytes = 0;
+  AgTrace t = { 0 };
+  o.trace = ag_trace;
+  o.trace_user = &t;
+  SimRunnerResult r;
+  g_autoptr (GError) error = NULL;
+  g_assert_true (sim_runner_run (&w->s, &w->p, &w->g, &w->c, &w->f, &w->cp, &o, &r, &error));
+  g_assert_no_error (error);
+  return t;
+}
+
+static void
+test_fp8_param_gather (void)
+{
+  World w;
+  dp16_world (&w);
+  w.p.dp_overlap = TRUE;
+  w.p.matmul_dtype = MODEL_DTYPE_FP8;
+  cluster_of (&w.c, &w.f, &w.cp, 16, 8, 450e9, TRUE);
+  AgTrace bf16 = run_ag (&w);
+  g_assert_cmpfloat (bf16.ag, ==, 268994560.0);
+  g_assert_true (bf16.weight_cast && !bf16.shard_cast && !bf16.transpose);
+  w.p.fp8_param_gather = TRUE;
+  g_autoptr (GError) error = NULL;
+  g_assert_true (model_plan_validate (&w.p, &w.s, &error));
+  AgTrace fp8 = run_ag (&w);
+  g_assert_cmpfloat (fp8.ag, ==, 168331264.0);
+  g_assert_true (!fp8.weight_cast && fp8.shard_cast && fp8.transpose);
+  /* It needs FP8 matmuls and the distributed optimizer. */
+  w.p.zero = 0;
+  g_assert_false (model_plan_validate (&w.p, &w.s, &error));
+  g_assert_nonnull (strstr (error->message, "fp8_param_gather"));
+  g_clear_error (&error);
+  w.p.zero = 1;
+  w.p.matmul_dtype = MODEL_DTYPE_BF16;
+  g_assert_false (model_plan_validate (&w.p, &w.s, &error));
+  g_assert_nonnull (strstr (error->message, "matmul_dtype = fp8"));
+}
+
 /* Plans the runner must refuse: micro-batches not a multiple of pp under interleaving, and a plan
  * whose GPU count disagrees with the cluster. */
 static void
@@ -649,6 +713,7 @@ main (int argc, char **argv)
   g_test_add_func ("/sim/runner/dp", test_dp);
   g_test_add_func ("/sim/runner/zero3", test_zero3);
   g_test_add_func ("/sim/runner/overlap-param-gather", test_overlap_param_gather);
+  g_test_add_func ("/sim/runner/fp8-param-gather", test_fp8_param_gather);
   g_test_add_func ("/sim/runner/invalid", test_invalid);
   g_test_add_func ("/sim/runner/memory", test_memory);
   return g_test_run ();
