@@ -376,8 +376,9 @@ sim_estimate_step_with (const ModelShape *shape, const ModelPlan *plan, const Si
   model_layer_rank_params (shape, plan, 0, &rp);
   ModelRankParams rp_last;
   model_layer_rank_params (shape, plan, plan->pp - 1, &rp_last);
+  int rp_rank = 0;
   if (rp_last.dense + rp_last.expert > rp.dense + rp.expert)
-    rp = rp_last;
+    rp = rp_last, rp_rank = plan->pp - 1;
   int ndp = plan->dp * plan->cp;
   double overlapped_dp = 0.0;
   if (ndp > 1 || (rp.expert > 0 && model_plan_expert_dp (plan) > 1))
@@ -393,6 +394,10 @@ sim_estimate_step_with (const ModelShape *shape, const ModelPlan *plan, const Si
       double n = ndp;
       double bytes = (double) rp.dense * e;
       double one = n > 1 ? coll_s (2.0 * (n - 1) / n, bytes, bw, alpha, 2.0 * (n - 1)) : 0.0;
+      /* fp8_param_gather: the all-gather half carries the FP8 layers' GEMM weights at 1 byte. */
+      if (n > 1 && plan->fp8_param_gather)
+        one -= (n - 1) / n * model_layer_quantized_weights (shape, plan, rp_rank, -1)
+               * (e - model_dtype_bytes (MODEL_DTYPE_FP8)) / bw;
       double ne = model_plan_expert_dp (plan);
       if (rp.expert > 0 && ne > 1)
         one += coll_s (2.0 * (ne - 1) / ne, (double) rp.expert * e, bw, alpha, 2.0 * (ne - 1));
