@@ -1662,8 +1662,11 @@ sim_runner_predict (const SimScenario *sc, const SimPredictOptions *options, Sim
        * workload report counts them). */
       double interval = ceil ((double) run->eval_interval_seqs / plan->global_batch);
       out->evals = MAX (0.0, floor (out->steps / interval) - run->eval_skip);
-      double m_e = ceil ((double) run->eval_seqs / ((double) plan->dp * plan->micro_batch));
-      out->eval_s = (m_e + (plan->pp - 1.0) / plan->vpp) * out->step.stage_forward_s * vm;
+      /* Validation runs in global batches (Megatron's evaluate(), NeMo's validation loop with the
+       * last batch padded), each a forward-only pipeline pass with its own fill. */
+      double passes = ceil ((double) run->eval_seqs / plan->global_batch);
+      double m = model_plan_microbatches (plan);
+      out->eval_s = passes * (m + (plan->pp - 1.0) / plan->vpp) * out->step.stage_forward_s * vm;
     }
   if (out->steps > 0)
     out->time_to_train_s = run->init_s + out->steps * out->step_s + out->evals * out->eval_s;

@@ -113,10 +113,11 @@ gboolean sim_runner_run (const ModelShape *shape, const ModelPlan *plan, const S
  * Step (× (1 + virtualization_overhead) for VMs), time to train, scaling efficiency.
  *   steps        [training] steps, or ceil(tokens / tokens per step)
  *   evaluations  floor(steps / ceil(eval_interval_seqs / global_batch)) − eval_skip (≥ 0)
- *   one eval     forward only over eval_seqs sequences split over the DP replicas: m_e =
- *                ceil(eval_seqs / (dp · micro_batch)) micro-batches through the pipeline,
- *                (m_e + (pp − 1)/vpp) · t_f with t_f the slowest stage's forward compute of one
- *                micro-batch (all its chunks) from the simulated step
+ *   one eval     forward only over eval_seqs sequences in global batches, as Megatron and NeMo
+ *                validate (the last batch padded): ceil(eval_seqs / global_batch) forward-only
+ *                pipeline passes of m = global_batch / (dp · micro_batch) micro-batches each,
+ *                every pass (m + (pp − 1)/vpp) · t_f, t_f the slowest stage's forward compute of
+ *                one micro-batch (all its chunks) from the simulated step
  *   time         init_s + steps · step + evaluations · one eval
  *   scaling      base scale (options.base_gpus, else [scenario] base_gpus; DP resized to fit):
  *                weak keeps the global batch per DP replica: efficiency = step(base) / step;

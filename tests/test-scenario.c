@@ -470,11 +470,11 @@ test_report_formats (void)
    * so 220 steps hold 22 evaluations (reference/mlperf.md). */
   g_assert_cmpint (w.eval_interval_steps, ==, 10);
   g_assert_cmpint (w.evals, ==, 22);
-  /* One evaluation: 24,567 forward passes ≈ 24,567/2,688 × (lower bound / 3) ≈ 0.84 s, the
+  /* One evaluation: 5,662 forward passes ≈ 5,662/2,688 × (lower bound / 3) ≈ 0.19 s, the
    * lower bound taken at model FLOPs (the flash backward's recomputation is not in a forward). */
   double model_step_s = w.ideal_step_s * w.model_flops / w.hardware_flops;
   g_assert_cmpfloat (w.hardware_flops, >, w.model_flops);
-  g_assert_cmpfloat (fabs (w.ideal_eval_s - model_step_s / 3 * 24567.0 / 2688.0), <, 1e-9);
+  g_assert_cmpfloat (fabs (w.ideal_eval_s - model_step_s / 3 * 5662.0 / 2688.0), <, 1e-9);
 
   g_autofree char *text = report_text (sc, SIM_REPORT_TEXT);
   g_assert_nonnull (strstr (text, "LOWER BOUND (not a prediction)"));
