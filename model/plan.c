@@ -497,6 +497,9 @@ model_plan_validate (const ModelPlan *plan, const ModelShape *shape, GError **er
         return invalid (error, "%s matmuls with fp32 parameters are not a mixed-precision recipe "
                         "any framework runs; use param_dtype = bf16", name);
     }
+  if (plan->fp8_param_gather && shape->moe_experts > 0)
+    return invalid (error, "fp8_param_gather is modelled for dense models only (the expert weights' "
+                    "shards and gathers follow the expert data-parallel group, which it does not split out)");
   if (plan->fp8_param_gather && (plan->matmul_dtype != MODEL_DTYPE_FP8 || plan->zero < 1 || plan->zero > 2))
     return invalid (error, "fp8_param_gather needs matmul_dtype = fp8 and the distributed optimizer (zero 1 "
                     "or 2); this plan has matmul_dtype %s and zero %d", model_dtype_name (plan->matmul_dtype),

@@ -647,6 +647,13 @@ test_fp8_param_gather (void)
   w.p.matmul_dtype = MODEL_DTYPE_BF16;
   g_assert_false (model_plan_validate (&w.p, &w.s, &error));
   g_assert_nonnull (strstr (error->message, "matmul_dtype = fp8"));
+  g_clear_error (&error);
+  /* Dense models only: a MoE shape is refused, not silently mis-sharded. */
+  w.p.matmul_dtype = MODEL_DTYPE_FP8;
+  ModelShape moe = w.s;
+  moe.moe_experts = 8, moe.moe_top_k = 2, moe.moe_ffn_hidden = 4096;
+  g_assert_false (model_plan_validate (&w.p, &moe, &error));
+  g_assert_nonnull (strstr (error->message, "dense models only"));
 }
 
 /* Plans the runner must refuse: micro-batches not a multiple of pp under interleaving, and a plan
