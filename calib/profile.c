@@ -8,10 +8,15 @@
  * not matter, only the relative weights.
  * GEMM (per dtype), attention (per pass) and memory (per op): the saturating curve
  * r(x) = P / (1 + (x½/x)^γ) of fit.h against FLOPs or bytes moved, with relative weights; the
- * measured GEMM and attention tables are written too, for the simulator to interpolate. */
+ * measured GEMM and attention tables are written too, for the simulator to interpolate.
+ * The GEMM efficiencies written for the simulator come from a second fit of its own curve to the
+ * same points, rate = peak · e_max · G / (G + G½) · waves(M, N) (sim/gpu.h: 128×128 output tiles
+ * over the datasheet's sm_count), so the profile reproduces the measurements inside the simulator;
+ * the γ curve above is kept for plots and the comments. */
 #include "config.h"
 #include "calib/profile.h"
 #include "model/dtype.h"
+#include "sim/gpu.h"
 
 #include <errno.h>
 #include <math.h>
@@ -27,6 +32,8 @@ typedef struct {
 typedef struct {
   CalibCurveFit pub;
   GArray *x, *y;
+  GArray *w;          /* the fit's weights */
+  GArray *rows, *cols; /* GEMM: M·batch and N of each point, for the simulator-form fit */
 } CurveEntry;
 
 struct _CalibProfile {
@@ -55,6 +62,9 @@ curve_entry_free (gpointer p)
   CurveEntry *e = p;
   g_array_unref (e->x);
   g_array_unref (e->y);
+  g_array_unref (e->w);
+  g_array_unref (e->rows);
+  g_array_unref (e->cols);
   g_free (e->pub.sources);
   g_free (e);
 }
@@ -151,24 +161,21 @@ cmp_double (gconstpointer a, gconstpointer b, gpointer unused)
   return (x > y) - (x < y);
 }
 
-/* Sorts (x, y) pairs by x, so plots draw in order. */
+/* Sorts the k parallel double arrays of one series by the first (x), so plots draw in order and
+ * every per-point array stays aligned with x. */
 static void
-sort_pairs (GArray *x, GArray *y)
+sort_points (GArray *const *cols, int k)
 {
-  guint n = x->len;
-  double *pairs = g_new (double, 2 * n);
+  guint n = cols[0]->len;
+  double *rows = g_new (double, (gsize) k * n);
   for (guint i = 0; i < n; i++)
-    {
-      pairs[2 * i] = g_array_index (x, double, i);
-      pairs[2 * i + 1] = g_array_index (y, double, i);
-    }
-  g_qsort_with_data (pairs, (gint) n, 2 * sizeof (double), cmp_double, NULL);
+    for (int c = 0; c < k; c++)
+      rows[(gsize) k * i + c] = g_array_index (cols[c], double, i);
+  g_qsort_with_data (rows, (gint) n, (gsize) k * sizeof (double), cmp_double, NULL);
   for (guint i = 0; i < n; i++)
-    {
-      g_array_index (x, double, i) = pairs[2 * i];
-      g_array_index (y, double, i) = pairs[2 * i + 1];
-    }
-  g_free (pairs);
+    for (int c = 0; c < k; c++)
+      g_array_index (cols[c], double, i) = rows[(gsize) k * i + c];
+  g_free (rows);
 }
 
 static gboolean
@@ -240,7 +247,8 @@ fit_collectives (CalibProfile *prof, const CalibMeasureSet *set, GError **error)
           break;
         }
       g_free (w);
-      sort_pairs (e->x, e->y);
+      GArray *cols[] = { e->x, e->y };
+      sort_points (cols, 2);
       e->pub.collective = p0->op;
       e->pub.nranks = p0->nranks;
       e->pub.nodes = p0->nodes;
@@ -295,7 +303,10 @@ fit_curves (CalibProfile *prof, const CalibMeasureSet *set, CalibKind kind, GErr
       CurveEntry *e = g_new0 (CurveEntry, 1);
       e->x = g_array_new (FALSE, FALSE, sizeof (double));
       e->y = g_array_new (FALSE, FALSE, sizeof (double));
-      g_autoptr (GArray) w = g_array_new (FALSE, FALSE, sizeof (double));
+      e->w = g_array_new (FALSE, FALSE, sizeof (double));
+      e->rows = g_array_new (FALSE, FALSE, sizeof (double));
+      e->cols = g_array_new (FALSE, FALSE, sizeof (double));
+      GArray *w = e->w;
       for (guint k = 0; k < idx->len; k++)
         {
           const CalibPoint *p = calib_measure_set_point (set, g_array_index (idx, guint, k));
@@ -305,9 +316,12 @@ fit_curves (CalibProfile *prof, const CalibMeasureSet *set, CalibKind kind, GErr
           if (isfinite (p->time_us_p10) && isfinite (p->time_us_p90))
             rel = MAX (rel, (p->time_us_p90 - p->time_us_p10) / 2.563 / p->time_us);
           double wk = 1.0 / (rel * rel * p->rate * p->rate);
+          double rows = (double) p->m * MAX (p->batch, 1), cols = (double) p->n;
           g_array_append_val (e->x, x);
           g_array_append_val (e->y, p->rate);
           g_array_append_val (w, wk);
+          g_array_append_val (e->rows, rows);
+          g_array_append_val (e->cols, cols);
         }
       g_autoptr (GError) err = NULL;
       if (!calib_fit_saturating_curve ((double *) e->x->data, (double *) e->y->data, (double *) w->data, e->x->len,
@@ -329,7 +343,8 @@ fit_curves (CalibProfile *prof, const CalibMeasureSet *set, CalibKind kind, GErr
           ok = FALSE;
           break;
         }
-      sort_pairs (e->x, e->y);
+      GArray *cols[] = { e->x, e->y, e->w, e->rows, e->cols };
+      sort_points (cols, G_N_ELEMENTS (cols));
       e->pub.kind = kind;
       e->pub.series = series;
       e->pub.n_points = idx->len;
@@ -478,6 +493,45 @@ write_eff (GString *out, const char *key, double value, const char *source)
   g_string_append_printf (out, "%s = %s\n%s.source = %s\n", key, buf, key, source);
 }
 
+/* The simulator's GEMM curve as a fit model: x is the point's index into the per-point arrays. */
+typedef struct {
+  const double *gflop, *wave;
+  double peak; /* TFLOP/s */
+} SimCurve;
+
+static double
+sim_curve (double x, const double *p, gpointer user)
+{
+  const SimCurve *c = user;
+  gsize i = (gsize) x;
+  return c->peak * p[0] * c->gflop[i] / (c->gflop[i] + pow (10.0, p[1])) * c->wave[i];
+}
+
+/* e_max (p[0]) and log10 G½ in GFLOP (p[1]) of the simulator's curve for one GEMM series, started
+ * from its γ-curve fit; waves over `sms` SMs (0: none, as the simulator does without sm_count). */
+static gboolean
+fit_sim_curve (const CurveEntry *e, double peak, int sms, CalibNlinFit *out)
+{
+  gsize n = e->x->len;
+  g_autofree double *gflop = g_new (double, n), *wave = g_new (double, n), *idx = g_new (double, n);
+  SimGpuSpec spec;
+  memset (&spec, 0, sizeof spec);
+  spec.sm_count = sms;
+  for (gsize i = 0; i < n; i++)
+    {
+      gflop[i] = g_array_index (e->x, double, i) / 1e9;
+      wave[i] = sim_gpu_wave_efficiency (&spec, (gint64) g_array_index (e->rows, double, i),
+                                         (gint64) g_array_index (e->cols, double, i));
+      idx[i] = (double) i;
+    }
+  SimCurve c = { gflop, wave, peak };
+  double p0[2] = { MIN (0.95, e->pub.fit.p[0] / peak), e->pub.fit.p[1] - 9.0 };
+  g_autoptr (GError) err = NULL;
+  return calib_fit_nlinear (sim_curve, &c, 2, p0, idx, (const double *) e->y->data, (const double *) e->w->data, n,
+                            out, &err)
+         && out->p[0] > 0;
+}
+
 /* The simulator's scalar efficiencies, from the fits and the datasheet peaks. */
 static void
 write_efficiencies (GString *out, const CalibProfile *prof, GKeyFile *hw, const char *hw_name)
@@ -486,7 +540,8 @@ write_efficiencies (GString *out, const CalibProfile *prof, GKeyFile *hw, const 
    * gemm_eff_half_GFLOP_<dtype> (the simulator never applies one dtype's figure to another). */
   for (guint i = 0; i < prof->curves->len; i++)
     {
-      const CalibCurveFit *g = &((CurveEntry *) g_ptr_array_index (prof->curves, i))->pub;
+      const CurveEntry *ce = g_ptr_array_index (prof->curves, i);
+      const CalibCurveFit *g = &ce->pub;
       ModelDtype dt;
       if (g->kind != CALIB_KIND_GEMM || !model_dtype_parse (g->series, &dt))
         continue;
@@ -495,6 +550,29 @@ write_efficiencies (GString *out, const CalibProfile *prof, GKeyFile *hw, const 
       g_autofree char *half_key = g_strdup_printf ("gemm_eff_half_GFLOP_%s", g->series);
       double peak = hw_number (hw, peak_key), xh = pow (10.0, g->fit.p[1]);
       double chi = g->fit.dof > 0 ? g->fit.chisq / g->fit.dof : NAN;
+      int sms = (int) hw_number (hw, "sm_count");
+      CalibNlinFit sf;
+      if (peak > 0 && fit_sim_curve (ce, peak, sms, &sf) && sf.p[0] <= 1.0)
+        {
+          double half = pow (10.0, sf.p[1]);
+          double schi = sf.dof > 0 ? sf.chisq / sf.dof : NAN;
+          g_autofree char *curve = sms > 0 ? g_strdup_printf ("e_max · G/(G + G½) · waves of 128×128 tiles on %d SMs "
+                                                               "(sm_count of %s)", sms, hw_name)
+                                           : g_strdup ("e_max · G/(G + G½), no sm_count for waves");
+          g_autofree char *src = g_strdup_printf (
+              "trainsim fit of the simulator's GEMM curve %s to %u %s points from %s: e_max %.4g ± %.2g (1σ, "
+              "chi2/dof %.3g) of %s %g",
+              curve, g->n_points, g->series, g->sources, sf.p[0], sf.sigma[0], schi, peak_key, peak);
+          write_eff (out, eff_key, sf.p[0], src);
+          g_autofree char *hsrc = g_strdup_printf (
+              "trainsim fit of the simulator's GEMM curve %s to %u %s points from %s: G½ %.4g ± %.2g GFLOP (1σ, "
+              "chi2/dof %.3g)",
+              curve, g->n_points, g->series, g->sources, half, half * G_LN10 * sf.sigma[1], schi);
+          char hb[G_ASCII_DTOSTR_BUF_SIZE];
+          g_ascii_formatd (hb, sizeof hb, "%.4g", half);
+          g_string_append_printf (out, "%s = %s\n%s.source = %s\n", half_key, hb, half_key, hsrc);
+          continue;
+        }
       if (peak > 0 && g->fit.p[0] / peak <= 1.0)
         {
           g_autofree char *src = g_strdup_printf (

@@ -12,6 +12,7 @@
 #include "calib/measure.h"
 #include "calib/profile.h"
 #include "sim/scenario.h"
+#include "sim/gpu.h"
 
 #define SEED 20240601UL
 
@@ -422,11 +423,21 @@ test_profile_loads_as_layer (void)
     }
   GString *g = g_string_new ("# gpu\tsynthetic\nbench\tname\tdtype\tM\tN\tK\ttime_us_median\ttime_us_p10\t"
                              "time_us_p90\tTFLOPS_median\tTFLOPS_p10\tTFLOPS_p90\twrong\n");
-  const double pg[3] = { 650.0, log10 (2e10), 1.1 };
-  for (int m = 256; m <= 16384; m *= 2)
+  /* GEMM rates drawn from the simulator's own curve on H100's 132 SMs (e_max 650/989, G½ 20 GFLOP,
+   * 128×128-tile waves), square and skinny shapes, so the fit must recover both constants. */
+  SimGpuSpec h100;
+  memset (&h100, 0, sizeof h100);
+  h100.sm_count = 132;
+  const int shapes[][3] = { { 256, 256, 256 },     { 512, 512, 512 },     { 1024, 1024, 1024 },
+                            { 2048, 2048, 2048 },  { 4096, 4096, 4096 },  { 8192, 8192, 8192 },
+                            { 16384, 16384, 16384 }, { 2048, 12288, 12288 }, { 2048, 3072, 12288 },
+                            { 1536, 5120, 4096 },  { 4096, 1280, 8192 } };
+  for (gsize s = 0; s < G_N_ELEMENTS (shapes); s++)
     {
-      double flop = 2.0 * m * m * m, r = calib_fit_saturating (flop, pg, NULL);
-      g_string_append_printf (g, "gemm\t-\tbf16\t%d\t%d\t%d\t%.6g\t%.6g\t%.6g\t%.6g\t0\t0\t0\n", m, m, m,
+      int m = shapes[s][0], n = shapes[s][1], k = shapes[s][2];
+      double flop = 2.0 * m * n * k, G = flop / 1e9;
+      double r = 989.0 * (650.0 / 989.0) * G / (G + 20.0) * sim_gpu_wave_efficiency (&h100, m, n);
+      g_string_append_printf (g, "gemm\t-\tbf16\t%d\t%d\t%d\t%.9g\t%.9g\t%.9g\t%.9g\t0\t0\t0\n", m, n, k,
                               flop / r / 1e6, flop / r / 1e6, flop / r / 1e6, r);
     }
   GString *mem = g_string_new ("# gpu\tsynthetic\nbench\top\tdtype\tbuffer_bytes\tbytes_moved\ttime_us_median\t"
@@ -471,6 +482,14 @@ test_profile_loads_as_layer (void)
   /* Exact data, so the fits return the parameters; the profile prints 4 decimals. */
   g_assert_cmpfloat_with_epsilon (g1->gemm_eff_max[MODEL_DTYPE_BF16], 650.0 / 989.0, 1e-4);
   g_assert_cmpfloat_with_epsilon (g1->gemm_eff_half_gflop[MODEL_DTYPE_BF16], 20.0, 0.01);
+  /* ... so the simulator, given the profile, reproduces every measured rate. */
+  for (gsize s = 0; s < G_N_ELEMENTS (shapes); s++)
+    {
+      int m = shapes[s][0], n = shapes[s][1], k = shapes[s][2];
+      double G = 2.0 * m * n * k / 1e9;
+      double want = (650.0 / 989.0) * G / (G + 20.0) * sim_gpu_wave_efficiency (&h100, m, n);
+      assert_rel (sim_gpu_gemm_efficiency (g1, MODEL_DTYPE_BF16, m, n, k), want, 2e-4);
+    }
   g_assert_cmpfloat_with_epsilon (g1->mem_eff, 2800.0 / 3350.0, 1e-4);
   g_assert_cmpfloat_with_epsilon (g1->nvlink_eff, 340.0 / 450.0, 1e-4);
   g_assert_cmpfloat (g1->gemm_eff_max[MODEL_DTYPE_BF16], <, g0->gemm_eff_max[MODEL_DTYPE_BF16]);
