@@ -33,7 +33,7 @@ typedef struct {
   CalibCurveFit pub;
   GArray *x, *y;
   GArray *w;          /* the fit's weights */
-  GArray *rows, *cols; /* GEMM: M·batch and N of each point, for the simulator-form fit */
+  GArray *rows, *cols, *depth; /* GEMM: M·batch, N and K of each point, for the simulator-form fit */
 } CurveEntry;
 
 struct _CalibProfile {
@@ -65,6 +65,7 @@ curve_entry_free (gpointer p)
   g_array_unref (e->w);
   g_array_unref (e->rows);
   g_array_unref (e->cols);
+  g_array_unref (e->depth);
   g_free (e->pub.sources);
   g_free (e);
 }
@@ -306,6 +307,7 @@ fit_curves (CalibProfile *prof, const CalibMeasureSet *set, CalibKind kind, GErr
       e->w = g_array_new (FALSE, FALSE, sizeof (double));
       e->rows = g_array_new (FALSE, FALSE, sizeof (double));
       e->cols = g_array_new (FALSE, FALSE, sizeof (double));
+      e->depth = g_array_new (FALSE, FALSE, sizeof (double));
       GArray *w = e->w;
       for (guint k = 0; k < idx->len; k++)
         {
@@ -316,12 +318,13 @@ fit_curves (CalibProfile *prof, const CalibMeasureSet *set, CalibKind kind, GErr
           if (isfinite (p->time_us_p10) && isfinite (p->time_us_p90))
             rel = MAX (rel, (p->time_us_p90 - p->time_us_p10) / 2.563 / p->time_us);
           double wk = 1.0 / (rel * rel * p->rate * p->rate);
-          double rows = (double) p->m * MAX (p->batch, 1), cols = (double) p->n;
+          double rows = (double) p->m * MAX (p->batch, 1), cols = (double) p->n, depth = (double) p->k;
           g_array_append_val (e->x, x);
           g_array_append_val (e->y, p->rate);
           g_array_append_val (w, wk);
           g_array_append_val (e->rows, rows);
           g_array_append_val (e->cols, cols);
+          g_array_append_val (e->depth, depth);
         }
       g_autoptr (GError) err = NULL;
       if (!calib_fit_saturating_curve ((double *) e->x->data, (double *) e->y->data, (double *) w->data, e->x->len,
@@ -343,7 +346,7 @@ fit_curves (CalibProfile *prof, const CalibMeasureSet *set, CalibKind kind, GErr
           ok = FALSE;
           break;
         }
-      GArray *cols[] = { e->x, e->y, e->w, e->rows, e->cols };
+      GArray *cols[] = { e->x, e->y, e->w, e->rows, e->cols, e->depth };
       sort_points (cols, G_N_ELEMENTS (cols));
       e->pub.kind = kind;
       e->pub.series = series;
@@ -493,38 +496,38 @@ write_eff (GString *out, const char *key, double value, const char *source)
   g_string_append_printf (out, "%s = %s\n%s.source = %s\n", key, buf, key, source);
 }
 
-/* The simulator's GEMM curve as a fit model: x is the point's index into the per-point arrays. */
+/* The simulator's GEMM curve as a fit model (sim_gpu_gemm_efficiency itself, its two constants set
+ * from the parameters); x is the point's index into the per-point shape arrays. */
 typedef struct {
-  const double *gflop, *wave;
+  SimGpuSpec spec;
+  ModelDtype dtype;
+  const CurveEntry *e;
   double peak; /* TFLOP/s */
 } SimCurve;
 
 static double
 sim_curve (double x, const double *p, gpointer user)
 {
-  const SimCurve *c = user;
-  gsize i = (gsize) x;
-  return c->peak * p[0] * c->gflop[i] / (c->gflop[i] + pow (10.0, p[1])) * c->wave[i];
+  SimCurve *c = user;
+  guint i = (guint) x;
+  c->spec.gemm_eff_max[c->dtype] = p[0];
+  c->spec.gemm_eff_half_gflop[c->dtype] = pow (10.0, p[1]);
+  return c->peak * sim_gpu_gemm_efficiency (&c->spec, c->dtype, (gint64) g_array_index (c->e->rows, double, i),
+                                            (gint64) g_array_index (c->e->cols, double, i),
+                                            (gint64) g_array_index (c->e->depth, double, i));
 }
 
 /* e_max (p[0]) and log10 G½ in GFLOP (p[1]) of the simulator's curve for one GEMM series, started
  * from its γ-curve fit; waves over `sms` SMs (0: none, as the simulator does without sm_count). */
 static gboolean
-fit_sim_curve (const CurveEntry *e, double peak, int sms, CalibNlinFit *out)
+fit_sim_curve (const CurveEntry *e, ModelDtype dtype, double peak, int sms, CalibNlinFit *out)
 {
   gsize n = e->x->len;
-  g_autofree double *gflop = g_new (double, n), *wave = g_new (double, n), *idx = g_new (double, n);
-  SimGpuSpec spec;
-  memset (&spec, 0, sizeof spec);
-  spec.sm_count = sms;
+  g_autofree double *idx = g_new (double, n);
   for (gsize i = 0; i < n; i++)
-    {
-      gflop[i] = g_array_index (e->x, double, i) / 1e9;
-      wave[i] = sim_gpu_wave_efficiency (&spec, (gint64) g_array_index (e->rows, double, i),
-                                         (gint64) g_array_index (e->cols, double, i));
-      idx[i] = (double) i;
-    }
-  SimCurve c = { gflop, wave, peak };
+    idx[i] = (double) i;
+  SimCurve c = { .dtype = dtype, .e = e, .peak = peak };
+  c.spec.sm_count = sms;
   double p0[2] = { MIN (0.95, e->pub.fit.p[0] / peak), e->pub.fit.p[1] - 9.0 };
   g_autoptr (GError) err = NULL;
   return calib_fit_nlinear (sim_curve, &c, 2, p0, idx, (const double *) e->y->data, (const double *) e->w->data, n,
@@ -552,7 +555,7 @@ write_efficiencies (GString *out, const CalibProfile *prof, GKeyFile *hw, const 
       double chi = g->fit.dof > 0 ? g->fit.chisq / g->fit.dof : NAN;
       int sms = (int) hw_number (hw, "sm_count");
       CalibNlinFit sf;
-      if (peak > 0 && fit_sim_curve (ce, peak, sms, &sf) && sf.p[0] <= 1.0)
+      if (peak > 0 && fit_sim_curve (ce, dt, peak, sms, &sf) && sf.p[0] <= 1.0)
         {
           double half = pow (10.0, sf.p[1]);
           double schi = sf.dof > 0 ? sf.chisq / sf.dof : NAN;

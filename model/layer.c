@@ -960,6 +960,16 @@ model_layer_quantized_weights (const ModelShape *s, const ModelPlan *plan, int p
   return w;
 }
 
+double
+model_layer_fp8_param_saving (const ModelShape *shape, const ModelPlan *plan, int pp_rank, int chunk)
+{
+  g_return_val_if_fail (shape != NULL && plan != NULL, 0.0);
+  if (!plan->fp8_param_gather)
+    return 0;
+  return model_layer_quantized_weights (shape, plan, pp_rank, chunk)
+         * (model_dtype_bytes (plan->param_dtype) - model_dtype_bytes (MODEL_DTYPE_FP8));
+}
+
 static void
 weight_op (GArray *ops, const char *name, double rd, double wr, double elems, ModelDtype dt)
 {
@@ -982,17 +992,16 @@ model_layer_optimizer_ops (const ModelShape *shape, const ModelPlan *plan, int p
   gboolean master = plan->param_dtype != MODEL_DTYPE_FP32;
   double rd = gb + 4.0 + 8.0;                 /* grad, master (or fp32 param), m, v */
   double wr = 12.0 + (master ? pb : 0.0);     /* master, m, v, low-precision copy */
-  /* With fp8_param_gather the FP8 weights' low-precision copy is the shard cast below, not pb bytes. */
-  double fp8_shard = plan->fp8_param_gather && plan->zero >= 1
-                         ? model_layer_quantized_weights (shape, plan, pp_rank, -1) / ((double) plan->dp * plan->cp)
-                         : 0;
-  ModelOp op = model_op_membound ("adam", MODEL_PHASE_OPTIMIZER, n * rd, n * wr - fp8_shard * pb, 12.0 * n,
+  /* The recipe's low-precision GEMM weights (0 without one); with fp8_param_gather the optimizer's
+   * shard of them (ws) is cast to FP8 below instead of written back in pb bytes. */
+  double w = model_layer_quantized_weights (shape, plan, pp_rank, -1);
+  double ws = plan->fp8_param_gather ? w / ((double) plan->dp * plan->cp) : 0;
+  ModelOp op = model_op_membound ("adam", MODEL_PHASE_OPTIMIZER, n * rd, n * wr - ws * pb, 12.0 * n,
                                   MODEL_DTYPE_FP32);
   g_array_append_val (ops, op);
   /* The once-per-step weight quantization of the low-precision recipes (model/layer.c header). */
   if (!quantized (plan->matmul_dtype))
     return;
-  double w = model_layer_quantized_weights (shape, plan, pp_rank, -1);
   ModelDtype dt = plan->param_dtype;
   if (plan->matmul_dtype == MODEL_DTYPE_FP8 && plan->fp8_param_gather)
     {
@@ -1000,7 +1009,6 @@ model_layer_optimizer_ops (const ModelShape *shape, const ModelPlan *plan, int p
        * FP8 parameter buffer (Megatron-Core quantize_param_shard) and the all-gather carries FP8
        * (sim/runner.c); Hopper's FP8 GEMM then needs the column-wise copy of each gathered weight,
        * one transpose per step. No BF16 copy of these weights is written. */
-      double ws = w / ((double) plan->dp * plan->cp);
       if (plan->fp8_scaling == MODEL_FP8_CURRENT)
         weight_op (ops, "fp8_param_shard_amax", 4.0 * ws, 0, ws, MODEL_DTYPE_FP32);
       weight_op (ops, "fp8_param_shard_cast", 4.0 * ws, ws, ws, MODEL_DTYPE_FP32);

@@ -92,5 +92,8 @@ void model_layer_dp_ops (const ModelShape *shape, const ModelPlan *plan, int pp_
  * of pipeline stage pp_rank holds before ZeRO, in its virtual chunk `chunk` (-1: all chunks).
  * 0 unless matmul_dtype is fp8 or fp4. */
 double model_layer_quantized_weights (const ModelShape *shape, const ModelPlan *plan, int pp_rank, int chunk);
+/* Bytes fp8_param_gather takes off a rank's copy of those weights in `chunk` (-1: all chunks): they
+ * are held and gathered at 1 byte instead of param_dtype. 0 without fp8_param_gather. */
+double model_layer_fp8_param_saving (const ModelShape *shape, const ModelPlan *plan, int pp_rank, int chunk);
 void model_layer_optimizer_ops (const ModelShape *shape, const ModelPlan *plan, int pp_rank,
                                 GArray *ops);

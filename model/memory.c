@@ -168,11 +168,9 @@ model_memory_rank (const ModelShape *shape, const ModelPlan *plan, int pp_rank, 
       model_memory_states (plan, (double) rp.expert, model_plan_expert_dp (plan), &w, &g, &o);
       mem.weights_bytes += w, mem.grads_bytes += g, mem.optimizer_bytes += o;
     }
-  if (plan->fp8_param_gather)
-    /* The FP8 layers' GEMM weights are held in FP8 (1 byte; the cached transpose, like every FP8
-     * weight cache, is not counted). */
-    mem.weights_bytes -= model_layer_quantized_weights (s, plan, pp_rank, -1)
-                         * (model_dtype_bytes (plan->param_dtype) - model_dtype_bytes (MODEL_DTYPE_FP8));
+  /* fp8_param_gather holds the FP8 layers' GEMM weights in FP8 (1 byte; the cached transpose, like
+   * every FP8 weight cache, is not counted). */
+  mem.weights_bytes -= model_layer_fp8_param_saving (s, plan, pp_rank, -1);
   int layers = model_plan_rank_layers (plan, s, pp_rank);
   if (plan->zero >= 3 && layers > 0)
     {

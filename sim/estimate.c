@@ -395,9 +395,8 @@ sim_estimate_step_with (const ModelShape *shape, const ModelPlan *plan, const Si
       double bytes = (double) rp.dense * e;
       double one = n > 1 ? coll_s (2.0 * (n - 1) / n, bytes, bw, alpha, 2.0 * (n - 1)) : 0.0;
       /* fp8_param_gather: the all-gather half carries the FP8 layers' GEMM weights at 1 byte. */
-      if (n > 1 && plan->fp8_param_gather)
-        one -= (n - 1) / n * model_layer_quantized_weights (shape, plan, rp_rank, -1)
-               * (e - model_dtype_bytes (MODEL_DTYPE_FP8)) / bw;
+      if (n > 1)
+        one -= (n - 1) / n * model_layer_fp8_param_saving (shape, plan, rp_rank, -1) / bw;
       double ne = model_plan_expert_dp (plan);
       if (rp.expert > 0 && ne > 1)
         one += coll_s (2.0 * (ne - 1) / ne, (double) rp.expert * e, bw, alpha, 2.0 * (ne - 1));

@@ -127,9 +127,9 @@ sim_gpu_op_ns (const SimGpuSpec *spec, const ModelPlan *plan, const ModelOp *op)
   g_return_val_if_fail (spec != NULL && plan != NULL && op != NULL, 0);
   if (op->kind == MODEL_OP_COMM)
     return 0;
-  SimGpuKernel k = { SIM_KERNEL_MEMORY, op->dtype, op->flops, op->bytes_read + op->bytes_written, 0, 0, 0, 0 };
   if (op->kind == MODEL_OP_ATTENTION && (op->flags & MODEL_OP_UNFUSED_BMM))
     return unfused_bmm_ns (spec, op);
+  SimGpuKernel k = { SIM_KERNEL_MEMORY, op->dtype, op->flops, op->bytes_read + op->bytes_written, 0, 0, 0, 0 };
   if (op->kind == MODEL_OP_ATTENTION)
     k.kind = op->flags & MODEL_OP_FLASH_BWD ? SIM_KERNEL_ATTENTION_BWD : SIM_KERNEL_ATTENTION;
   else if (op->kind != MODEL_OP_GEMM)

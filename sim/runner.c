@@ -546,14 +546,13 @@ build_program (Program *p, LayerCtx *c, int stage, int dpcp)
    * (Megatron-Core's forward pre-hook waits for the bucket of the module about to run), so the
    * first forward of a chunk waits for each bucket at the layer holding its first byte: the
    * remaining gathers overlap the forward of the layers before. */
-  /* fp8_param_gather: the FP8 layers' GEMM weights travel at 1 byte, the rest at param_dtype. */
-  double fp8_saving = plan->fp8_param_gather ? c->param_bytes - model_dtype_bytes (MODEL_DTYPE_FP8) : 0;
   if (distopt && plan->dp_overlap)
     for (int ch = 0; ch < v; ch++)
       {
         int ch_layers = model_plan_chunk_layers (plan, s, stage, ch, NULL);
         double lead = model_plan_chunk_has_embedding (plan, stage, ch) ? first_extra * c->param_bytes : 0;
-        double saved = fp8_saving * model_layer_quantized_weights (s, plan, stage, ch);
+        /* fp8_param_gather: the FP8 layers' GEMM weights travel at 1 byte, the rest at param_dtype. */
+        double saved = model_layer_fp8_param_saving (s, plan, stage, ch);
         double layer_bytes = per_layer * c->param_bytes - (ch_layers > 0 ? saved / ch_layers : 0);
         double bytes = lead + layer_bytes * ch_layers;
         if (model_plan_chunk_has_loss (plan, stage, ch))
@@ -688,7 +687,7 @@ build_program (Program *p, LayerCtx *c, int stage, int dpcp)
   if (distopt && !plan->dp_overlap)
     {
       /* Blocking parameter all-gather after the optimizer; the step ends when it is done. */
-      double bytes = all * c->param_bytes - fp8_saving * model_layer_quantized_weights (s, plan, stage, -1);
+      double bytes = all * c->param_bytes - model_layer_fp8_param_saving (s, plan, stage, -1);
       int after = b->last_compute;
       while (bytes > 0 && n_final < max_ag)
         {

@@ -269,11 +269,7 @@ sim_sensitivity_print_text (const SimSensitivity *s, FILE *out, double min_abs)
 static char *
 one_field (const char *text)
 {
-  char *t = g_strdup (text ? text : "");
-  for (char *p = t; *p; p++)
-    if (*p == '\t' || *p == '\n' || *p == '\r')
-      *p = ' ';
-  return t;
+  return g_strdelimit (g_strdup (text ? text : ""), "\t\n\r", ' ');
 }
 
 void
