@@ -10,7 +10,7 @@ AM_TESTS_ENVIRONMENT = \
 TEST_LIBS = $(TRAINSIM_LIBS)
 
 TESTS += tests/layering.sh
-dist_noinst_SCRIPTS += tests/layering.sh
+dist_noinst_SCRIPTS += tests/layering.sh tests/byte-identical.sh
 
 include tests/model.mk
 include tests/schedule.mk
