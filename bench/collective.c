@@ -10,9 +10,9 @@
 #include <sys/resource.h>
 #include <glib.h>
 #include "model/plan.h"
-#include "sim/alphabeta.h"
-#include "sim/collective.h"
-#include "sim/scenario.h"
+#include "sim/net/alphabeta.h"
+#include "sim/net/collective.h"
+#include "sim/scenario/scenario.h"
 
 typedef struct {
   SimEngine *engine;

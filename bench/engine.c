@@ -19,7 +19,7 @@ cpu_us (void)
   clock_gettime (CLOCK_PROCESS_CPUTIME_ID, &ts);
   return (gint64) ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
 }
-#include "sim/engine.h"
+#include "sim/des/engine.h"
 
 #define MEAN_INCREMENT_NS 1e6
 

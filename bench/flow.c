@@ -21,8 +21,8 @@ cpu_us (void)
   clock_gettime (CLOCK_PROCESS_CPUTIME_ID, &ts);
   return (gint64) ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
 }
-#include "sim/engine.h"
-#include "sim/flow.h"
+#include "sim/des/engine.h"
+#include "sim/net/flow.h"
 
 #define HOSTS 10752
 #define PER_LEAF 32

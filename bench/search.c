@@ -5,7 +5,7 @@
  *   full search:         stage 1 + selection + stage 2 (confirmation)
  * Configurations evaluated per second = closed-form evaluations (memory check + estimate) / wall.
  *   --simulate K:        also simulates the K best distinct plans (stage 2 of trainsim search,
- *                        sim/runner.h) and reports the time per simulated plan
+ *                        sim/step/runner.h) and reports the time per simulated plan
  * Usage: bench/search [SCENARIO.ini] [--set group.key=value]… [--simulate K]
  * Ends with: plans_enumerated= plans_valid= exhaustive_evals= exhaustive_evals_per_s=
  *            pruned_evals= pruned_wall_s= closed_form_search_s= [simulated= sim_s_per_plan= full_search_s=] */
@@ -14,9 +14,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <glib.h>
-#include "sim/scenario.h"
-#include "sim/search.h"
-#include "sim/runner.h"
+#include "sim/scenario/scenario.h"
+#include "sim/plan/search.h"
+#include "sim/step/runner.h"
 
 int
 main (int argc, char **argv)

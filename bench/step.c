@@ -7,8 +7,8 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <glib.h>
-#include "sim/runner.h"
-#include "sim/scenario.h"
+#include "sim/step/runner.h"
+#include "sim/scenario/scenario.h"
 
 static double
 rss_mib (void)

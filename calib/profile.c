@@ -10,13 +10,13 @@
  * r(x) = P / (1 + (x½/x)^γ) of fit.h against FLOPs or bytes moved, with relative weights; the
  * measured GEMM and attention tables are written too, for the simulator to interpolate.
  * The GEMM efficiencies written for the simulator come from a second fit of its own curve to the
- * same points, rate = peak · e_max · G / (G + G½) · waves(M, N) (sim/gpu.h: 128×128 output tiles
+ * same points, rate = peak · e_max · G / (G + G½) · waves(M, N) (sim/gpu/gpu.h: 128×128 output tiles
  * over the datasheet's sm_count), so the profile reproduces the measurements inside the simulator;
  * the γ curve above is kept for plots and the comments. */
 #include "config.h"
 #include "calib/profile.h"
 #include "model/dtype.h"
-#include "sim/gpu.h"
+#include "sim/gpu/gpu.h"
 
 #include <errno.h>
 #include <math.h>

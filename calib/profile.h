@@ -52,7 +52,7 @@ const CalibCurveFit *calib_profile_curve (const CalibProfile *profile, guint i);
  * the efficiencies the simulator reads are written too, each with its KEY.source:
  *   gemm_eff_max_<dtype> and gemm_eff_half_GFLOP_<dtype>, for every fitted GEMM dtype: the two
  *     constants of the simulator's own curve, rate = peak_<dtype>_TFLOPS · e_max · G/(G + G½) ·
- *     waves(M, N) on the datasheet's sm_count (sim/gpu.h), fitted to the same points (without a
+ *     waves(M, N) on the datasheet's sm_count (sim/gpu/gpu.h), fitted to the same points (without a
  *     datasheet peak: G½ from the γ curve's x½ only),
  *   mem_eff = fitted copy (else read) peak / hbm_TBps,
  *   nvlink_eff = single-node ring busbw (all_gather, else reduce_scatter, most ranks) / nvlink_unidir_GBps.

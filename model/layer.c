@@ -20,7 +20,7 @@
  * tensor, FusedScaleMaskSoftmax (one kernel: --masked-softmax-fusion is on by default in
  * megatron/arguments.py), attention dropout as its own kernel, bmm with V). The attention op keeps
  * the causal FLOPs (what MFU credits) but is flagged MODEL_OP_UNFUSED_BMM: it is timed as the
- * batched GEMMs that run, over the full square (sim/gpu.c); the score traffic the fused kernel
+ * batched GEMMs that run, over the full square (sim/gpu/gpu.c); the score traffic the fused kernel
  * never makes is added as memory-bound ops over the
  * E = b·(a/t)·(s/c)·s score elements (the full square: the causal mask is applied, not skipped),
  * with p = param-dtype bytes:
@@ -1007,7 +1007,7 @@ model_layer_optimizer_ops (const ModelShape *shape, const ModelPlan *plan, int p
     {
       /* The distributed optimizer casts its updated FP32 shard of the FP8 weights straight into the
        * FP8 parameter buffer (Megatron-Core quantize_param_shard) and the all-gather carries FP8
-       * (sim/runner.c); Hopper's FP8 GEMM then needs the column-wise copy of each gathered weight,
+       * (sim/step/runner.c); Hopper's FP8 GEMM then needs the column-wise copy of each gathered weight,
        * one transpose per step. No BF16 copy of these weights is written. */
       if (plan->fp8_scaling == MODEL_FP8_CURRENT)
         weight_op (ops, "fp8_param_shard_amax", 4.0 * ws, 0, ws, MODEL_DTYPE_FP32);

@@ -59,7 +59,7 @@ typedef enum {
 #define MODEL_OP_UNFUSED_BMM 32u    /* unfused attention (plan unfused_attention): cuBLAS batched GEMMs
                                      * over the whole score square, causal mask applied after; its
                                      * FLOPs stay the causal count (what MFU and HFU credit), its time
-                                     * is that of the bmms (sim/gpu.c) */
+                                     * is that of the bmms (sim/gpu/gpu.c) */
 
 typedef struct {
   ModelOpKind kind;

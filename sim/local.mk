@@ -1,15 +1,13 @@
-# The trainsim binary. Library modules come from the per-area fragments below.
+# The trainsim binary and libtrainsim.a, one fragment per layer (sim/README.md draws the layers).
+# Lower layers first; sim/cli/local.mk sets trainsim_SOURCES, the others add to it.
 bin_PROGRAMS += trainsim
-trainsim_SOURCES = sim/main.c sim/cmd.h sim/cmd_run.c sim/cmd_fit.c sim/cmd_calib_plan.c
-trainsim_LDADD = $(TRAINSIM_LIBS)
-libtrainsim_a_SOURCES += sim/gpu.h sim/link.h sim/topology.h sim/engine.h sim/flow.h
 
-include sim/scenario.mk
-include sim/engine.mk
-include sim/net.mk
-include sim/collective.mk
-include sim/runner.mk
-include sim/goodput.mk
-include sim/compare.mk
-include sim/planning.mk
-include sim/validate.mk
+include sim/cli/local.mk
+include sim/des/local.mk
+include sim/net/local.mk
+include sim/gpu/local.mk
+include sim/scenario/local.mk
+include sim/step/local.mk
+include sim/report/local.mk
+include sim/plan/local.mk
+include sim/calibrate/local.mk

@@ -5,8 +5,9 @@
 #   tests/byte-identical.sh --capture TRAINSIM OUTDIR      (one binary's outputs only)
 #   tests/byte-identical.sh --compare DIR_A DIR_B          (diff two captured directories)
 # Runs from the source tree (scenario paths are relative to it); takes a few seconds.
-# The only thing filtered is wall-clock time: validate's "simulation time summed over rows"
-# line, the TSV wall_s column and any JSON "…wall…" number, which differ from run to run.
+# Filtered: wall-clock time (validate's "simulation time summed over rows" line, the TSV wall_s
+# column, any JSON "…wall…" number), which differs from run to run, and the build's git revision
+# in version stamps "git 1aace71-dirty)".
 set -u
 top=$(cd "$(dirname "$0")/.." && pwd)
 
@@ -18,7 +19,7 @@ capture() {
     run() { name=$1; shift
       "$bin" "$@" >"$out/$name.out" 2>"$out/$name.err"; echo "$?" >"$out/$name.rc"
       for f in "$out/$name.out" "$out/$name.err"; do
-        sed -e '/simulation time summed over rows/d' \
+        sed -e '/simulation time summed over rows/d' -e 's/git [0-9a-f]\{7,\}\(-dirty\)\{0,1\})/git REV)/g' \
             -e 's/\("[a-z_]*wall[a-z_]*" *: *\)[0-9.e+-]*/\1WALL/' "$f" |
           awk -F '\t' -v OFS='\t' '/(^|\t)wall_s(\t|$)/ { w = 0; for (i = 1; i <= NF; i++) if ($i == "wall_s") w = i }
                                    w && NF >= w && $w ~ /^[0-9.]+$/ { $w = "WALL" } { print }' >"$f.tmp" &&

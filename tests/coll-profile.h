@@ -3,7 +3,7 @@
 #pragma once
 #include <string.h>
 #include <glib.h>
-#include "sim/collective.h"
+#include "sim/net/collective.h"
 
 typedef struct {
   double nvlink_bw_bytes_per_s, nic_bw_bytes_per_s;
@@ -33,7 +33,7 @@ coll_ini_load (const char *dir, const char *name)
   return kf;
 }
 
-/* Defaults as in the key table of sim/scenario.c (the files give every key anyway). */
+/* Defaults as in the key table of sim/scenario/scenario.c (the files give every key anyway). */
 static void
 coll_profile_load (const char *hardware, const char *fabric, SimCollectiveProfile *p, CollHw *hw)
 {

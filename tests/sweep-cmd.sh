@@ -14,7 +14,7 @@ llama="$src/scenarios/runs/llama31-405b-gb200-mlperf-v6.0.ini"
 gpt3="$src/scenarios/runs/gpt3-175b-mlperf-v3.1.ini"
 
 # The step simulator on a small case (Llama 3.1 8B on 8 and 16 H100): rows with a step time and a
-# breakdown that sums to it (sim/runner.h), and the strong-scaling column (same global batch).
+# breakdown that sums to it (sim/step/runner.h), and the strong-scaling column (same global batch).
 small="hardware/h100-sxm.ini fabrics/ndr400-rail-optimized.ini models/llama3.1-8b.ini --set parallel.micro_batch=1
   --set parallel.global_batch=16 --set training.seq_len=2048 --set parallel.zero=1"
 "$bin" sweep $small --vary cluster.gpus=8,16 --vary parallel.tp=1,2 --format tsv >"$tmp/sim.tsv" 2>"$tmp/err"

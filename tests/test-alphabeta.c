@@ -1,4 +1,4 @@
-/* Closed-form collective times (sim/alphabeta.c): nccl-tests bus-bandwidth conventions, the
+/* Closed-form collective times (sim/net/alphabeta.c): nccl-tests bus-bandwidth conventions, the
  * equations on hand-derived cases, algorithm choice, and the published busbw figures of
  * tests/data/nccl-busbw.tsv predicted within 10% from line rates and published overheads. */
 #include "config.h"
@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <glib.h>
-#include "sim/alphabeta.h"
+#include "sim/net/alphabeta.h"
 #include "coll-profile.h"
 
 #define GBPS 1e9

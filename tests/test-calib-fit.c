@@ -11,8 +11,8 @@
 #include "calib/fit.h"
 #include "calib/measure.h"
 #include "calib/profile.h"
-#include "sim/scenario.h"
-#include "sim/gpu.h"
+#include "sim/scenario/scenario.h"
+#include "sim/gpu/gpu.h"
 
 #define SEED 20240601UL
 

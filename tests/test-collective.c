@@ -1,4 +1,4 @@
-/* The flow model of collectives (sim/collective.c) against the closed forms (sim/alphabeta.c):
+/* The flow model of collectives (sim/net/collective.c) against the closed forms (sim/net/alphabeta.c):
  * agreement where nothing is shared (within 1%), a case where contention makes them differ, the
  * published busbw figures through the flow model, completion callbacks and bad input. */
 #include "config.h"
@@ -6,8 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <glib.h>
-#include "sim/alphabeta.h"
-#include "sim/collective.h"
+#include "sim/net/alphabeta.h"
+#include "sim/net/collective.h"
 #include "coll-profile.h"
 
 /* nodes x per_node GPUs, one NVLink domain per node, one NIC per GPU on a 2-tier fabric. */

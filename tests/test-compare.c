@@ -6,7 +6,7 @@
 #include <glib.h>
 #include <glib/gstdio.h>
 #include <json-glib/json-glib.h>
-#include "sim/compare.h"
+#include "sim/calibrate/compare.h"
 
 static char *
 fixture (const char *name)

@@ -1,7 +1,7 @@
 /* SimEngine: clock, ordering, cancel, run horizons, the 10^7-event run. */
 #include "config.h"
 #include <glib.h>
-#include "sim/engine.h"
+#include "sim/des/engine.h"
 
 typedef struct {
   GArray *log;  /* (now, arg) pairs in execution order */

@@ -4,9 +4,9 @@
 #include "config.h"
 #include <math.h>
 #include <glib.h>
-#include "sim/engine.h"
-#include "sim/flow.h"
-#include "sim/maxmin.h"
+#include "sim/des/engine.h"
+#include "sim/net/flow.h"
+#include "sim/net/maxmin.h"
 
 typedef struct {
   SimEngine *engine;

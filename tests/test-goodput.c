@@ -1,12 +1,12 @@
-/* Goodput under failures (sim/goodput.c) and cost (sim/cost.c): Young/Daly intervals on a textbook
+/* Goodput under failures (sim/plan/goodput.c) and cost (sim/report/cost.c): Young/Daly intervals on a textbook
  * example, the analytic model against the Monte Carlo where the analytic model is exact, runs
  * without failures equal to the plain run, spares and repair, asynchronous checkpoints, the
  * Llama 3 failure table through a scenario, the derived checkpoint size, and cost by hand. */
 #include <math.h>
 #include <string.h>
 #include <glib.h>
-#include "sim/goodput.h"
-#include "sim/cost.h"
+#include "sim/plan/goodput.h"
+#include "sim/report/cost.h"
 #include "model/shape.h"
 
 #define HOUR 3600.0

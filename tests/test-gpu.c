@@ -3,7 +3,7 @@
 #include <math.h>
 #include <string.h>
 #include <glib.h>
-#include "sim/gpu.h"
+#include "sim/gpu/gpu.h"
 
 /* H100-like figures, chosen for the arithmetic below (not a profile). */
 static void

@@ -3,7 +3,7 @@
 #include "config.h"
 #include <math.h>
 #include <glib.h>
-#include "sim/maxmin.h"
+#include "sim/net/maxmin.h"
 
 /* A system in compressed rows, built from a -1-terminated list of links per flow. */
 typedef struct {

@@ -5,10 +5,10 @@
 #include <string.h>
 #include <glib.h>
 #include "model/flops.h"
-#include "sim/estimate.h"
-#include "sim/progress.h"
-#include "sim/search.h"
-#include "sim/sweep.h"
+#include "sim/plan/estimate.h"
+#include "sim/plan/progress.h"
+#include "sim/plan/search.h"
+#include "sim/plan/sweep.h"
 
 /* GPT 1.7B (Narayanan et al. SC21, Table 1) on H100 SXM with NDR400 rail-optimized fabric. */
 static const char *const small_files[] = { "hardware/h100-sxm.ini", "fabrics/ndr400-rail-optimized.ini",

@@ -1,4 +1,4 @@
-/* SimQueue's internal paths (sim/queue.c) against a reference, with times spread so that every one
+/* SimQueue's internal paths (sim/des/queue.c) against a reference, with times spread so that every one
  * is taken: pulls of level-0 buckets, of small buckets (insertion sort), of level-1 buckets sorted
  * by the level-2 presort, left unsorted by pushes (counting sort) or by a level-3 redistribution,
  * redistributions from every level, pushes into the front (after a peek, earlier than its head),
@@ -8,7 +8,7 @@
 #include "config.h"
 #include <math.h>
 #include <glib.h>
-#include "sim/queue.h"
+#include "sim/des/queue.h"
 
 static void dummy (void) {}
 

@@ -2,7 +2,7 @@
  * Whatever the heap does inside, every pop must return exactly what the sorted list says. */
 #include "config.h"
 #include <glib.h>
-#include "sim/queue.h"
+#include "sim/des/queue.h"
 
 typedef struct {
   gint64 time_ns;

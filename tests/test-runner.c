@@ -4,7 +4,7 @@
 #include <math.h>
 #include <string.h>
 #include <glib.h>
-#include "sim/runner.h"
+#include "sim/step/runner.h"
 
 /* An idealised GPU for hand computation: 1 PFLOP/s... made exact: peak 1e12 FLOP/s so a kernel of F
  * FLOPs takes F/1000 ns; efficiency 1, no size or wave effects (half-GFLOP 0, sm_count 0), no

@@ -7,8 +7,8 @@
 #include <glib/gstdio.h>
 #include <gio/gio.h>
 #include <json-glib/json-glib.h>
-#include "sim/scenario.h"
-#include "sim/report.h"
+#include "sim/scenario/scenario.h"
+#include "sim/report/report.h"
 
 static const char *
 srcdir (void)

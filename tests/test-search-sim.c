@@ -1,9 +1,9 @@
-/* The search's pruning rule against exhaustive simulation (sim/search.h): on small spaces every plan
+/* The search's pruning rule against exhaustive simulation (sim/plan/search.h): on small spaces every plan
  * that fits is simulated, and the pruned search (closed form, margin, cap) must find the same best. */
 #include "config.h"
 #include <glib.h>
-#include "sim/runner.h"
-#include "sim/search.h"
+#include "sim/step/runner.h"
+#include "sim/plan/search.h"
 
 static int
 cmp_est (const void *a, const void *b)

@@ -3,9 +3,9 @@
 #include <math.h>
 #include <string.h>
 #include <glib.h>
-#include "sim/runner.h"
-#include "sim/scenario.h"
-#include "sim/sensitivity.h"
+#include "sim/step/runner.h"
+#include "sim/scenario/scenario.h"
+#include "sim/calibrate/sensitivity.h"
 
 /* One H100, two layers of the 1.7B GPT: compute and the optimizer only, no network at all. */
 static const char *const files[] = { "hardware/h100-sxm.ini", "fabrics/ndr400-rail-optimized.ini",

@@ -1,12 +1,12 @@
-/* Stragglers (sim/straggler.c) through the runner's compute_scale hook: the jitter has mean 1, a
+/* Stragglers (sim/step/straggler.c) through the runner's compute_scale hook: the jitter has mean 1, a
  * seed reproduces a step, no variation equals the plain full simulation exactly, and GPUs that are
  * all slow by 1.5× stretch every compute op by 1.5×. */
 #include <math.h>
 #include <stdlib.h>
 #include <glib.h>
-#include "sim/runner.h"
-#include "sim/scenario.h"
-#include "sim/straggler.h"
+#include "sim/step/runner.h"
+#include "sim/scenario/scenario.h"
+#include "sim/step/straggler.h"
 
 /* Llama 3.1 8B on one 8-GPU H100 node, TP4 PP2: small enough for a quick --full step. */
 static SimScenario *

@@ -1,9 +1,9 @@
 /* Topology builders and routing, checked against hand-computed counts (derivations beside each case,
- * using the formulas at the top of sim/topology.c) and against NVIDIA's published DGX SuperPOD table. */
+ * using the formulas at the top of sim/net/topology.c) and against NVIDIA's published DGX SuperPOD table. */
 #include "config.h"
 #include <string.h>
 #include <glib.h>
-#include "sim/topology.h"
+#include "sim/net/topology.h"
 
 /* NDR InfiniBand 400 Gb/s = 50e9 B/s; XDR / 800G Ethernet = 100e9 B/s (reference/hardware.md §1b). */
 #define NDR_BPS 50e9
@@ -713,7 +713,7 @@ test_large_is_cheap (void)
   g_assert_nonnull (strstr (d, "core"));
 }
 
-/* Adaptive routing pools each tier's up-links into one trunk per leaf and per pod (sim/topology.c).
+/* Adaptive routing pools each tier's up-links into one trunk per leaf and per pod (sim/net/topology.c).
  * 1,344 x 8 H100, NDR, radix 64, 3 tiers (the case above): a leaf has 32 NIC ports and u1 = 32 up
  * links, so its trunk carries 32 x 50 GB/s = 1.6 TB/s, exactly the NICs below it; a pod has S = 32
  * spines with u2 = 21 core links each, 672 x 50 GB/s = 33.6 TB/s, again its 672 NICs (21 leaves x

@@ -13,7 +13,7 @@
 #include "calib/trainer/layout.h"
 #include "calib/trainer/ref.h"
 #include "calib/trainer/shape.h"
-#include "sim/scenario.h"
+#include "sim/scenario/scenario.h"
 
 /* GPT-2 small as published (Radford et al. 2019; HF config: n_layer 12, n_embd 768, n_head 12,
  * n_positions 1024, vocab 50257, tied embeddings, biases). */

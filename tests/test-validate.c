@@ -5,7 +5,7 @@
 #include <math.h>
 #include <string.h>
 #include <glib.h>
-#include "sim/validate.h"
+#include "sim/calibrate/validate.h"
 
 static const char *header =
   "id,source,model,family,layers,hidden,heads,kv_heads,ffn_hidden,vocab,seq_len,activation,moe_experts,"
@@ -135,7 +135,7 @@ test_fixture_rows (void)
       double sum = 0;
       for (int k = 0; k < SIM_BD_COUNT; k++)
         sum += a[i].breakdown_s[k];
-      /* The breakdown sums to the simulated step (sim/runner.h). */
+      /* The breakdown sums to the simulated step (sim/step/runner.h). */
       g_assert_cmpfloat_with_epsilon (sum, a[i].predicted_s, 1e-6 * a[i].predicted_s + 1e-9);
     }
   for (guint i = 0; i < n; i++)

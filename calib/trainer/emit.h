@@ -1,4 +1,4 @@
-/* The trainsim scenario (GLib key file, the keys of sim/scenario.c) that describes one trainer run:
+/* The trainsim scenario (GLib key file, the keys of sim/scenario/scenario.c) that describes one trainer run:
  * hardware and fabric profiles by inclusion of trainsim's embedded files, the model written out in
  * full (so the file stands alone and says exactly what ran), the cluster and the parallel plan.
  * Plain C (the trainer writes it on the GPU machine). */

@@ -2,7 +2,7 @@
  * model file (scenarios/models/NAME.ini), so the trainer and the simulator share one source of truth.
  *
  * Plain C (the trainer runs on bare GPU machines without GLib). The reader is deliberately strict,
- * like trainsim's scenario loader (sim/scenario.c; same keys, defaults and required keys): an unknown
+ * like trainsim's scenario loader (sim/scenario/scenario.c; same keys, defaults and required keys): an unknown
  * key in [model], a malformed value or a missing required key is an error naming file, group and key.
  * The sequence length is [training] seq_len when the file has one (model files do not; the trainer
  * takes it from its command line). Other groups are skipped. */

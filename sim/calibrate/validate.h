@@ -1,0 +1,147 @@
+/* Validation against published runs: the deck format (../shared/validation/DECK.md), one scenario
+ * per row, one simulated step per row, and the error statistics of predicted against measured.
+ *
+ * Deck format: RFC 4180 CSV (CRLF or LF line ends), one header row with the 37 columns of DECK.md in
+ * their fixed order; quoted fields may hold commas, doubled quotes and line breaks. Every error
+ * names FILE:LINE, the column (number and name) and what is wrong.
+ *
+ * Row → scenario (sim_validate_row_scenario): the hardware profile of the `gpu` token
+ * (scenarios/hardware/<gpu>.ini, the same embedded profiles as the seed records), the fabric the GPU
+ * type ships with (scenarios/fabrics/: A100 → HDR 200G, H100/H200/B200 → NDR 400G, GB200/GB300 →
+ * NVL72 with 800G NICs) for what the row leaves out (switch radix, tiers, NIC efficiency), then the
+ * row's own cluster, model, parallelism and precision as `--set` layers, then the caller's layers.
+ * Architecture per family (the deck gives only the sizes):
+ *   gpt:     GeLU two-matrix MLP, LayerNorm, learned positions, linear/norm biases, tied embeddings
+ *            (untied where the notes say "untied"), as GPT-2/3 and Megatron's GPT;
+ *   llama:   SwiGLU, RMSNorm, RoPE, no biases, untied embeddings (Llama 2/3/3.1);
+ *   mixtral: llama's layer with the row's routed experts;
+ *   deepseek, other: not modelled (MLA, shared experts, MTP are not in the deck's columns): skipped.
+ * Configuration the deck has no column for:
+ *   dp_overlap      = zero >= 1: distributed optimizer / ZeRO implementations overlap the gradient
+ *                     reduce-scatter and parameter all-gather with compute; plain DDP (zero 0, the
+ *                     2021 Megatron of Narayanan et al.) all-reduces after the backward pass;
+ *   tp_comm_overlap = sequence_parallel, unless the notes say "TP comm overlap off";
+ *   pp_embed_loss_layers when pp·vpp does not divide layers but divides layers + 2 (MLPerf Llama);
+ *   gpus_per_domain_used = the largest divisor of gpus that is ≤ nvlink_domain and a multiple of
+ *                     gpus_per_node (64 of an NVL72 rack for power-of-two jobs);
+ *   param_dtype = fp16 for fp16 rows, else bf16; vocab padded as Megatron does (128·tp).
+ *   unfused_attention, dropout = true for the Narayanan et al. SC21 rows (2021 Megatron-LM:
+ *                     no flash attention yet, attention/hidden dropout 0.1 by default; sources
+ *                     in sim/calibrate/validate.c), and pp_blocking (its p2p synchronized the device);
+ *                     zero3_blocking for that table's ZeRO-3 rows (DeepSpeed <= 0.3.16);
+ *                     grad_dtype fp16 (--fp16 without fp32 gradient accumulation); grad_accum
+ *                     autograd for PP = 1 (DDP=torch, whose all-reduce overlaps the last backward:
+ *                     dp_overlap) and the ZeRO-3 rows, add for the others (DDP=local);
+ *   [tp_overlap]    = tp-overlap/h100-tp4-pp8-mbs1.ini for the MLPerf v3.1 GPT-3 rows with H100,
+ *                     TP4, PP8, mbs 1 (the submission's own selection rule); defaults = te1 for the
+ *                     Megatron-LM README rows (Megatron-Core r0.8.0, before TE 2.0); else TE 2's;
+ *   hardware.nvls   = false for Azure's MLPerf v6.0 405B row (its config: NCCL_NVLS_ENABLE=0).
+ * Software-era settings come from the code the source ran (cited in sim/calibrate/validate.c), never from its
+ * measurement: no figure of the row's measurement is read into the scenario. `trainsim validate
+ * --row ID` prints a row's scenario as a `trainsim run` command. */
+#pragma once
+#include <stdio.h>
+#include <glib.h>
+#include "sim/scenario/scenario.h"
+#include "sim/step/runner.h"
+
+#define SIM_VALIDATE_ERROR (sim_validate_error_quark ())
+GQuark sim_validate_error_quark (void);
+typedef enum {
+  SIM_VALIDATE_ERROR_IO,
+  SIM_VALIDATE_ERROR_PARSE,        /* malformed CSV or a bad value: FILE:LINE: column … */
+  SIM_VALIDATE_ERROR_UNSUPPORTED,  /* a row trainsim cannot model yet (listed as skipped) */
+} SimValidateError;
+
+#define SIM_VALIDATE_N_COLUMNS 37
+
+/* One deck row, typed. Strings are owned by the deck. */
+typedef struct {
+  int line;                      /* first line of the row in the file */
+  const char *id, *source, *model, *family;
+  int layers, hidden, heads, kv_heads, ffn_hidden, vocab, seq_len;
+  const char *activation;
+  int moe_experts, moe_top_k, moe_ffn_hidden;
+  int global_batch_seqs, micro_batch, gpus;
+  const char *gpu;
+  int gpus_per_node, nvlink_domain;
+  double nic_gbps_per_gpu;       /* 0: unknown (empty) */
+  int tp, pp, vpp, cp, dp, ep;
+  gboolean sequence_parallel;
+  int zero;
+  gboolean fsdp;
+  const char *recompute, *precision;
+  double step_time_s;
+  const char *step_time_basis, *confidence, *notes;
+} SimValidateRow;
+
+typedef struct SimValidateDeck SimValidateDeck;
+
+/* Parses deck text; `name` is the file name used in messages. */
+SimValidateDeck *sim_validate_deck_parse (const char *text, gsize length, const char *name, GError **error);
+SimValidateDeck *sim_validate_deck_load (const char *path, GError **error);
+void sim_validate_deck_free (SimValidateDeck *deck);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (SimValidateDeck, sim_validate_deck_free)
+guint sim_validate_deck_n_rows (const SimValidateDeck *deck);
+const SimValidateRow *sim_validate_deck_row (const SimValidateDeck *deck, guint i);
+const char *sim_validate_deck_name (const SimValidateDeck *deck);
+
+typedef struct {
+  const char *const *layers;  /* scenario files applied after the row's profile and settings (NULL-terminated) */
+  const char *const *sets;    /* group.key=value after everything (NULL-terminated) */
+  int threads;                /* worker threads; 0: one per processor */
+  gboolean full;              /* simulate every rank */
+  gboolean progress;          /* one line per finished row on stderr */
+} SimValidateOptions;
+
+/* The row's scenario as a `trainsim run` command line (its files, then one --set per setting), or
+ * NULL with the reason for a row that cannot be modelled. Owned by the caller. */
+char *sim_validate_row_command (const SimValidateRow *row, GError **error);
+/* The scenario of one row, resolved. Rows trainsim cannot model fail with
+ * SIM_VALIDATE_ERROR_UNSUPPORTED and the reason. */
+SimScenario *sim_validate_row_scenario (const SimValidateRow *row, const SimValidateOptions *options,
+                                        GError **error);
+
+typedef enum { SIM_VALIDATE_OK, SIM_VALIDATE_SKIPPED } SimValidateStatus;
+
+typedef struct {
+  SimValidateStatus status;
+  char *reason;               /* skipped: why (owned) */
+  double predicted_s;
+  double measured_s;
+  double error_pct;           /* 100 · (predicted − measured) / measured */
+  double breakdown_s[SIM_BD_COUNT];
+  double comm_busy_s[SIM_BD_COUNT]; /* communication streams busy per dimension, overlapped or not */
+  double mfu;
+  double wall_s;              /* time this row took to simulate */
+} SimValidateResult;
+
+/* Simulates every row (in parallel over options->threads): results[i] for row i. Never fails: a
+ * row that cannot be modelled or simulated is SKIPPED with the reason. */
+void sim_validate_run (const SimValidateDeck *deck, const SimValidateOptions *options, SimValidateResult *results);
+/* One row (what sim_validate_run does per row). */
+void sim_validate_run_row (const SimValidateRow *row, const SimValidateOptions *options, SimValidateResult *result);
+void sim_validate_result_clear (SimValidateResult *result);
+
+/* Error statistics over absolute percentage errors. */
+typedef struct {
+  guint n;
+  double mape_pct;            /* mean of |error| */
+  double median_abs_pct;      /* median of |error| (mean of the middle two for even n) */
+  double max_abs_pct;
+  int max_index;              /* index into the values of the largest |error|; -1 if n = 0 */
+} SimValidateStats;
+
+void sim_validate_stats (const double *abs_error_pct, guint n, SimValidateStats *out);
+
+typedef enum { SIM_VALIDATE_TEXT, SIM_VALIDATE_TSV, SIM_VALIDATE_JSON } SimValidateFormat;
+
+/* The report: per row (id, predicted, measured, error, status, main breakdown), then the statistics
+ * overall, per source and per GPU type, and coverage. */
+void sim_validate_write (FILE *out, const SimValidateDeck *deck, const SimValidateResult *results,
+                         SimValidateFormat format, const char *argv_text);
+
+/* Predicted against measured as a log-log scatter with the ±10% band, drawn by gnuplot with
+ * plots/validate.gp (`script`) into `png`. */
+gboolean sim_validate_plot (const SimValidateDeck *deck, const SimValidateResult *results, const char *script,
+                            const char *png, GError **error);

@@ -1,0 +1,279 @@
+/* One GPU: kernel durations from the hardware profile and streams that run ops in order.
+ *
+ * Kernel time (DESIGN.md §4, compute): t = max(F / (P[dtype] · e), B / (W · e_mem)) + t_launch,
+ * with F the FLOPs, B the HBM bytes, P the dense tensor-core peak, W the HBM bandwidth. e is
+ *   GEMM       e_max[d] · G / (G + G_half[d]) · wave(M, N), d the GEMM's input dtype: a saturating
+ *              curve in the GEMM's size G (GFLOP)
+ *              for the fixed costs small GEMMs cannot amortise (prologue/epilogue, tail), times the
+ *              wave quantization of 128×128 output tiles over the SMs (tiles / (waves · SMs)).
+ *              e_max is measured per dtype (FP8 and BF16 GEMMs of the same GPU reach different
+ *              fractions of their peaks, e.g. H100 0.71 vs 0.80 in the profiles' sources); G_half is
+ *              the dtype's own curve when measured, else the profile's one measured curve;
+ *   attention  attn_eff (fused flash attention, fraction of peak); its backward attn_bwd_eff;
+ *   memory     no FLOP term.
+ * Every constant (P, W, e_max, G_half, attn_eff, mem_eff, launch_ns, overlap_slowdown) comes from the
+ * [hardware] profile, where each carries its source. The 128×128 tile is the common CTA tile of
+ * cuBLAS/CUTLASS tensor-core GEMMs on Ampere/Hopper (CUTLASS profiler defaults); it only matters for
+ * GEMMs of a few waves.
+ *
+ * Streams: as CUDA streams, each runs its ops one at a time in issue order; an op also waits for
+ * its dependencies (the caller's ready()). Compute starting while a communication op runs on the
+ * same GPU is flagged `overlapped` so the caller can apply the profile's slowdown. */
+#include "config.h"
+#include <math.h>
+#include "sim/gpu/gpu.h"
+
+double
+sim_gpu_wave_efficiency_on (const SimGpuSpec *spec, gint64 m, gint64 n, int sms)
+{
+  if (spec->sm_count <= 0 || m <= 0 || n <= 0)
+    return 1.0;
+  gint64 p = sms > 0 && sms < spec->sm_count ? sms : spec->sm_count;
+  const gint64 tile = 128;
+  gint64 tiles = ((m + tile - 1) / tile) * ((n + tile - 1) / tile);
+  gint64 waves = (tiles + p - 1) / p;
+  return (double) tiles / ((double) waves * p);
+}
+
+double
+sim_gpu_wave_efficiency (const SimGpuSpec *spec, gint64 m, gint64 n)
+{
+  return sim_gpu_wave_efficiency_on (spec, m, n, 0);
+}
+
+static double
+gemm_efficiency_on (const SimGpuSpec *spec, ModelDtype dtype, gint64 m, gint64 n, gint64 k, int sms)
+{
+  double g = 2.0 * (double) m * (double) n * (double) k / 1e9;
+  double half = spec->gemm_eff_half_gflop[dtype] > 0 ? spec->gemm_eff_half_gflop[dtype]
+                                                      : spec->gemm_eff_half_gflop_any;
+  double size = half > 0 ? g / (g + half) : 1.0;
+  return spec->gemm_eff_max[dtype] * size * sim_gpu_wave_efficiency_on (spec, m, n, sms);
+}
+
+double
+sim_gpu_gemm_efficiency (const SimGpuSpec *spec, ModelDtype dtype, gint64 m, gint64 n, gint64 k)
+{
+  g_return_val_if_fail (spec != NULL && dtype >= 0 && dtype < MODEL_DTYPE_COUNT, 0.0);
+  return gemm_efficiency_on (spec, dtype, m, n, k, 0);
+}
+
+gint64
+sim_gpu_kernel_ns (const SimGpuSpec *spec, const SimGpuKernel *kernel)
+{
+  g_return_val_if_fail (spec != NULL && kernel != NULL, 0);
+  double t = 0;
+  if (kernel->kind != SIM_KERNEL_MEMORY && kernel->flops > 0)
+    {
+      ModelDtype d = kernel->dtype;
+      if (spec->peak_flops[d] <= 0)
+        d = MODEL_DTYPE_BF16;
+      double peak = spec->peak_flops[d];
+      double eff = kernel->kind == SIM_KERNEL_ATTENTION_BWD && spec->attn_bwd_eff > 0 ? spec->attn_bwd_eff
+                                                                                      : spec->attn_eff;
+      if (kernel->kind == SIM_KERNEL_GEMM)
+        {
+          /* Peak scales with the SMs the GEMM is given; waves are counted over them. */
+          if (kernel->sms > 0 && kernel->sms < spec->sm_count)
+            peak *= (double) kernel->sms / spec->sm_count;
+          eff = gemm_efficiency_on (spec, d, kernel->m, kernel->n, kernel->k, kernel->sms);
+        }
+      if (peak > 0 && eff > 0)
+        t = kernel->flops / (peak * eff);
+    }
+  if (kernel->bytes > 0 && spec->hbm_bw_bytes_per_s > 0 && spec->mem_eff > 0)
+    t = MAX (t, kernel->bytes / (spec->hbm_bw_bytes_per_s * spec->mem_eff));
+  return (gint64) ceil (t * 1e9) + spec->launch_ns;
+}
+
+/* The userbuffers GEMM `op` is under `plan`, or -1. */
+static int
+ub_gemm (const ModelPlan *plan, const ModelOp *op)
+{
+  if (op->kind != MODEL_OP_GEMM || !plan->tp_comm_overlap || !plan->sp || plan->tp <= 1 || op->expert_group)
+    return -1;
+  return model_ub_gemm_of_op (op->name);
+}
+
+gboolean
+sim_gpu_op_ub_own_sms (const ModelPlan *plan, const ModelOp *op)
+{
+  g_return_val_if_fail (plan != NULL && op != NULL, FALSE);
+  int g = ub_gemm (plan, op);
+  return g >= 0 && !model_ub_shares_sms (&plan->ub[g], g, plan->ub_defaults);
+}
+
+/* Unfused attention (MODEL_OP_UNFUSED_BMM): Megatron's baddbmm/bmm run over the whole s_q × s_kv
+ * square, batch = sequences × heads, each timed as a GEMM (stacked rows for efficiency and waves).
+ * Forward Q·Kᵀ [s_q, s_kv, d] and P·V [s_q, d, s_kv]; backward dP = dO·Vᵀ of the first shape and
+ * dV, dQ, dK of the second (their N is the head dimension; dV and dK have s_kv rows, equal to s_q
+ * without CP). The scores' HBM traffic is an op of its own (model/layer.c); the op's Q/K/V/O bytes
+ * are shared by its kernels. */
+static gint64
+unfused_bmm_ns (const SimGpuSpec *spec, const ModelOp *op)
+{
+  gint64 batch = op->seqs * op->heads;
+  int n_ctx = op->phase == MODEL_PHASE_BWD ? 3 : 1;
+  double one = 2.0 * (double) batch * op->seq_q * op->seq_kv * op->head_dim;
+  double bytes = (op->bytes_read + op->bytes_written) / (1 + n_ctx);
+  SimGpuKernel score = { SIM_KERNEL_GEMM, op->dtype, one, bytes, batch * op->seq_q, op->seq_kv, op->head_dim, 0 };
+  SimGpuKernel ctx = { SIM_KERNEL_GEMM, op->dtype, one, bytes, batch * op->seq_q, op->head_dim, op->seq_kv, 0 };
+  return sim_gpu_kernel_ns (spec, &score) + n_ctx * sim_gpu_kernel_ns (spec, &ctx);
+}
+
+gint64
+sim_gpu_op_ns (const SimGpuSpec *spec, const ModelPlan *plan, const ModelOp *op)
+{
+  g_return_val_if_fail (spec != NULL && plan != NULL && op != NULL, 0);
+  if (op->kind == MODEL_OP_COMM)
+    return 0;
+  if (op->kind == MODEL_OP_ATTENTION && (op->flags & MODEL_OP_UNFUSED_BMM))
+    return unfused_bmm_ns (spec, op);
+  SimGpuKernel k = { SIM_KERNEL_MEMORY, op->dtype, op->flops, op->bytes_read + op->bytes_written, 0, 0, 0, 0 };
+  if (op->kind == MODEL_OP_ATTENTION)
+    k.kind = op->flags & MODEL_OP_FLASH_BWD ? SIM_KERNEL_ATTENTION_BWD : SIM_KERNEL_ATTENTION;
+  else if (op->kind != MODEL_OP_GEMM)
+    k.flops = 0; /* memory-bound: its FLOPs are elementwise, timed by its bytes */
+  if (op->kind != MODEL_OP_GEMM)
+    return sim_gpu_kernel_ns (spec, &k);
+  k.kind = SIM_KERNEL_GEMM;
+  k.m = op->m * MAX (op->batch, 1);
+  k.n = op->n;
+  k.k = op->k;
+  int g = ub_gemm (plan, op);
+  if (g < 0)
+    return sim_gpu_kernel_ns (spec, &k);
+  int pieces, withheld;
+  model_ub_execution (&plan->ub[g], g, plan->ub_defaults, plan->tp, &pieces, &withheld);
+  pieces = (int) MIN ((gint64) pieces, MAX (k.m, 1));
+  if (withheld > 0 && spec->sm_count > withheld)
+    k.sms = spec->sm_count - withheld;
+  /* TE cuts evenly (the rows are tokens, a multiple of tp): time one piece and multiply. */
+  k.m = (k.m + pieces - 1) / pieces;
+  k.flops /= pieces;
+  k.bytes /= pieces;
+  return pieces * sim_gpu_kernel_ns (spec, &k);
+}
+
+typedef struct {
+  const guint32 *ops;
+  int n_ops, next;      /* next: index of the head (not yet started) */
+  gboolean busy;
+  guint32 running;
+  gint64 started_ns, busy_ns, last_end_ns;
+} Stream;
+
+struct SimGpu {
+  SimEngine *engine;
+  int index, n_streams;
+  SimGpuHooks hooks;
+  gpointer user;
+  Stream streams[SIM_GPU_MAX_STREAMS];
+};
+
+SimGpu *
+sim_gpu_new (SimEngine *engine, int index, int n_streams, const SimGpuHooks *hooks, gpointer user)
+{
+  g_return_val_if_fail (engine != NULL && hooks != NULL, NULL);
+  g_return_val_if_fail (n_streams >= 1 && n_streams <= SIM_GPU_MAX_STREAMS, NULL);
+  SimGpu *gpu = g_new0 (SimGpu, 1);
+  gpu->engine = engine;
+  gpu->index = index;
+  gpu->n_streams = n_streams;
+  gpu->hooks = *hooks;
+  gpu->user = user;
+  return gpu;
+}
+
+void
+sim_gpu_free (SimGpu *gpu)
+{
+  g_free (gpu);
+}
+
+void
+sim_gpu_set_stream (SimGpu *gpu, int stream, const guint32 *ops, int n_ops)
+{
+  g_return_if_fail (gpu != NULL && stream >= 0 && stream < gpu->n_streams);
+  Stream *s = &gpu->streams[stream];
+  g_return_if_fail (!s->busy);
+  s->ops = ops;
+  s->n_ops = n_ops;
+  s->next = 0;
+}
+
+static void stream_end (SimEngine *engine, gpointer data, guint64 arg);
+
+static gboolean
+comm_running (const SimGpu *gpu)
+{
+  for (int i = 1; i < gpu->n_streams; i++)
+    if (gpu->streams[i].busy)
+      return TRUE;
+  return FALSE;
+}
+
+void
+sim_gpu_poke (SimGpu *gpu, int stream)
+{
+  g_return_if_fail (gpu != NULL && stream >= 0 && stream < gpu->n_streams);
+  Stream *s = &gpu->streams[stream];
+  if (s->busy || s->next >= s->n_ops)
+    return;
+  guint32 op = s->ops[s->next];
+  if (!gpu->hooks.ready (gpu->user, gpu->index, op))
+    return;
+  s->next++;
+  s->busy = TRUE;
+  s->running = op;
+  s->started_ns = sim_engine_now (gpu->engine);
+  gint64 d = gpu->hooks.start (gpu->user, gpu->index, op, stream == 0 && comm_running (gpu));
+  if (d >= 0)
+    sim_engine_after (gpu->engine, d, stream_end, gpu, (guint64) stream);
+}
+
+void
+sim_gpu_finish (SimGpu *gpu, int stream)
+{
+  g_return_if_fail (gpu != NULL && stream >= 0 && stream < gpu->n_streams);
+  Stream *s = &gpu->streams[stream];
+  g_return_if_fail (s->busy);
+  gint64 now = sim_engine_now (gpu->engine);
+  s->busy = FALSE;
+  s->busy_ns += now - s->started_ns;
+  s->last_end_ns = now;
+  /* done() may make other ops ready (and poke them); then this stream's next head. */
+  gpu->hooks.done (gpu->user, gpu->index, s->running, s->started_ns);
+  sim_gpu_poke (gpu, stream);
+}
+
+static void
+stream_end (SimEngine *engine, gpointer data, guint64 arg)
+{
+  sim_gpu_finish (data, (int) arg);
+}
+
+int
+sim_gpu_pending (const SimGpu *gpu, int stream)
+{
+  const Stream *s = &gpu->streams[stream];
+  return s->n_ops - s->next + (s->busy ? 1 : 0);
+}
+
+gboolean
+sim_gpu_stream_busy (const SimGpu *gpu, int stream)
+{
+  return gpu->streams[stream].busy;
+}
+
+gint64
+sim_gpu_busy_ns (const SimGpu *gpu, int stream)
+{
+  return gpu->streams[stream].busy_ns;
+}
+
+gint64
+sim_gpu_last_end_ns (const SimGpu *gpu, int stream)
+{
+  return gpu->streams[stream].last_end_ns;
+}

@@ -1,0 +1,115 @@
+/* One GPU type's hardware profile: datasheet peaks plus achieved-efficiency constants.
+ *
+ * Filled by the scenario loader from the [hardware] group; every figure there carries a
+ * `source`. Rates in SI units (FLOP/s, bytes/s), sizes in bytes, times in ns. */
+#pragma once
+#include <glib.h>
+#include "model/dtype.h"
+#include "model/op.h"
+#include "model/plan.h"
+#include "sim/des/engine.h"
+
+typedef struct {
+  char name[64];
+  double peak_flops[MODEL_DTYPE_COUNT]; /* dense tensor-core FLOP/s per precision; 0 = unsupported */
+  double hbm_bytes;                     /* usable HBM capacity */
+  double hbm_bw_bytes_per_s;            /* datasheet HBM bandwidth */
+  int sm_count;
+  double nvlink_bw_bytes_per_s;         /* per GPU, per direction */
+  gboolean nvls;                        /* NVLink SHARP in-switch reduction */
+  double tdp_w;
+  /* Achieved efficiencies (fractions of the peaks above), from public microbenchmarks or calib/. */
+  /* Large-GEMM efficiency per input dtype (0 = not known: a GEMM of that dtype cannot be timed;
+   * the scenario loader rejects a run that needs one, see sim_scenario_check_compute). */
+  double gemm_eff_max[MODEL_DTYPE_COUNT];
+  /* GEMM size (GFLOP) at which efficiency is half of max, per dtype; 0 = that dtype has no measured
+   * curve of its own and uses gemm_eff_half_gflop_any. */
+  double gemm_eff_half_gflop[MODEL_DTYPE_COUNT];
+  double gemm_eff_half_gflop_any;       /* the profile's measured size curve (its source names the dtype) */
+  double attn_eff;                      /* fused causal attention, fraction of peak */
+  double attn_bwd_eff;                  /* its flash backward (2.5x the forward FLOPs); 0: attn_eff */
+  double mem_eff;                       /* memory-bound kernels, fraction of HBM bandwidth */
+  double nvlink_eff;                    /* achieved NVLink bus bandwidth / line rate */
+  gint64 launch_ns;                     /* per-kernel launch/tail overhead */
+  double overlap_slowdown;              /* compute slowdown while communication kernels share SMs */
+} SimGpuSpec;
+
+/* ---- Kernel time (sim/gpu/gpu.c) -------------------------------------------------------------------
+ * t = max(FLOPs / (peak[dtype] · eff), bytes / (hbm_bw · mem_eff)) + launch_ns, where eff is
+ *   GEMM:      gemm_eff_max[dtype] · G / (G + G_half[dtype]) · wave(M, N)   (G = 2MNK / 1e9),
+ *              G_half[dtype] = gemm_eff_half_gflop[dtype], or gemm_eff_half_gflop_any when 0
+ *   attention: attn_eff; a flash backward (SIM_KERNEL_ATTENTION_BWD) attn_bwd_eff when the
+ *              profile gives it
+ *   memory:    no FLOP term (bytes only). */
+typedef enum { SIM_KERNEL_GEMM, SIM_KERNEL_ATTENTION, SIM_KERNEL_MEMORY, SIM_KERNEL_ATTENTION_BWD } SimKernelKind;
+
+typedef struct {
+  SimKernelKind kind;
+  ModelDtype dtype;     /* math precision (peak_flops index) */
+  double flops;
+  double bytes;         /* HBM traffic */
+  gint64 m, n, k;       /* GEMM shape (0 if not a GEMM) */
+  int sms;              /* GEMM: SMs it may use (an SM-count target, as cuBLASLt's); 0: all */
+} SimGpuKernel;
+
+/* Wave quantization: an M×N output tiled 128×128 per SM (the CTA tile of cuBLAS/CUTLASS Hopper
+ * GEMMs) runs ceil(tiles / sm_count) waves; efficiency = tiles / (waves · sm_count). 1 if unknown. */
+double sim_gpu_wave_efficiency (const SimGpuSpec *spec, gint64 m, gint64 n);
+/* The same over `sms` SMs (<= 0 or above sm_count: all of them). */
+double sim_gpu_wave_efficiency_on (const SimGpuSpec *spec, gint64 m, gint64 n, int sms);
+/* Fraction of the `dtype` peak a GEMM of that dtype achieves (0 when the profile has no
+ * gemm_eff_max for the dtype). */
+double sim_gpu_gemm_efficiency (const SimGpuSpec *spec, ModelDtype dtype, gint64 m, gint64 n, gint64 k);
+/* Kernel duration in ns (>= launch_ns). A GEMM on fewer SMs (kernel->sms) has that share of the
+ * peak and its waves counted over those SMs. Unsupported dtype (peak 0): falls back to bf16 (peak and
+ * efficiency), which is what frameworks do for a format the GPU lacks. A GEMM whose dtype has no
+ * efficiency is timed by its bytes only: callers check the profile first
+ * (sim_scenario_check_compute). */
+gint64 sim_gpu_kernel_ns (const SimGpuSpec *spec, const SimGpuKernel *kernel);
+/* Duration of one layer op (model/op.h) under `plan`: its kernel as above (a grouped GEMM fills the
+ * GPU like its stacked rows; communication ops take 0). Under tp_comm_overlap with sequence
+ * parallelism a TP-adjacent dense GEMM runs as Transformer Engine's userbuffers cut it
+ * (model/tpoverlap.h): equal row pieces back to back, on the SMs its communication leaves it.
+ * Unfused attention (MODEL_OP_UNFUSED_BMM) takes the time of the batched GEMMs it runs over the
+ * full score square (its causal FLOPs count for MFU only). */
+gint64 sim_gpu_op_ns (const SimGpuSpec *spec, const ModelPlan *plan, const ModelOp *op);
+/* Whether `op` is such a userbuffers GEMM whose TP communication takes none of its SMs (a margin,
+ * or copy-engine ring exchange): the SM-sharing overlap_slowdown does not apply to it for that
+ * communication (model_ub_shares_sms). */
+gboolean sim_gpu_op_ub_own_sms (const ModelPlan *plan, const ModelOp *op);
+
+/* ---- Streams (sim/gpu/gpu.c) -----------------------------------------------------------------------
+ * One GPU's streams, each an ordered list of op ids (owned by the caller, shared between GPUs
+ * running the same program). A stream starts its head op once the previous one finished and the
+ * caller's ready() says its dependencies are met. Stream 0 is the compute stream; the others carry
+ * communication. A compute op that starts while a communication op of the same GPU is running is
+ * `overlapped`: the caller stretches it by overlap_slowdown (SMs lent to NCCL kernels). */
+typedef struct {
+  gboolean (*ready) (gpointer user, int gpu, guint32 op);
+  /* Returns the op's duration (>= 0), or -1 for an asynchronous op that the caller finishes later
+   * with sim_gpu_finish(). */
+  gint64 (*start) (gpointer user, int gpu, guint32 op, gboolean overlapped);
+  void (*done) (gpointer user, int gpu, guint32 op, gint64 start_ns);
+} SimGpuHooks;
+
+#define SIM_GPU_MAX_STREAMS 8
+
+typedef struct SimGpu SimGpu;
+
+SimGpu *sim_gpu_new (SimEngine *engine, int index, int n_streams, const SimGpuHooks *hooks,
+                     gpointer user);
+void sim_gpu_free (SimGpu *gpu);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (SimGpu, sim_gpu_free)
+/* Sets (and rewinds) a stream's program; ops must outlive the SimGpu's use of it. */
+void sim_gpu_set_stream (SimGpu *gpu, int stream, const guint32 *ops, int n_ops);
+/* Something the stream's head may wait on changed: start it if idle and ready. */
+void sim_gpu_poke (SimGpu *gpu, int stream);
+/* The running asynchronous op of `stream` completed now. */
+void sim_gpu_finish (SimGpu *gpu, int stream);
+/* Ops left on a stream (0 when it is drained). */
+int sim_gpu_pending (const SimGpu *gpu, int stream);
+gboolean sim_gpu_stream_busy (const SimGpu *gpu, int stream);
+/* Total time the stream ran an op so far. */
+gint64 sim_gpu_busy_ns (const SimGpu *gpu, int stream);
+/* Time the last op of the stream ended (0 if none). */
+gint64 sim_gpu_last_end_ns (const SimGpu *gpu, int stream);

@@ -1,0 +1,887 @@
+/* Collectives as phases of flows (design and equations: sim/net/collective.h and sim/net/alphabeta.h).
+ *
+ * A collective = a cached plan (phases; each phase = flows with a link path and a fraction of the
+ * buffer size S) run by a small state machine: wait the phase latency, start its flows, and when the
+ * last one ends go to the next phase; after the last, call done. Per algorithm:
+ *   ring    C flows (one per channel), path = every edge route of the channel's ring concatenated,
+ *           bytes = S * busbw_factor / C (broadcast: a chain from the root, S / C)
+ *   tree    per channel two complementary binary trees over domain heads plus chains inside the
+ *           domains, one flow per tree and channel over every edge both ways, S/(2C) each
+ *   nvls    per GPU one flow on its NVLink up-link and one on its down-link, bytes per the
+ *           multimem traffic (all-reduce (1+1/n) S each way), divided by nvls_eff
+ *   hier    phase 1: a ring per domain (reduce-scatter); phase 2: a ring per rail over domains
+ *           (all-reduce of S/L); phase 3: a ring per domain (all-gather)
+ *   direct  one flow per ordered pair, S/n (all-to-all); one flow (send/recv)
+ * Each flow weighs, in the sharing of its links (sim/net/flow.h), the NCCL channels it stands for: a
+ * collective inside one domain nvlink_channels (split over its flows), one across domains
+ * net_channels_per_nic per rail it uses, a send/recv the p2p channels of one peer (an all-to-all
+ * spreads them over its n - 1 peers); so concurrent collectives share a link as their CTAs would,
+ * not as our drawing of them into flows happens to split them.
+ * Latencies are those of sim_alphabeta_latency_ns, so the flow model and the closed form differ only
+ * where links are shared; a ring or tree the closed form runs on NCCL's LL protocol (small sizes)
+ * takes LL's latency and moves 1/ll_bw_fraction of the bytes over the same flows. */
+#include "config.h"
+#include <stdlib.h>
+#include <string.h>
+#include "sim/net/collective.h"
+#include "sim/net/alphabeta.h"
+
+G_DEFINE_QUARK (sim-collective-error-quark, sim_collective_error)
+
+static const char *const op_names[SIM_COLLECTIVE_OP_COUNT] = {
+  "allreduce", "reducescatter", "allgather", "alltoall", "broadcast", "sendrecv",
+};
+static const char *const algo_names[SIM_COLLECTIVE_ALGO_COUNT] = {
+  "auto", "ring", "tree", "nvls", "hier", "direct",
+};
+
+const char *
+sim_collective_op_name (SimCollectiveOp op)
+{
+  return op >= 0 && op < SIM_COLLECTIVE_OP_COUNT ? op_names[op] : "?";
+}
+
+const char *
+sim_collective_algo_name (SimCollectiveAlgo algo)
+{
+  return algo >= 0 && algo < SIM_COLLECTIVE_ALGO_COUNT ? algo_names[algo] : "?";
+}
+
+gboolean
+sim_collective_op_parse (const char *s, SimCollectiveOp *op, GError **error)
+{
+  char buf[32];
+  gsize k = 0;
+  for (const char *c = s ? s : ""; *c && k + 1 < sizeof buf; c++)
+    if (*c != '_' && *c != '-')
+      buf[k++] = g_ascii_tolower (*c);
+  buf[k] = '\0';
+  for (int i = 0; i < SIM_COLLECTIVE_OP_COUNT; i++)
+    if (strcmp (buf, op_names[i]) == 0)
+      {
+        *op = i;
+        return TRUE;
+      }
+  g_set_error (error, SIM_COLLECTIVE_ERROR, SIM_COLLECTIVE_ERROR_INVALID,
+               "unknown collective '%s': use allreduce, reducescatter, allgather, alltoall, broadcast or sendrecv",
+               s ? s : "");
+  return FALSE;
+}
+
+gboolean
+sim_collective_algo_parse (const char *s, SimCollectiveAlgo *algo, GError **error)
+{
+  for (int i = 0; i < SIM_COLLECTIVE_ALGO_COUNT; i++)
+    if (s && g_ascii_strcasecmp (s, algo_names[i]) == 0)
+      {
+        *algo = i;
+        return TRUE;
+      }
+  g_set_error (error, SIM_COLLECTIVE_ERROR, SIM_COLLECTIVE_ERROR_INVALID,
+               "unknown collective algorithm '%s': use auto, ring, tree, nvls, hier or direct", s ? s : "");
+  return FALSE;
+}
+
+/* ---- group shape ---------------------------------------------------------------------------- */
+
+static gint64
+route_latency (const SimTopology *topo, int src, int dst)
+{
+  guint32 links[SIM_TOPOLOGY_MAX_HOPS];
+  int k = sim_topology_route (topo, src, dst, 0, links);
+  return sim_topology_path_latency_ns (topo, links, k);
+}
+
+gboolean
+sim_collective_shape (const SimTopology *topo, const int *gpus, int n_gpus, SimCollectiveShape *out,
+                      GError **error)
+{
+  g_return_val_if_fail (topo != NULL && out != NULL, FALSE);
+  SimTopologySummary sum;
+  sim_topology_summarize (topo, &sum);
+  if (n_gpus < 1 || gpus == NULL)
+    {
+      g_set_error (error, SIM_COLLECTIVE_ERROR, SIM_COLLECTIVE_ERROR_INVALID,
+                   "collective group is empty: give at least one GPU");
+      return FALSE;
+    }
+  memset (out, 0, sizeof *out);
+  g_autoptr (GHashTable) per_domain = g_hash_table_new (NULL, NULL);
+  g_autoptr (GHashTable) seen = g_hash_table_new (NULL, NULL);
+  for (int i = 0; i < n_gpus; i++)
+    {
+      if (gpus[i] < 0 || gpus[i] >= sum.gpus)
+        {
+          g_set_error (error, SIM_COLLECTIVE_ERROR, SIM_COLLECTIVE_ERROR_INVALID,
+                       "collective group member %d is GPU %d, outside the cluster's 0..%d", i, gpus[i],
+                       sum.gpus - 1);
+          return FALSE;
+        }
+      if (!g_hash_table_add (seen, GINT_TO_POINTER (gpus[i] + 1)))
+        {
+          g_set_error (error, SIM_COLLECTIVE_ERROR, SIM_COLLECTIVE_ERROR_INVALID,
+                       "collective group lists GPU %d twice: give each GPU once", gpus[i]);
+          return FALSE;
+        }
+      gpointer key = GINT_TO_POINTER (sim_topology_domain_of (topo, gpus[i]) + 1);
+      int c = GPOINTER_TO_INT (g_hash_table_lookup (per_domain, key)) + 1;
+      g_hash_table_insert (per_domain, key, GINT_TO_POINTER (c));
+      out->ranks_per_domain = MAX (out->ranks_per_domain, c);
+    }
+  out->ranks = n_gpus;
+  out->domains = g_hash_table_size (per_domain);
+  out->uniform = out->domains * out->ranks_per_domain == n_gpus;
+  /* Per-GPU rates from the links (the cluster is homogeneous): first NVLink up-link, first NIC up-link
+   * times NICs per GPU. Links are numbered kind by kind, so the first of a kind follows the counts of
+   * the kinds before it; a scan is the fallback should a topology number them otherwise. */
+  int n_links = sim_topology_n_links (topo);
+  const SimLinkKind wanted[2] = { SIM_LINK_NVLINK_UP, SIM_LINK_NIC_UP };
+  double bw[2] = { 0, 0 };
+  for (int w = 0; w < 2; w++)
+    {
+      int first = 0;
+      for (int k = 0; k < (int) wanted[w]; k++)
+        first += sum.links_by_kind[k];
+      if (sum.links_by_kind[wanted[w]] == 0)
+        continue;
+      if (first < n_links && sim_topology_link (topo, first)->kind == wanted[w])
+        bw[w] = sim_topology_link (topo, first)->bandwidth_bytes_per_s;
+      else
+        for (int l = 0; l < n_links && bw[w] == 0; l++)
+          if (sim_topology_link (topo, l)->kind == wanted[w])
+            bw[w] = sim_topology_link (topo, l)->bandwidth_bytes_per_s;
+    }
+  out->nvlink_bw_bytes_per_s = bw[0];
+  out->nic_bw_bytes_per_s = bw[1] * sim_topology_cluster (topo)->nics_per_gpu;
+  out->nvls = sim_topology_cluster (topo)->nvls;
+  /* Latencies: a pair of the group in one domain, and one across domains, when there is one. */
+  int d0 = sim_topology_domain_of (topo, gpus[0]);
+  for (int i = 1; i < n_gpus; i++)
+    {
+      gboolean same = sim_topology_domain_of (topo, gpus[i]) == d0;
+      if (same && out->nvlink_latency_ns == 0)
+        out->nvlink_latency_ns = route_latency (topo, gpus[0], gpus[i]);
+      if (!same && out->net_latency_ns == 0)
+        out->net_latency_ns = route_latency (topo, gpus[0], gpus[i]);
+    }
+  return TRUE;
+}
+
+void
+sim_collective_link_capacities (const SimTopology *topo, const SimCollectiveProfile *profile, double *out)
+{
+  int n = sim_topology_n_links (topo);
+  for (int l = 0; l < n; l++)
+    {
+      const SimLink *link = sim_topology_link (topo, l);
+      gboolean nv = link->kind == SIM_LINK_NVLINK_UP || link->kind == SIM_LINK_NVLINK_DOWN;
+      out[l] = link->bandwidth_bytes_per_s * (nv ? profile->nvlink_eff : profile->nic_eff);
+    }
+}
+
+/* ---- plans ---------------------------------------------------------------------------------- */
+
+typedef struct {
+  int links_off, n_links;
+  double frac;                 /* bytes = frac * S */
+  double weight;               /* its share weight: the NCCL channels it stands for */
+} PlanFlow;
+
+typedef struct {
+  int first_flow, n_flows;
+  gint64 latency_ns;
+} PlanPhase;
+
+/* A group: its members, shape, and members grouped by domain (domain-major, each domain's members in
+ * the caller's order), which is the ring order of channel 0. */
+typedef struct {
+  int *gpus;
+  int n;
+  guint hash;
+  SimCollectiveShape shape;
+  int *by_domain;              /* n GPUs */
+  int *domain_start;           /* domains + 1 offsets into by_domain */
+} Group;
+
+typedef struct {
+  const Group *group;
+  SimCollectiveOp op;
+  SimCollectiveAlgo algo;
+  GArray *links;               /* guint32 */
+  GArray *flows;               /* PlanFlow */
+  GArray *phases;              /* PlanPhase */
+  double weight;               /* weight of the flows begun next */
+} Plan;
+
+typedef struct Run Run;
+
+struct SimCollective {
+  SimEngine *engine;
+  SimFlowNet *net;
+  const SimTopology *topo;
+  SimCollectiveProfile profile;
+  GHashTable *groups;          /* Group* -> Group* */
+  GHashTable *plans;           /* Plan* -> Plan* */
+  GPtrArray *free_runs;
+  guint32 *route_load;         /* per link: routes of cached plans through it */
+  int active;
+  guint64 flows_started;
+};
+
+struct Run {
+  SimCollective *owner;
+  const Plan *plan;
+  double bytes;
+  gint64 fill_ns;              /* added to the first phase's latency: the pipeline fill for this size
+                                * (Simple), or LL's latency less Simple's */
+  int phase;
+  int pending;
+  SimFlowDoneFn done;
+  gpointer user;
+  guint64 arg;
+};
+
+static guint
+hash_gpus (const int *gpus, int n)
+{
+  guint h = 2166136261u;
+  for (int i = 0; i < n; i++)
+    h = (h ^ (guint) gpus[i]) * 16777619u;
+  return h;
+}
+
+static guint
+group_hash (gconstpointer p)
+{
+  return ((const Group *) p)->hash;
+}
+
+static gboolean
+group_equal (gconstpointer a, gconstpointer b)
+{
+  const Group *x = a, *y = b;
+  return x->n == y->n && memcmp (x->gpus, y->gpus, sizeof (int) * x->n) == 0;
+}
+
+static void
+group_free (gpointer p)
+{
+  Group *g = p;
+  g_free (g->gpus);
+  g_free (g->by_domain);
+  g_free (g->domain_start);
+  g_free (g);
+}
+
+static guint
+plan_hash (gconstpointer p)
+{
+  const Plan *x = p;
+  return g_direct_hash (x->group) ^ ((guint) x->op * 31u + (guint) x->algo * 1009u);
+}
+
+static gboolean
+plan_equal (gconstpointer a, gconstpointer b)
+{
+  const Plan *x = a, *y = b;
+  return x->group == y->group && x->op == y->op && x->algo == y->algo;
+}
+
+static void
+plan_free (gpointer p)
+{
+  Plan *x = p;
+  g_array_free (x->links, TRUE);
+  g_array_free (x->flows, TRUE);
+  g_array_free (x->phases, TRUE);
+  g_free (x);
+}
+
+typedef struct {
+  int gpu, domain, order;
+} Member;
+
+static int
+member_cmp (gconstpointer a, gconstpointer b)
+{
+  const Member *x = a, *y = b;
+  if (x->domain != y->domain)
+    return x->domain < y->domain ? -1 : 1;
+  return x->order < y->order ? -1 : (x->order > y->order);
+}
+
+static const Group *
+group_get (SimCollective *c, const int *gpus, int n, GError **error)
+{
+  Group key = { (int *) gpus, n, hash_gpus (gpus, n), { 0 }, NULL, NULL };
+  Group *g = g_hash_table_lookup (c->groups, &key);
+  if (g)
+    return g;
+  SimCollectiveShape shape;
+  if (!sim_collective_shape (c->topo, gpus, n, &shape, error))
+    return NULL;
+  g = g_new0 (Group, 1);
+  g->gpus = g_memdup2 (gpus, sizeof (int) * n);
+  g->n = n;
+  g->hash = key.hash;
+  g->shape = shape;
+  Member *m = g_new (Member, n);
+  for (int i = 0; i < n; i++)
+    m[i] = (Member) { gpus[i], sim_topology_domain_of (c->topo, gpus[i]), i };
+  qsort (m, n, sizeof *m, member_cmp);
+  g->by_domain = g_new (int, n);
+  g->domain_start = g_new (int, shape.domains + 1);
+  int d = -1;
+  for (int i = 0; i < n; i++)
+    {
+      if (i == 0 || m[i].domain != m[i - 1].domain)
+        g->domain_start[++d] = i;
+      g->by_domain[i] = m[i].gpu;
+    }
+  g->domain_start[shape.domains] = n;
+  g_free (m);
+  g_hash_table_add (c->groups, g);
+  return g;
+}
+
+/* Route choice: among up to ROUTE_TRIES ECMP hashes, the route whose busiest link carries the fewest routes
+ * planned so far (ties: the first). This stands for the balanced static routing of an InfiniBand subnet
+ * manager (fat-tree routing spreads the routes of each leaf over its up-links) rather than random
+ * hashing, which would let two ring edges collide on one up-link and halve a whole ring. Loads count
+ * routes of every plan built so far, whether or not those collectives overlap in time. */
+#define ROUTE_TRIES 64
+
+static void
+plan_add_route (SimCollective *c, Plan *p, int src, int dst, guint32 hash)
+{
+  guint32 links[SIM_TOPOLOGY_MAX_HOPS], best[SIM_TOPOLOGY_MAX_HOPS];
+  int k = sim_topology_route (c->topo, src, dst, hash, links), best_k = k;
+  memcpy (best, links, sizeof (guint32) * k);
+  /* Through the fabric ECMP choices exist, unless adaptive routing already spreads every flow. */
+  if (k > 2 && sim_topology_fabric (c->topo)->routing == SIM_ROUTING_STATIC)
+    {
+      /* The end links (NICs) are on every candidate: once a route is no busier than they are, stop. */
+      guint32 floor = MAX (c->route_load[links[0]], c->route_load[links[k - 1]]);
+      guint64 best_load = G_MAXUINT64;
+      for (int t = 0; t < ROUTE_TRIES && (best_load >> 32) > floor; t++)
+        {
+          int kt = sim_topology_route (c->topo, src, dst, hash + (guint32) t * 0x9E3779B9u, links);
+          /* Busiest link first, then the total: links every candidate shares (the NICs) must not hide
+           * the difference in the switch links. */
+          guint32 mx = 0, sum = 0;
+          for (int i = 0; i < kt; i++)
+            {
+              mx = MAX (mx, c->route_load[links[i]]);
+              sum += c->route_load[links[i]];
+            }
+          guint64 load = ((guint64) mx << 32) | sum;
+          if (load < best_load)
+            {
+              best_load = load;
+              best_k = kt;
+              memcpy (best, links, sizeof (guint32) * kt);
+            }
+        }
+    }
+  for (int i = 0; i < best_k; i++)
+    c->route_load[best[i]]++;
+  g_array_append_vals (p->links, best, best_k);
+}
+
+static void
+plan_begin_phase (Plan *p, gint64 latency_ns)
+{
+  PlanPhase ph = { (int) p->flows->len, 0, latency_ns };
+  g_array_append_val (p->phases, ph);
+}
+
+static void
+plan_begin_flow (Plan *p)
+{
+  PlanFlow f = { (int) p->links->len, 0, 0, p->weight };
+  g_array_append_val (p->flows, f);
+  g_array_index (p->phases, PlanPhase, p->phases->len - 1).n_flows++;
+}
+
+static void
+plan_end_flow (Plan *p, double frac)
+{
+  PlanFlow *f = &g_array_index (p->flows, PlanFlow, p->flows->len - 1);
+  f->n_links = (int) p->links->len - f->links_off;
+  f->frac = frac;
+}
+
+/* Ring order of channel ch: domains in order, each entered at local index (ch - d) mod L_d and walked
+ * upward, so a domain is left at the local index (rail) the next one is entered at. */
+static void
+ring_order (const Group *g, int ch, int *order)
+{
+  int k = 0;
+  for (int d = 0; d < g->shape.domains; d++)
+    {
+      int s = g->domain_start[d], l = g->domain_start[d + 1] - s;
+      int e = ((ch - d) % l + l) % l;
+      for (int i = 0; i < l; i++)
+        order[k++] = g->by_domain[s + (e + i) % l];
+    }
+}
+
+/* One flow over the routes of a ring (closed) or chain (open) through order[0..m). */
+static void
+plan_ring_flow (SimCollective *c, Plan *p, const int *order, int m, gboolean closed, double frac, guint32 salt)
+{
+  plan_begin_flow (p);
+  int edges = closed ? m : m - 1;
+  for (int i = 0; i < edges; i++)
+    plan_add_route (c, p, order[i], order[(i + 1) % m], salt + (guint32) i * 2654435761u);
+  plan_end_flow (p, frac);
+}
+
+static void
+plan_single_flow (SimCollective *c, Plan *p, int src, int dst, double frac, guint32 hash)
+{
+  plan_begin_flow (p);
+  plan_add_route (c, p, src, dst, hash);
+  plan_end_flow (p, frac);
+}
+
+/* The NVLink up-link (GPU -> switch) or down-link of gpu, found on a route to a domain peer. */
+static gboolean
+nvlink_of (SimCollective *c, const Group *g, int gpu, gboolean up, guint32 *out)
+{
+  int peer = g->gpus[0] == gpu ? g->gpus[1] : g->gpus[0];
+  guint32 links[SIM_TOPOLOGY_MAX_HOPS];
+  int k = up ? sim_topology_route (c->topo, gpu, peer, 0, links) : sim_topology_route (c->topo, peer, gpu, 0, links);
+  for (int i = 0; i < k; i++)
+    {
+      int j = up ? i : k - 1 - i;
+      SimLinkKind kind = sim_topology_link (c->topo, links[j])->kind;
+      if (kind == (up ? SIM_LINK_NVLINK_UP : SIM_LINK_NVLINK_DOWN))
+        {
+          *out = links[j];
+          return TRUE;
+        }
+    }
+  return FALSE;
+}
+
+static Plan *
+plan_build (SimCollective *c, const Group *g, SimCollectiveOp op, SimCollectiveAlgo algo)
+{
+  const SimCollectiveShape *s = &g->shape;
+  const SimCollectiveProfile *pr = &c->profile;
+  int n = g->n, L = s->ranks_per_domain, D = s->domains;
+  Plan *p = g_new0 (Plan, 1);
+  p->group = g;
+  p->op = op;
+  p->algo = algo;
+  p->links = g_array_new (FALSE, FALSE, sizeof (guint32));
+  p->flows = g_array_new (FALSE, FALSE, sizeof (PlanFlow));
+  p->phases = g_array_new (FALSE, FALSE, sizeof (PlanPhase));
+  int *order = g_new (int, n);
+  gint64 nv = pr->nvlink_step_latency_ns + s->nvlink_latency_ns;
+  gint64 net = pr->net_step_latency_ns + s->net_latency_ns;
+  gint64 base = pr->base_latency_ns[algo];
+  /* Flow weights (NCCL channels): inside one domain a collective runs nvlink_channels; across
+   * domains net_channels_per_nic on each rail it uses, all of which also cross the NVLink ports. */
+  double k_nv = sim_collective_nvlink_channels (pr), k_nic = sim_collective_net_channels (pr);
+  p->weight = D > 1 ? k_nic : k_nv;
+  if (n <= 1)
+    goto out;
+  switch (algo)
+    {
+    case SIM_COLLECTIVE_ALGO_RING:
+      {
+        int ch = pr->channels > 0 ? pr->channels : (D > 1 ? L : 1);
+        p->weight = D > 1 ? k_nic * L / ch : k_nv / ch;
+        gboolean bcast = op == SIM_COLLECTIVE_BROADCAST;
+        double frac = (bcast ? 1.0 : sim_alphabeta_busbw_factor (op, n)) / ch;
+        plan_begin_phase (p, sim_alphabeta_latency_ns (op, algo, s, pr));
+        for (int k = 0; k < ch; k++)
+          {
+            ring_order (g, k, order);
+            if (bcast)
+              {
+                /* Chain from the root: rotate the ring to start there. */
+                int r = 0;
+                while (order[r] != g->gpus[0])
+                  r++;
+                int *chain = g_new (int, n);
+                for (int i = 0; i < n; i++)
+                  chain[i] = order[(r + i) % n];
+                plan_ring_flow (c, p, chain, n, FALSE, frac, g->hash + (guint32) k);
+                g_free (chain);
+              }
+            else
+              plan_ring_flow (c, p, order, n, TRUE, frac, g->hash + (guint32) k);
+          }
+      }
+      break;
+    case SIM_COLLECTIVE_ALGO_TREE:
+      {
+        /* NCCL's tree: per channel, a double binary tree over the domains whose head in domain d is
+         * its member of local index ch mod L_d, chained to the other members (head, next, ...). Reduce
+         * up and broadcast down are pipelined, so in steady state every edge carries S/(2C) each way
+         * at the tree's common rate: one flow per tree and channel over all its routes both ways (a
+         * link used by several edges is listed, and loaded, that many times), as for the ring. */
+        int ch = D > 1 ? (pr->channels > 0 ? pr->channels : L) : 1;
+        p->weight = (D > 1 ? k_nic * L / ch : k_nv) / 2;  /* two trees per channel */
+        plan_begin_phase (p, sim_alphabeta_latency_ns (op, algo, s, pr));
+        for (int k = 0; k < ch; k++)
+          for (int t = 0; t < 2; t++)
+            {
+              plan_begin_flow (p);
+              for (int d = 0; d < D; d++)
+                {
+                  const int *m = g->by_domain + g->domain_start[d];
+                  int l = g->domain_start[d + 1] - g->domain_start[d];
+                  for (int i = 0; i + 1 < l; i++)
+                    {
+                      int a = m[(k + i) % l], b = m[(k + i + 1) % l];
+                      guint32 h = g->hash + (guint32) (k * 131 + t * 17 + i) * 2654435761u;
+                      plan_add_route (c, p, b, a, h);          /* up the chain toward the head */
+                      plan_add_route (c, p, a, b, h + 7919u);  /* down */
+                    }
+                }
+              for (int r = 0; r < D; r++)
+                {
+                  int up = sim_alphabeta_btree_parent (r, D);
+                  if (up < 0)
+                    continue;
+                  int da = sim_alphabeta_dtree_rank (t, r, D), db = sim_alphabeta_dtree_rank (t, up, D);
+                  int la = g->domain_start[da + 1] - g->domain_start[da];
+                  int lb = g->domain_start[db + 1] - g->domain_start[db];
+                  int a = g->by_domain[g->domain_start[da] + k % la], b = g->by_domain[g->domain_start[db] + k % lb];
+                  guint32 h = g->hash + (guint32) (k * 131 + t * 17 + r) * 40503u;
+                  plan_add_route (c, p, a, b, h);
+                  plan_add_route (c, p, b, a, h + 7919u);
+                }
+              plan_end_flow (p, 0.5 / ch);
+            }
+      }
+      break;
+    case SIM_COLLECTIVE_ALGO_NVLS:
+      {
+        /* multimem ld_reduce + st: each GPU serves S of reads and receives S/n of reduced data, sends its
+         * S/n reduced shard and receives S of multicast (all-reduce = both); RS = the first, AG = the second. */
+        double up = op == SIM_COLLECTIVE_ALLREDUCE ? 1.0 + 1.0 / n : op == SIM_COLLECTIVE_REDUCE_SCATTER ? 1.0 : 1.0 / n;
+        double down = op == SIM_COLLECTIVE_ALLREDUCE ? 1.0 + 1.0 / n : op == SIM_COLLECTIVE_REDUCE_SCATTER ? 1.0 / n : 1.0;
+        plan_begin_phase (p, sim_alphabeta_latency_ns (op, algo, s, pr));
+        for (int i = 0; i < n; i++)
+          {
+            guint32 l;
+            if (nvlink_of (c, g, g->gpus[i], TRUE, &l))
+              {
+                plan_begin_flow (p);
+                g_array_append_val (p->links, l);
+                plan_end_flow (p, up / pr->nvls_eff);
+              }
+            if (nvlink_of (c, g, g->gpus[i], FALSE, &l))
+              {
+                plan_begin_flow (p);
+                g_array_append_val (p->links, l);
+                plan_end_flow (p, down / pr->nvls_eff);
+              }
+          }
+      }
+      break;
+    case SIM_COLLECTIVE_ALGO_HIER:
+      {
+        int passes = op == SIM_COLLECTIVE_ALLREDUCE ? 2 : 1;
+        double intra = (double) (L - 1) / L;
+        double inter = (double) passes * (D - 1) / D / L;
+        gint64 lat_intra = base + (L - 1) * nv, lat_inter = base + passes * (D - 1) * net;
+        for (int ph = 0; ph < 3; ph++)
+          {
+            gboolean is_intra = ph != 1;
+            if ((ph == 0 && op == SIM_COLLECTIVE_ALLGATHER) || (ph == 2 && op == SIM_COLLECTIVE_REDUCE_SCATTER))
+              continue;
+            /* Each phase pays the base latency (as sim_alphabeta_latency_ns counts it). */
+            plan_begin_phase (p, is_intra ? lat_intra : lat_inter);
+            p->weight = is_intra ? k_nv : k_nic;
+            if (is_intra)
+              for (int d = 0; d < D; d++)
+                plan_ring_flow (c, p, g->by_domain + g->domain_start[d], L, TRUE, intra, g->hash + (guint32) d);
+            else
+              for (int j = 0; j < L; j++)
+                {
+                  for (int d = 0; d < D; d++)
+                    order[d] = g->by_domain[g->domain_start[d] + j];
+                  plan_ring_flow (c, p, order, D, TRUE, inter, g->hash + (guint32) j * 40503u);
+                }
+          }
+      }
+      break;
+    case SIM_COLLECTIVE_ALGO_DIRECT:
+      plan_begin_phase (p, sim_alphabeta_latency_ns (op, algo, s, pr));
+      if (op == SIM_COLLECTIVE_SENDRECV)
+        {
+          p->weight = sim_collective_p2p_weight (pr, c->topo, g->gpus[0], g->gpus[1], 1);
+          plan_single_flow (c, p, g->gpus[0], g->gpus[1], 1.0, g->hash);
+        }
+      else
+        for (int i = 0; i < n; i++)
+          for (int j = 0; j < n; j++)
+            if (i != j)
+              {
+                p->weight = sim_collective_p2p_weight (pr, c->topo, g->gpus[i], g->gpus[j], n - 1);
+                plan_single_flow (c, p, g->gpus[i], g->gpus[j], 1.0 / n, g->hash + (guint32) (i * n + j));
+              }
+      break;
+    case SIM_COLLECTIVE_ALGO_AUTO:
+    case SIM_COLLECTIVE_ALGO_COUNT:
+    default:
+      g_assert_not_reached ();
+    }
+out:
+  g_free (order);
+  return p;
+}
+
+double
+sim_collective_nvlink_channels (const SimCollectiveProfile *pr)
+{
+  return pr->nvlink_channels > 0 ? pr->nvlink_channels : 32.0;
+}
+
+double
+sim_collective_net_channels (const SimCollectiveProfile *pr)
+{
+  return pr->net_channels_per_nic > 0 ? pr->net_channels_per_nic : 2.0;
+}
+
+double
+sim_collective_p2p_weight (const SimCollectiveProfile *pr, const SimTopology *topo, int src, int dst, int peers)
+{
+  gboolean local = sim_topology_domain_of (topo, src) == sim_topology_domain_of (topo, dst);
+  return (local ? sim_collective_nvlink_channels (pr) : sim_collective_net_channels (pr)) / MAX (peers, 1);
+}
+
+/* ---- running ---------------------------------------------------------------------------------- */
+
+SimCollective *
+sim_collective_new (SimEngine *engine, SimFlowNet *net, const SimTopology *topo, const SimCollectiveProfile *profile)
+{
+  g_return_val_if_fail (engine != NULL && net != NULL && topo != NULL && profile != NULL, NULL);
+  SimTopologySummary sum;
+  sim_topology_summarize (topo, &sum);
+  /* The flow net needs positive capacities (sim_collective_link_capacities): efficiencies are set. */
+  g_return_val_if_fail (profile->nvlink_eff > 0 && (sum.nics == 0 || profile->nic_eff > 0), NULL);
+  SimCollective *c = g_new0 (SimCollective, 1);
+  c->engine = engine;
+  c->net = net;
+  c->topo = topo;
+  c->profile = *profile;
+  c->groups = g_hash_table_new_full (group_hash, group_equal, group_free, NULL);
+  c->plans = g_hash_table_new_full (plan_hash, plan_equal, plan_free, NULL);
+  c->free_runs = g_ptr_array_new_with_free_func (g_free);
+  c->route_load = g_new0 (guint32, sim_topology_n_links (topo));
+  return c;
+}
+
+void
+sim_collective_free (SimCollective *c)
+{
+  if (!c)
+    return;
+  g_hash_table_destroy (c->plans);
+  g_hash_table_destroy (c->groups);
+  g_ptr_array_free (c->free_runs, TRUE);
+  g_free (c->route_load);
+  g_free (c);
+}
+
+gint64
+sim_collective_estimate_ns (SimCollective *c, SimCollectiveOp op, SimCollectiveAlgo algo, const int *gpus, int n_gpus,
+                            double bytes, SimCollectiveAlgo *algo_used, GError **error)
+{
+  g_return_val_if_fail (c != NULL, -1);
+  if (op < 0 || op >= SIM_COLLECTIVE_OP_COUNT || algo < 0 || algo >= SIM_COLLECTIVE_ALGO_COUNT)
+    {
+      g_set_error (error, SIM_COLLECTIVE_ERROR, SIM_COLLECTIVE_ERROR_INVALID,
+                   "collective operation %d or algorithm %d is out of range", op, algo);
+      return -1;
+    }
+  const Group *g = group_get (c, gpus, n_gpus, error);
+  if (!g)
+    return -1;
+  gint64 t = -1;
+  if (algo == SIM_COLLECTIVE_ALGO_AUTO)
+    algo = sim_alphabeta_best (op, &g->shape, &c->profile, bytes, &t);
+  else
+    t = sim_alphabeta_time_ns (op, algo, &g->shape, &c->profile, bytes);
+  if (t < 0)
+    {
+      g_set_error (error, SIM_COLLECTIVE_ERROR, SIM_COLLECTIVE_ERROR_NOT_APPLICABLE,
+                   "no closed form for %s/%s over %d GPUs: use --algo auto or another algorithm",
+                   sim_collective_op_name (op), sim_collective_algo_name (algo), n_gpus);
+      return -1;
+    }
+  if (algo_used)
+    *algo_used = algo;
+  return t;
+}
+
+int
+sim_collective_active (const SimCollective *c)
+{
+  return c->active;
+}
+
+guint64
+sim_collective_flows_started (const SimCollective *c)
+{
+  return c->flows_started;
+}
+
+static void run_phase_start (SimEngine *engine, gpointer data, guint64 arg);
+
+static void
+run_finish (SimEngine *engine, gpointer data, guint64 arg)
+{
+  Run *r = data;
+  SimCollective *c = r->owner;
+  SimFlowDoneFn done = r->done;
+  gpointer user = r->user;
+  guint64 uarg = r->arg;
+  c->active--;
+  g_ptr_array_add (c->free_runs, r);
+  if (done)
+    done (user, uarg);
+}
+
+/* Next phase after its latency, or the end. Always through the engine, never from inside a flow
+ * callback, so callers may start flows from done. */
+static void
+run_advance (Run *r)
+{
+  SimCollective *c = r->owner;
+  if ((guint) r->phase >= r->plan->phases->len)
+    sim_engine_after (c->engine, 0, run_finish, r, 0);
+  else
+    sim_engine_after (c->engine, g_array_index (r->plan->phases, PlanPhase, r->phase).latency_ns
+                                   + (r->phase == 0 ? r->fill_ns : 0),
+                      run_phase_start, r, 0);
+}
+
+static void
+run_flow_done (gpointer user, guint64 arg)
+{
+  Run *r = user;
+  if (--r->pending == 0)
+    {
+      r->phase++;
+      run_advance (r);
+    }
+}
+
+static void
+run_phase_start (SimEngine *engine, gpointer data, guint64 arg)
+{
+  Run *r = data;
+  SimCollective *c = r->owner;
+  const PlanPhase *ph = &g_array_index (r->plan->phases, PlanPhase, r->phase);
+  if (ph->n_flows == 0)
+    {
+      r->phase++;
+      run_advance (r);
+      return;
+    }
+  r->pending = ph->n_flows;
+  const guint32 *links = (const guint32 *) r->plan->links->data;
+  for (int i = 0; i < ph->n_flows; i++)
+    {
+      const PlanFlow *f = &g_array_index (r->plan->flows, PlanFlow, ph->first_flow + i);
+      c->flows_started++;
+      sim_flow_net_start_weighted (c->net, links + f->links_off, f->n_links, f->frac * r->bytes, f->weight,
+                                   run_flow_done, r, 0);
+    }
+}
+
+gboolean
+sim_collective_start (SimCollective *c, SimCollectiveOp op, SimCollectiveAlgo algo, const int *gpus, int n_gpus,
+                      double bytes, SimFlowDoneFn done, gpointer user, guint64 arg, SimCollectiveAlgo *algo_used,
+                      GError **error)
+{
+  g_return_val_if_fail (c != NULL, FALSE);
+  if (op < 0 || op >= SIM_COLLECTIVE_OP_COUNT || algo < 0 || algo >= SIM_COLLECTIVE_ALGO_COUNT)
+    {
+      g_set_error (error, SIM_COLLECTIVE_ERROR, SIM_COLLECTIVE_ERROR_INVALID,
+                   "collective operation %d or algorithm %d is out of range", op, algo);
+      return FALSE;
+    }
+  if (!(bytes >= 0) || bytes > 1e18)
+    {
+      g_set_error (error, SIM_COLLECTIVE_ERROR, SIM_COLLECTIVE_ERROR_INVALID,
+                   "collective size %g bytes is not a size: give 0 or more bytes", bytes);
+      return FALSE;
+    }
+  const Group *g = group_get (c, gpus, n_gpus, error);
+  if (!g)
+    return FALSE;
+  if (op == SIM_COLLECTIVE_SENDRECV && n_gpus != 2)
+    {
+      g_set_error (error, SIM_COLLECTIVE_ERROR, SIM_COLLECTIVE_ERROR_INVALID,
+                   "send/recv takes 2 GPUs (source, destination), got %d", n_gpus);
+      return FALSE;
+    }
+  if (algo == SIM_COLLECTIVE_ALGO_AUTO)
+    {
+      algo = sim_alphabeta_best (op, &g->shape, &c->profile, bytes, NULL);
+      if (algo == SIM_COLLECTIVE_ALGO_AUTO)
+        {
+          g_set_error (error, SIM_COLLECTIVE_ERROR, SIM_COLLECTIVE_ERROR_NOT_APPLICABLE,
+                       "no algorithm applies to %s over %d GPUs", sim_collective_op_name (op), n_gpus);
+          return FALSE;
+        }
+    }
+  else if (!sim_alphabeta_applicable (op, algo, &g->shape))
+    {
+      g_set_error (error, SIM_COLLECTIVE_ERROR, SIM_COLLECTIVE_ERROR_NOT_APPLICABLE,
+                   "algorithm %s does not apply to %s over %d GPUs in %d NVLink domain(s)%s: use --algo auto",
+                   sim_collective_algo_name (algo), sim_collective_op_name (op), n_gpus, g->shape.domains,
+                   algo == SIM_COLLECTIVE_ALGO_NVLS ? " (NVLS needs one domain with NVLink SHARP)" : "");
+      return FALSE;
+    }
+  if (algo_used)
+    *algo_used = algo;
+  Plan key = { g, op, algo, NULL, NULL, NULL };
+  Plan *p = g_hash_table_lookup (c->plans, &key);
+  if (!p)
+    {
+      p = plan_build (c, g, op, algo);
+      g_hash_table_add (c->plans, p);
+    }
+  Run *r = c->free_runs->len ? g_ptr_array_steal_index_fast (c->free_runs, c->free_runs->len - 1) : g_new (Run, 1);
+  *r = (Run) { c, p, bytes, sim_alphabeta_fill_ns (op, algo, &g->shape, &c->profile, bytes), 0, 0, done, user, arg };
+  /* The latency before the flows: LL's (ring and tree, one phase) in place of Simple's and the fill,
+   * every flow's bytes then at LL's share of the rate (as the closed form: the same links,
+   * 1/ll_bw_fraction the bytes); else Simple's and the fill. */
+  gint64 lat;
+  if (sim_alphabeta_protocol (op, algo, &g->shape, &c->profile, bytes) == SIM_COLLECTIVE_PROTO_LL
+      && p->phases->len == 1)
+    {
+      lat = sim_alphabeta_ll_latency_ns (op, algo, &g->shape, &c->profile);
+      r->fill_ns = lat - g_array_index (p->phases, PlanPhase, 0).latency_ns;
+      r->bytes = bytes / c->profile.ll_bw_fraction;
+    }
+  else
+    lat = sim_alphabeta_latency_ns (op, algo, &g->shape, &c->profile) + r->fill_ns;
+  c->active++;
+  if (bytes <= 0)
+    r->phase = (int) p->phases->len; /* nothing to move: done now */
+  else
+    {
+      /* Latency-bound (the transfer under 1% of the latency, e.g. an FP8 amax reduction of a few
+       * hundred bytes): its bytes load no link measurably, so it takes its closed-form time without
+       * flows, which would cost a max-min re-solve over every link of a large group for nothing. */
+      gint64 total = sim_alphabeta_time_ns (op, algo, &g->shape, &c->profile, bytes);
+      if (total >= 0 && lat > 0 && (total - lat) * 100 < lat)
+        {
+          sim_engine_after (c->engine, total, run_finish, r, 0);
+          return TRUE;
+        }
+    }
+  run_advance (r);
+  return TRUE;
+}

@@ -1,0 +1,1110 @@
+/* SimFlowNet: flows sharing links max-min fairly, with completions driven by the engine.
+ * See flow.h for the contract.
+ *
+ * State is lazy: a flow stores (remaining bytes, rate, time of that snapshot), brought up to date
+ * only when its rate changes, as remaining -= rate × elapsed. A flow whose rate does not change in
+ * a recompute keeps its snapshot and its completion event untouched. A link stores the sizes of
+ * the flows it carried to the end; the bytes of its live flows are read from their snapshots
+ * when asked (sim_flow_net_link_bytes), so rates are never summed per link.
+ *
+ * Link classes (why recomputes are cheap when paths are long). Links with the same capacity and
+ * the same flows (as a multiset: a flow crossing a link twice counts twice) get the same frozen
+ * rates subtracted in the same order during a solve, so their fair shares are bit-identical at
+ * every step: the solver needs one link per class, and a flow needs only the list of its classes.
+ * Classes are kept up to date as flows start and end: a link moves from its class to the class of
+ * its new member multiset (the old one plus or minus the flow), found by an order-free 128-bit
+ * signature of the members; consecutive links of a path usually make the same move, which a small
+ * cache remembers, so a link is only its class and a counter. A recompute
+ * walks classes and flows, never whole paths: a representative's PP flow over the routes of a
+ * thousand sibling pairs, or a ring over hundreds of edges, is a handful of classes. A class whose
+ * only member is one flow stands for that flow's private links: the solver gives the flow that
+ * share unless a shared class holds it lower, exactly as with every private link listed.
+ *
+ * Completion time: the first nanosecond T with rate × (T - t0) >= remaining, i.e.
+ * t0 + ceil(remaining / rate · 1e9), where "remaining" is allowed a rounding slack of FINISH_REL
+ * of the flow's size. When its event runs, the remaining bytes are re-evaluated; if rounding left
+ * more than that slack, the flow is re-planned instead of finished, so it never finishes early.
+ * On finishing, each link it crossed counts its whole size, so each link's byte count is exactly
+ * the sum of the sizes of the flows it carried.
+ *
+ * Memory: flows live in a slot array recycled through a free list; each slot keeps its path
+ * buffer for reuse, classes (with their member lists) are recycled through a free list, and
+ * the component search and solver use scratch arrays of the net: nothing is allocated per event
+ * once the arrays have grown. */
+#include "config.h"
+#include <math.h>
+#include <string.h>
+#include "sim/net/flow.h"
+#include "sim/net/maxmin.h"
+
+
+#define FLOW_LIVE G_MAXUINT32
+#define FLOW_NONE (G_MAXUINT32 - 1)
+/* Remaining bytes below this fraction of the flow's size are rounding noise: ~10^4 lazy updates
+ * at ~1e-16 relative error each stay far below it, while at any rate it is far less than 1 ns of
+ * transfer for flows shorter than 1000 s. */
+#define FINISH_REL 1e-12
+/* Transition cache of one start or detach: (class left, capacity) -> class entered. */
+#define MOVE_CACHE 64
+
+typedef struct {
+  int cls;
+  guint32 gen;       /* the class's generation when the entry was made: stale once it differs */
+  int mult;          /* times the flow crosses each link of the class */
+} Entry;
+
+typedef struct {
+  int cls;
+  guint32 gen;
+} ClassRef;
+
+typedef struct {
+  guint32 *links;
+  int n_links, cap_links;
+  Entry *ent;      /* the classes of its links (stale entries are dropped when walked) */
+  int n_ent, cap_ent;
+  double bytes;
+  double remaining;  /* at updated_ns */
+  gint64 updated_ns;
+  double rate;
+  guint64 event;     /* pending completion event, 0 if none */
+  SimFlowDoneFn done;
+  gpointer user;
+  guint64 arg;
+  guint32 gen;
+  guint32 next;      /* free list, or FLOW_LIVE */
+  guint32 xmark;     /* epoch in which it was added to the seeds of the next local try */
+  ClassRef hint;     /* the class last found to be its bottleneck, tried first */
+} Flow;
+
+/* The fields of a flow that solves read for every member of every class they touch, apart from
+ * the rest for locality: its rate (a copy of Flow.rate), the epoch of the last search or local
+ * solve that took it in and of the last check that looked at it, and its index in the solve. */
+typedef struct {
+  double rate;
+  double w;          /* its weight in the fair sharing (sim_flow_net_start_weighted) */
+  guint32 mark;
+  guint32 vmark;     /* epoch of the last local check that looked at it */
+  int local;
+} Hot;
+
+typedef struct {
+  guint32 flow;
+  int mult;          /* times it crosses each link of the class */
+} Member;
+
+typedef struct {
+  double capacity;
+  int cls;             /* its class; -1: no flow crosses it */
+  double bytes;        /* sizes of the finished flows that crossed it */
+} Link;
+
+/* Links with one member multiset and capacity; the key is (sig1, sig2, n_members, capacity). */
+typedef struct {
+  guint64 sig1, sig2;
+  double capacity;
+  int n_members;     /* crossings per link: the sum of the members' mult */
+  Member *members;   /* distinct flows */
+  int n_flows, cap_members;
+  int n_links;
+  guint32 gen;       /* bumped when the class dies, so entries naming it go stale */
+  gboolean live;
+  guint32 mark;
+  int local;         /* index in the current solve */
+  guint32 smark;     /* epoch of load and max_rate */
+  double load, max_rate;
+  int id;
+  int next_free;
+} Class;
+
+typedef struct {
+  int from;
+  guint32 from_gen;
+  double capacity;
+  int to;
+  guint32 to_gen;
+  guint32 stamp;
+} Move;
+
+struct SimFlowNet {
+  SimEngine *engine;
+  Link *links;
+  int n_links;
+  Flow *flows;
+  Hot *hot;
+  guint32 n_flows, cap_flows, free_flow;
+  int active;
+  guint64 recompute_event;
+  guint32 epoch;
+  SimFlowNetStats stats;
+  Class **classes;
+  int n_classes, cap_classes, free_class;
+  GHashTable *class_index;    /* Class* -> Class*, by key */
+  Move moves[MOVE_CACHE];
+  guint32 move_stamp;
+  /* seeds of the next recompute */
+  ClassRef *dirty_classes;
+  int n_dirty_classes, cap_dirty_classes;
+  guint32 *dirty_flows;
+  int n_dirty_flows, cap_dirty_flows;
+  /* scratch */
+  int *comp_classes, cap_comp_classes;
+  guint32 *comp_flows, cap_comp_flows;
+  int *start, cap_start;
+  guint32 *path;
+  int cap_path;
+  double *capacity, *rates, *weights;
+  int cap_capacity, cap_rates, cap_weights;
+  double *bound, *load_bound;
+  int *remap;
+  int cap_bound, cap_load_bound, cap_remap;
+  int *twin_table, cap_twin;  /* local solve: open addressing over twin_key */
+  guint64 *twin_key;
+  int cap_twin_key;
+  SimMaxmin *solver;
+};
+
+#define GROW(ptr, cap, need, type)                                                                 \
+  do {                                                                                             \
+    if ((need) > (cap))                                                                            \
+      {                                                                                            \
+        (cap) = MAX ((need), 2 * (cap));                                                           \
+        (ptr) = g_renew (type, (ptr), (cap));                                                      \
+      }                                                                                            \
+  } while (0)
+
+/* splitmix64's finaliser: members' flows summed through it give an order-free link signature */
+static inline guint64
+flow_mix (guint64 z)
+{
+  z += 0x9E3779B97F4A7C15ull;
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+
+/* A second, independent signature (another seed through the same finaliser): a false match of
+ * two multisets needs both 64-bit sums to collide. */
+static inline guint64
+flow_mix2 (guint32 fi)
+{
+  return flow_mix ((guint64) fi ^ 0xD6E8FEB86659FD93ull);
+}
+
+static guint
+class_hash (gconstpointer p)
+{
+  const Class *c = p;
+  guint64 h = c->sig1 ^ (c->sig2 * 0x9E3779B97F4A7C15ull) ^ ((guint64) c->n_members << 40);
+  return (guint) (h ^ (h >> 32));
+}
+
+static gboolean
+class_equal (gconstpointer a, gconstpointer b)
+{
+  const Class *x = a, *y = b;
+  return x->sig1 == y->sig1 && x->sig2 == y->sig2 && x->n_members == y->n_members
+         && x->capacity == y->capacity;
+}
+
+static void recompute_cb (SimEngine *engine, gpointer data, guint64 arg);
+static void complete_cb (SimEngine *engine, gpointer data, guint64 arg);
+
+static inline double
+elapsed_s (gint64 from_ns, gint64 to_ns)
+{
+  return (double) (to_ns - from_ns) * 1e-9;
+}
+
+static void
+schedule_recompute (SimFlowNet *net)
+{
+  if (net->recompute_event == 0)
+    net->recompute_event = sim_engine_after (net->engine, 0, recompute_cb, net, 0);
+}
+
+/* The first nanosecond at which the flow's remaining bytes have all arrived. Callers bring the
+ * flow's snapshot to the current time first (updated_ns == now). */
+static gint64
+finish_time (const SimFlowNet *net, const Flow *f)
+{
+  gint64 now = sim_engine_now (net->engine);
+  if (f->remaining <= FINISH_REL * f->bytes || isinf (f->rate))
+    return now;
+  /* Done means remaining <= FINISH_REL of the size, so aim for that, not for exactly zero:
+   * otherwise a quotient like 2999850.0000000005 (an exact 2999850 after rounding) costs 1 ns. */
+  double ns = ceil ((f->remaining - FINISH_REL * f->bytes) / f->rate * 1e9);
+  double horizon = (double) (G_MAXINT64 / 2 - now);
+  return now + (gint64) MIN (MAX (ns, 1.0), horizon);
+}
+
+static void
+plan_completion (SimFlowNet *net, Flow *f, guint32 index)
+{
+  if (f->event)
+    sim_engine_cancel (net->engine, f->event);
+  f->event = sim_engine_at (net->engine, finish_time (net, f), complete_cb, net, index);
+}
+
+/* ---- classes ---------------------------------------------------------------------------------- */
+
+/* One link fewer in class id; the class dies with its last link. */
+static void
+class_unref (SimFlowNet *net, int id)
+{
+  Class *c = net->classes[id];
+  if (--c->n_links > 0)
+    return;
+  g_hash_table_remove (net->class_index, c);
+  c->live = FALSE;
+  c->gen++;
+  c->next_free = net->free_class;
+  net->free_class = id;
+}
+
+/* The class of `from`'s members plus (delta 1) or minus (delta -1) one crossing of flow fi, on
+ * links of this capacity (from -1: no members): found by key, or made and its flows told (one
+ * entry each, with the times they cross each of its links). -1 when no member is left. */
+static int
+class_next (SimFlowNet *net, int from, guint32 fi, int delta, double capacity)
+{
+  Class key = { .capacity = capacity };
+  const Class *o = from >= 0 ? net->classes[from] : NULL;
+  if (o != NULL)
+    key = (Class) { .sig1 = o->sig1, .sig2 = o->sig2, .capacity = o->capacity, .n_members = o->n_members };
+  key.sig1 += (guint64) delta * flow_mix (fi);
+  key.sig2 += (guint64) delta * flow_mix2 (fi);
+  key.n_members += delta;
+  if (key.n_members == 0)
+    return -1;
+  Class *c = g_hash_table_lookup (net->class_index, &key);
+  if (c != NULL)
+    return c->id;
+  int id = net->free_class;
+  if (id >= 0)
+    {
+      c = net->classes[id];
+      net->free_class = c->next_free;
+    }
+  else
+    {
+      GROW (net->classes, net->cap_classes, net->n_classes + 1, Class *);
+      id = net->n_classes++;
+      c = net->classes[id] = g_new0 (Class, 1);
+      c->id = id;
+    }
+  o = from >= 0 ? net->classes[from] : NULL; /* classes[] may have moved */
+  c->sig1 = key.sig1;
+  c->sig2 = key.sig2;
+  c->capacity = key.capacity;
+  c->n_members = key.n_members;
+  c->n_links = 0;
+  c->live = TRUE;
+  c->mark = 0;
+  c->n_flows = 0;
+  GROW (c->members, c->cap_members, (o ? o->n_flows : 0) + 1, Member);
+  gboolean found = FALSE;
+  for (int m = 0; o != NULL && m < o->n_flows; m++)
+    {
+      Member mb = o->members[m];
+      if (mb.flow == fi)
+        {
+          found = TRUE;
+          mb.mult += delta;
+          if (mb.mult == 0)
+            continue;
+        }
+      c->members[c->n_flows++] = mb;
+    }
+  if (!found)
+    {
+      g_assert (delta > 0);
+      c->members[c->n_flows++] = (Member) { fi, 1 };
+    }
+  g_hash_table_add (net->class_index, c);
+  for (int m = 0; m < c->n_flows; m++)
+    {
+      Flow *f = &net->flows[c->members[m].flow];
+      GROW (f->ent, f->cap_ent, f->n_ent + 1, Entry);
+      f->ent[f->n_ent++] = (Entry) { id, c->gen, c->members[m].mult };
+    }
+  return id;
+}
+
+/* Link li gains (delta 1) or loses (delta -1) one crossing of flow fi: it moves to the class of
+ * its new members. Returns that class (-1: none left) and whether it was a cache miss (a new
+ * destination for this start or detach). */
+static int
+link_move (SimFlowNet *net, int li, guint32 fi, int delta, gboolean *miss)
+{
+  Link *l = &net->links[li];
+  int from = l->cls;
+  guint32 from_gen = from >= 0 ? net->classes[from]->gen : 0;
+  guint64 cap_bits;
+  memcpy (&cap_bits, &l->capacity, sizeof cap_bits);
+  guint64 h = flow_mix (((guint64) (guint32) from << 32) ^ cap_bits);
+  Move *mv = &net->moves[h & (MOVE_CACHE - 1)];
+  int to;
+  *miss = FALSE;
+  if (mv->stamp == net->move_stamp && mv->from == from && mv->from_gen == from_gen
+      && mv->capacity == l->capacity
+      && (mv->to < 0 || (net->classes[mv->to]->live && net->classes[mv->to]->gen == mv->to_gen)))
+    to = mv->to;
+  else
+    {
+      to = class_next (net, from, fi, delta, l->capacity);
+      *mv = (Move) { from, from_gen, l->capacity, to, to >= 0 ? net->classes[to]->gen : 0, net->move_stamp };
+      *miss = TRUE;
+    }
+  if (to >= 0)
+    net->classes[to]->n_links++;
+  if (from >= 0)
+    class_unref (net, from);
+  l->cls = to;
+  return to;
+}
+
+static void
+next_move_stamp (SimFlowNet *net)
+{
+  if (++net->move_stamp == 0)
+    {
+      memset (net->moves, 0, sizeof net->moves);
+      net->move_stamp = 1;
+    }
+}
+
+/* ---- the net ---------------------------------------------------------------------------------- */
+
+SimFlowNet *
+sim_flow_net_new (SimEngine *engine, const double *capacities, int n_links)
+{
+  g_return_val_if_fail (engine != NULL, NULL);
+  g_return_val_if_fail (n_links >= 0 && (n_links == 0 || capacities != NULL), NULL);
+  for (int l = 0; l < n_links; l++)
+    g_return_val_if_fail (capacities[l] > 0 && isfinite (capacities[l]), NULL);
+  SimFlowNet *net = g_new0 (SimFlowNet, 1);
+  net->engine = engine;
+  net->n_links = n_links;
+  net->links = g_new0 (Link, MAX (n_links, 1));
+  for (int l = 0; l < n_links; l++)
+    {
+      net->links[l].capacity = capacities[l];
+      net->links[l].cls = -1;
+    }
+  net->free_flow = FLOW_NONE;
+  net->free_class = -1;
+  net->class_index = g_hash_table_new (class_hash, class_equal);
+  net->move_stamp = 1;
+  net->solver = sim_maxmin_new ();
+  return net;
+}
+
+void
+sim_flow_net_free (SimFlowNet *net)
+{
+  if (net == NULL)
+    return;
+  if (net->recompute_event)
+    sim_engine_cancel (net->engine, net->recompute_event);
+  for (guint32 i = 0; i < net->n_flows; i++)
+    {
+      if (net->flows[i].next == FLOW_LIVE && net->flows[i].event)
+        sim_engine_cancel (net->engine, net->flows[i].event);
+      g_free (net->flows[i].links);
+      g_free (net->flows[i].ent);
+    }
+  for (int c = 0; c < net->n_classes; c++)
+    {
+      g_free (net->classes[c]->members);
+      g_free (net->classes[c]);
+    }
+  g_hash_table_destroy (net->class_index);
+  g_free (net->classes);
+  g_free (net->links);
+  g_free (net->flows);
+  g_free (net->hot);
+  g_free (net->dirty_classes);
+  g_free (net->dirty_flows);
+  g_free (net->comp_classes);
+  g_free (net->comp_flows);
+  g_free (net->start);
+  g_free (net->path);
+  g_free (net->capacity);
+  g_free (net->rates);
+  g_free (net->weights);
+  g_free (net->bound);
+  g_free (net->load_bound);
+  g_free (net->remap);
+  g_free (net->twin_table);
+  g_free (net->twin_key);
+  sim_maxmin_free (net->solver);
+  g_free (net);
+}
+
+guint64
+sim_flow_net_start (SimFlowNet *net, const guint32 *links, int n_links, double bytes,
+                    SimFlowDoneFn done, gpointer user, guint64 arg)
+{
+  return sim_flow_net_start_weighted (net, links, n_links, bytes, 1.0, done, user, arg);
+}
+
+guint64
+sim_flow_net_start_weighted (SimFlowNet *net, const guint32 *links, int n_links, double bytes, double weight,
+                             SimFlowDoneFn done, gpointer user, guint64 arg)
+{
+  g_return_val_if_fail (net != NULL, 0);
+  g_return_val_if_fail (weight > 0 && isfinite (weight), 0);
+  g_return_val_if_fail (n_links >= 0 && (n_links == 0 || links != NULL), 0);
+  g_return_val_if_fail (bytes >= 0 && isfinite (bytes), 0);
+  for (int k = 0; k < n_links; k++)
+    g_return_val_if_fail (links[k] < (guint32) net->n_links, 0);
+
+  guint32 i = net->free_flow;
+  if (i != FLOW_NONE)
+    net->free_flow = net->flows[i].next;
+  else
+    {
+      g_return_val_if_fail (net->n_flows < FLOW_NONE, 0);
+      if (net->n_flows == net->cap_flows)
+        {
+          net->cap_flows = net->cap_flows ? 2 * net->cap_flows : 64;
+          net->flows = g_renew (Flow, net->flows, net->cap_flows);
+          net->hot = g_renew (Hot, net->hot, net->cap_flows);
+        }
+      i = net->n_flows++;
+      net->flows[i] = (Flow) { .gen = 1 };
+      net->hot[i] = (Hot) { 0 };
+    }
+  Flow *f = &net->flows[i];
+  if (n_links > f->cap_links)
+    {
+      f->cap_links = MAX (n_links, 8);
+      f->links = g_renew (guint32, f->links, f->cap_links);
+    }
+  f->n_links = n_links;
+  if (n_links > 0)
+    memcpy (f->links, links, (gsize) n_links * sizeof (guint32));
+  f->n_ent = 0;
+  f->hint = (ClassRef) { -1, 0 };
+  f->bytes = bytes;
+  f->remaining = bytes;
+  f->updated_ns = sim_engine_now (net->engine);
+  f->rate = net->hot[i].rate = 0;
+  net->hot[i].w = weight;
+  f->event = 0;
+  f->done = done;
+  f->user = user;
+  f->arg = arg;
+  f->next = FLOW_LIVE;
+  net->hot[i].mark = 0;
+  net->active++;
+
+  if (n_links == 0 || bytes == 0)
+    {
+      /* Nothing to share: done at once, but through the engine like every completion. */
+      f->rate = net->hot[i].rate = n_links == 0 ? INFINITY : 0;
+      f->event = sim_engine_after (net->engine, 0, complete_cb, net, i);
+    }
+  else
+    {
+      next_move_stamp (net);
+      for (int k = 0; k < n_links; k++)
+        {
+          gboolean miss;
+          link_move (net, (int) links[k], i, 1, &miss);
+        }
+      /* The new flow's component is all a recompute needs to look at. */
+      GROW (net->dirty_flows, net->cap_dirty_flows, net->n_dirty_flows + 1, guint32);
+      net->dirty_flows[net->n_dirty_flows++] = i;
+      schedule_recompute (net);
+    }
+  return ((guint64) f->gen << 32) | i;
+}
+
+static const Flow *
+lookup (const SimFlowNet *net, guint64 id)
+{
+  guint32 i = (guint32) (id & G_MAXUINT32);
+  if (i >= net->n_flows || net->flows[i].next != FLOW_LIVE || net->flows[i].gen != (guint32) (id >> 32))
+    return NULL;
+  return &net->flows[i];
+}
+
+double
+sim_flow_net_rate (const SimFlowNet *net, guint64 flow_id)
+{
+  g_return_val_if_fail (net != NULL, 0);
+  const Flow *f = lookup (net, flow_id);
+  return f ? f->rate : 0;
+}
+
+double
+sim_flow_net_link_bytes (const SimFlowNet *net, int link)
+{
+  g_return_val_if_fail (net != NULL && link >= 0 && link < net->n_links, 0);
+  const Link *l = &net->links[link];
+  gint64 now = sim_engine_now (net->engine);
+  double bytes = l->bytes;
+  const Class *c = l->cls >= 0 ? net->classes[l->cls] : NULL;
+  for (int m = 0; c != NULL && m < c->n_flows; m++)
+    {
+      const Flow *f = &net->flows[c->members[m].flow];
+      bytes += c->members[m].mult * (f->bytes - (f->remaining - f->rate * elapsed_s (f->updated_ns, now)));
+    }
+  return bytes;
+}
+
+int
+sim_flow_net_active (const SimFlowNet *net)
+{
+  g_return_val_if_fail (net != NULL, 0);
+  return net->active;
+}
+
+SimFlowNetStats
+sim_flow_net_stats (const SimFlowNet *net)
+{
+  SimFlowNetStats zero = { 0 };
+  g_return_val_if_fail (net != NULL, zero);
+  return net->stats;
+}
+
+/* Removes flow i from its links: each counts the flow's whole size and moves to its new class,
+ * which the next recompute re-solves. */
+static void
+detach (SimFlowNet *net, guint32 i)
+{
+  Flow *f = &net->flows[i];
+  next_move_stamp (net);
+  for (int k = 0; k < f->n_links; k++)
+    {
+      int li = (int) f->links[k];
+      net->links[li].bytes += f->bytes;
+      gboolean miss;
+      int to = link_move (net, li, i, -1, &miss);
+      if (miss && to >= 0)
+        {
+          GROW (net->dirty_classes, net->cap_dirty_classes, net->n_dirty_classes + 1, ClassRef);
+          net->dirty_classes[net->n_dirty_classes++] = (ClassRef) { to, net->classes[to]->gen };
+        }
+    }
+  f->n_ent = 0;
+  schedule_recompute (net);
+}
+
+static void
+complete_cb (SimEngine *engine, gpointer data, guint64 arg)
+{
+  SimFlowNet *net = data;
+  guint32 i = (guint32) arg;
+  Flow *f = &net->flows[i];
+  gint64 now = sim_engine_now (engine);
+  f->event = 0;
+  if (f->n_links > 0 && f->bytes > 0)
+    {
+      double remaining = f->remaining - f->rate * elapsed_s (f->updated_ns, now);
+      if (remaining > FINISH_REL * f->bytes)
+        {
+          /* Rounding put the event a hair early: re-plan from here (at least 1 ns later). */
+          f->remaining = remaining;
+          f->updated_ns = now;
+          plan_completion (net, f, i);
+          return;
+        }
+      detach (net, i);
+    }
+  SimFlowDoneFn done = f->done;
+  gpointer user = f->user;
+  guint64 done_arg = f->arg;
+  f->gen = f->gen == G_MAXUINT32 ? 1 : f->gen + 1;
+  f->next = net->free_flow;
+  net->free_flow = i;
+  net->active--;
+  if (done)
+    done (user, done_arg);
+}
+
+static inline void
+visit_class (SimFlowNet *net, int id, guint32 epoch, int *n)
+{
+  Class *c = net->classes[id];
+  if (c->mark == epoch)
+    return;
+  c->mark = epoch;
+  GROW (net->comp_classes, net->cap_comp_classes, *n + 1, int);
+  c->local = *n;
+  net->comp_classes[(*n)++] = id;
+}
+
+static inline void
+visit_flow (SimFlowNet *net, guint32 fi, guint32 epoch, guint32 *n)
+{
+  Hot *h = &net->hot[fi];
+  if (h->mark == epoch)
+    return;
+  h->mark = epoch;
+  GROW (net->comp_flows, net->cap_comp_flows, *n + 1, guint32);
+  net->comp_flows[(*n)++] = fi;
+}
+
+static guint32
+next_epoch (SimFlowNet *net)
+{
+  if (++net->epoch == 0)
+    {
+      /* epoch wrapped: clear marks so old ones cannot collide */
+      for (int c = 0; c < net->n_classes; c++)
+        net->classes[c]->mark = net->classes[c]->smark = 0;
+      for (guint32 i = 0; i < net->n_flows; i++)
+        net->hot[i].mark = net->hot[i].vmark = net->flows[i].xmark = 0;
+      net->epoch = 1;
+    }
+  return net->epoch;
+}
+
+/* Drops f's stale entries. */
+static void
+compact_entries (SimFlowNet *net, Flow *f)
+{
+  int kept = 0;
+  for (int e = 0; e < f->n_ent; e++)
+    {
+      const Class *c = net->classes[f->ent[e].cls];
+      if (c->live && c->gen == f->ent[e].gen)
+        f->ent[kept++] = f->ent[e];
+    }
+  f->n_ent = kept;
+}
+
+/* Drops f's stale entries, then visits its classes (into comp_classes, counting *n_classes);
+ * returns the link occurrences f adds to the rows (its entries' multiplicities). */
+static int
+visit_flow_classes (SimFlowNet *net, Flow *f, guint32 epoch, int *n_classes)
+{
+  compact_entries (net, f);
+  int occ = 0;
+  for (int e = 0; e < f->n_ent; e++)
+    {
+      occ += f->ent[e].mult;
+      visit_class (net, f->ent[e].cls, epoch, n_classes);
+    }
+  return occ;
+}
+
+/* Compressed rows of the flows comp_flows[0..n_flows) over the classes comp_classes[0..n_classes)
+ * (their local indices set, capacities in net->capacity), then the solve into net->rates.
+ *
+ * Classes that cannot fill are left out: no flow gets more than its tightest class allows alone
+ * (bound = min over its classes of capacity / crossings), so a class whose flows' bounds, times
+ * their crossings, add up to less than its capacity never fills, and the solver would only drain
+ * it (it pops a class only when that class fills). A ring crossing hundreds of classes, each
+ * shared with another rank's send, keeps the few that can bind. Margin: kept unless short of its
+ * capacity by more than PRUNE_REL, far above rounding. */
+#define PRUNE_REL 1e-9
+
+static void
+solve_rows (SimFlowNet *net, guint32 n_flows, int n_classes, int n_occ)
+{
+  GROW (net->start, net->cap_start, (int) n_flows + 1, int);
+  GROW (net->rates, net->cap_rates, (int) n_flows + 1, double);
+  GROW (net->weights, net->cap_weights, (int) n_flows + 1, double);
+  GROW (net->path, net->cap_path, n_occ, guint32);
+  GROW (net->bound, net->cap_bound, (int) n_flows + 1, double);
+  GROW (net->load_bound, net->cap_load_bound, n_classes, double);
+  GROW (net->remap, net->cap_remap, n_classes, int);
+  for (int q = 0; q < n_classes; q++)
+    net->load_bound[q] = 0;
+  for (guint32 q = 0; q < n_flows; q++)
+    {
+      const Flow *f = &net->flows[net->comp_flows[q]];
+      double b = INFINITY;
+      for (int e = 0; e < f->n_ent; e++)
+        {
+          int local = net->classes[f->ent[e].cls]->local;
+          if (local >= 0)
+            b = MIN (b, net->capacity[local] / f->ent[e].mult);
+        }
+      net->bound[q] = b;
+      for (int e = 0; e < f->n_ent; e++)
+        {
+          int local = net->classes[f->ent[e].cls]->local;
+          if (local >= 0)
+            net->load_bound[local] += f->ent[e].mult * b;
+        }
+    }
+  int n_kept = 0;
+  for (int q = 0; q < n_classes; q++)
+    if (net->load_bound[q] >= net->capacity[q] * (1 - PRUNE_REL))
+      {
+        net->capacity[n_kept] = net->capacity[q];  /* n_kept <= q: compacts in place */
+        net->remap[q] = n_kept++;
+      }
+    else
+      net->remap[q] = -1;
+  int o = 0;
+  for (guint32 q = 0; q < n_flows; q++)
+    {
+      const Flow *f = &net->flows[net->comp_flows[q]];
+      net->weights[q] = net->hot[net->comp_flows[q]].w;
+      net->start[q] = o;
+      for (int e = 0; e < f->n_ent; e++)
+        {
+          int local = net->classes[f->ent[e].cls]->local;
+          if (local < 0 || (local = net->remap[local]) < 0)
+            continue;
+          for (int m = 0; m < f->ent[e].mult; m++)
+            net->path[o++] = (guint32) local;
+        }
+    }
+  net->start[n_flows] = o;
+  if (n_flows > 0)
+    sim_maxmin_solve (net->solver, n_kept, net->capacity, (int) n_flows, net->start, net->path,
+                      net->weights, net->rates);
+}
+
+/* New rates net->rates[0..n) of comp_flows[0..n): snapshots and completions of those that changed. */
+static void
+apply_rates (SimFlowNet *net, guint32 n, gint64 now)
+{
+  for (guint32 q = 0; q < n; q++)
+    {
+      guint32 fi = net->comp_flows[q];
+      Flow *f = &net->flows[fi];
+      double rate = net->rates[q];
+      if (rate == f->rate)
+        continue;  /* same rate: snapshot and completion event stay valid */
+      f->remaining -= f->rate * elapsed_s (f->updated_ns, now);
+      f->updated_ns = now;
+      f->rate = net->hot[fi].rate = rate;
+      if (f->event)
+        net->stats.reschedules++;
+      plan_completion (net, f, fi);
+    }
+}
+
+/* ---- local re-solve ------------------------------------------------------------------------------
+ * Most recomputes change nothing but the seeds: a flow ends and its neighbours keep bottlenecks
+ * elsewhere, or new flows fit in the headroom left. So the seeds D (new flows, the flows of the
+ * classes a finished flow left) are solved first on their own, every other flow's rate held, on
+ * each of their classes' capacity less the others' load. The result, with the others' rates, is
+ * the max-min allocation of the whole component exactly when every flow of D and every flow
+ * sharing a class with D still has a bottleneck (a full class on which no flow gets more than it):
+ * that characterises the max-min allocation, which is unique, and flows further away keep theirs
+ * since neither their classes nor their loads changed. When the check fails the component is
+ * re-solved whole. "Full" and "no more" are judged to LOCAL_TOL relative, far below the solver's
+ * own rounding of levels (SNAP_REL in maxmin.c applies at 1e-12 per level, compounded); a seed's
+ * new rate within LOCAL_TOL of its old one keeps the old one bit for bit, so flows that did not
+ * change keep their completion events and identical flows stay identical. */
+#define LOCAL_TOL 1e-11
+/* Tries of a growing seed set before the whole component is solved. */
+#define LOCAL_ROUNDS 8
+
+static inline double
+trial_rate (const SimFlowNet *net, guint32 fi, guint32 epoch)
+{
+  const Hot *h = &net->hot[fi];
+  return h->mark == epoch ? net->rates[h->local] : h->rate;
+}
+
+/* Load and largest rate per unit weight of class id under the trial rates; FALSE if over capacity. */
+static gboolean
+class_stats (SimFlowNet *net, int id, guint32 epoch)
+{
+  Class *c = net->classes[id];
+  if (c->smark == epoch)
+    return TRUE;
+  c->smark = epoch;
+  double load = 0, mx = 0;
+  for (int m = 0; m < c->n_flows; m++)
+    {
+      double r = trial_rate (net, c->members[m].flow, epoch);
+      load += c->members[m].mult * r;
+      mx = MAX (mx, r / net->hot[c->members[m].flow].w);
+    }
+  c->load = load;
+  c->max_rate = mx;
+  return load <= c->capacity * (1 + LOCAL_TOL);
+}
+
+static inline gboolean
+is_bottleneck (const Class *c, double r)
+{
+  return c->load >= c->capacity * (1 - LOCAL_TOL) && r >= c->max_rate * (1 - LOCAL_TOL);
+}
+
+/* Whether f has a bottleneck under the trial rates (its last one first: a flow with hundreds of
+ * classes, a ring's, usually keeps it). Classes over capacity clear *feasible. */
+static gboolean
+has_bottleneck (SimFlowNet *net, guint32 fi, guint32 epoch, gboolean *feasible)
+{
+  Flow *f = &net->flows[fi];
+  double r = trial_rate (net, fi, epoch) / net->hot[fi].w;
+  if (f->hint.cls >= 0 && net->classes[f->hint.cls]->live && net->classes[f->hint.cls]->gen == f->hint.gen)
+    {
+      if (!class_stats (net, f->hint.cls, epoch))
+        *feasible = FALSE;
+      if (is_bottleneck (net->classes[f->hint.cls], r))
+        return TRUE;
+    }
+  compact_entries (net, f);
+  for (int e = 0; e < f->n_ent; e++)
+    {
+      int id = f->ent[e].cls;
+      if (!class_stats (net, id, epoch))
+        *feasible = FALSE;
+      if (is_bottleneck (net->classes[id], r))
+        {
+          f->hint = (ClassRef) { id, f->ent[e].gen };
+          return TRUE;
+        }
+    }
+  return FALSE;
+}
+
+/* Adds g to the seeds of the next try (after comp_flows[0..*n_next)). */
+static void
+add_seed (SimFlowNet *net, guint32 gi, guint32 epoch, guint32 *n_next)
+{
+  Flow *g = &net->flows[gi];
+  if (net->hot[gi].mark == epoch || g->xmark == epoch)
+    return;
+  g->xmark = epoch;
+  GROW (net->comp_flows, net->cap_comp_flows, *n_next + 1, guint32);
+  net->comp_flows[(*n_next)++] = gi;
+}
+
+/* Solves seeds comp_flows[0..n) alone and keeps the result if it passes the check above. Else
+ * appends to comp_flows the flows whose rates must change too, as far as the check shows: flows
+ * left without a bottleneck, and for a seed left without one, the others on its full classes that
+ * get more than it; *n_next is the new count (n if none were found or a class is over capacity). */
+static gboolean
+try_local (SimFlowNet *net, guint32 n, gint64 now, guint32 *n_next)
+{
+  *n_next = n;
+  guint32 epoch = next_epoch (net);
+  for (guint32 q = 0; q < n; q++)
+    {
+      Hot *h = &net->hot[net->comp_flows[q]];
+      h->mark = epoch;
+      h->local = (int) q;
+    }
+  int n_classes = 0, n_occ = 0;
+  for (guint32 q = 0; q < n; q++)
+    n_occ += visit_flow_classes (net, &net->flows[net->comp_flows[q]], epoch, &n_classes);
+  /* Capacities less the other flows' load. Classes left with the same capacity and the same seeds
+   * (a ring's hops, each shared with another rank's transfer at the same rate) are twins in this
+   * solve: the first pops and the others drain, so only the first is solved (local -1 for the
+   * others, which solve_rows skips). */
+  GROW (net->capacity, net->cap_capacity, n_classes, double);
+  int n_twin = 1;
+  while (n_twin < 2 * n_classes)
+    n_twin *= 2;
+  GROW (net->twin_table, net->cap_twin, n_twin, int);
+  GROW (net->twin_key, net->cap_twin_key, 3 * n_classes, guint64);
+  memset (net->twin_table, 0xff, (gsize) n_twin * sizeof (int));
+  int n_solve = 0;
+  for (int q = 0; q < n_classes; q++)
+    {
+      Class *c = net->classes[net->comp_classes[q]];
+      double used = 0;
+      guint64 d1 = 0, d2 = 0;
+      for (int m = 0; m < c->n_flows; m++)
+        {
+          guint32 gi = c->members[m].flow;
+          const Hot *g = &net->hot[gi];
+          guint64 mult = (guint64) c->members[m].mult;
+          if (g->mark != epoch)
+            used += c->members[m].mult * g->rate;
+          else
+            {
+              d1 += mult * flow_mix (gi);
+              d2 += mult * flow_mix2 (gi);
+            }
+        }
+      double cap = MAX (c->capacity - used, 0.0);
+      guint64 cap_bits;
+      memcpy (&cap_bits, &cap, sizeof cap_bits);
+      guint64 *key = net->twin_key + 3 * n_solve;
+      key[0] = d1;
+      key[1] = d2;
+      key[2] = cap_bits;
+      guint64 h = flow_mix (d1 ^ (d2 * 0x9E3779B97F4A7C15ull) ^ cap_bits);
+      int slot = (int) (h & (guint64) (n_twin - 1));
+      c->local = -1;
+      for (;; slot = (slot + 1) & (n_twin - 1))
+        {
+          int other = net->twin_table[slot];
+          if (other < 0)
+            {
+              net->twin_table[slot] = n_solve;
+              net->capacity[n_solve] = cap;
+              c->local = n_solve++;
+              break;
+            }
+          const guint64 *ok = net->twin_key + 3 * other;
+          if (ok[0] == d1 && ok[1] == d2 && ok[2] == cap_bits)
+            break;  /* a twin of an earlier class */
+        }
+    }
+  solve_rows (net, n, n_solve, n_occ);
+  for (guint32 q = 0; q < n; q++)
+    {
+      const Flow *f = &net->flows[net->comp_flows[q]];
+      if (fabs (net->rates[q] - f->rate) <= LOCAL_TOL * f->rate)
+        net->rates[q] = f->rate;
+    }
+  /* The check: the seeds, then the other flows of their classes. */
+  gboolean feasible = TRUE, ok = TRUE;
+  for (guint32 q = 0; q < n; q++)
+    {
+      guint32 fi = net->comp_flows[q];
+      const Flow *f = &net->flows[fi];
+      net->hot[fi].vmark = epoch;
+      if (has_bottleneck (net, fi, epoch, &feasible))
+        continue;
+      ok = FALSE;
+      double r = net->rates[q] / net->hot[fi].w;
+      for (int e = 0; e < f->n_ent; e++)
+        {
+          const Class *c = net->classes[f->ent[e].cls];
+          if (c->load < c->capacity * (1 - LOCAL_TOL))
+            continue;
+          for (int m = 0; m < c->n_flows; m++)
+            {
+              const Hot *g = &net->hot[c->members[m].flow];
+              if (g->mark != epoch && g->rate / g->w > r)
+                add_seed (net, c->members[m].flow, epoch, n_next);
+            }
+        }
+    }
+  for (int q = 0; q < n_classes && feasible; q++)
+    {
+      const Class *c = net->classes[net->comp_classes[q]];
+      for (int m = 0; m < c->n_flows; m++)
+        {
+          guint32 gi = c->members[m].flow;
+          if (net->hot[gi].vmark == epoch)
+            continue;
+          net->hot[gi].vmark = epoch;
+          if (!has_bottleneck (net, gi, epoch, &feasible))
+            {
+              ok = FALSE;
+              add_seed (net, c->members[m].flow, epoch, n_next);
+            }
+        }
+    }
+  if (!feasible)
+    *n_next = n;
+  if (!ok || !feasible)
+    return FALSE;
+  apply_rates (net, n, now);
+  net->stats.flows_resolved += n;
+  return TRUE;
+}
+
+/* Flows only ended: their neighbours comp_flows[0..n) are the only flows that could get more. If
+ * each still has a bottleneck at the current rates (usually its last one, found in O(1)), every
+ * flow has one and the current rates, less the ended flows', are the max-min allocation: nothing
+ * to re-solve (a local solve would return these rates up to LOCAL_TOL, and keep them). */
+static gboolean
+unchanged_after_ends (SimFlowNet *net, guint32 n)
+{
+  guint32 epoch = next_epoch (net);  /* no flow marked: trial rates are the current ones */
+  gboolean feasible = TRUE;
+  for (guint32 q = 0; q < n; q++)
+    if (!has_bottleneck (net, net->comp_flows[q], epoch, &feasible) || !feasible)
+      return FALSE;
+  return TRUE;
+}
+
+/* Re-solves the components reachable from the seeds (new flows, classes that lost a flow) and
+ * re-plans changed completions: locally if that is exact (above), else component by component. */
+static void
+recompute (SimFlowNet *net)
+{
+  gint64 now = sim_engine_now (net->engine);
+  guint32 epoch = next_epoch (net);
+  net->stats.recomputes++;
+
+  /* The seeds as flows: the new ones and the members of the classes that lost one. */
+  guint32 n_seeds = 0;
+  for (int d = 0; d < net->n_dirty_flows; d++)
+    {
+      guint32 fi = net->dirty_flows[d];
+      if (net->flows[fi].next == FLOW_LIVE)
+        visit_flow (net, fi, epoch, &n_seeds);
+    }
+  gboolean only_ends = n_seeds == 0;
+  net->n_dirty_flows = 0;
+  for (int d = 0; d < net->n_dirty_classes; d++)
+    {
+      ClassRef ref = net->dirty_classes[d];
+      const Class *c = net->classes[ref.cls];
+      if (c->live && c->gen == ref.gen)
+        for (int m = 0; m < c->n_flows; m++)
+          visit_flow (net, c->members[m].flow, epoch, &n_seeds);
+    }
+  net->n_dirty_classes = 0;
+  if (only_ends && n_seeds > 0 && unchanged_after_ends (net, n_seeds))
+    return;
+  for (int round = 0; round < LOCAL_ROUNDS && n_seeds > 0; round++)
+    {
+      guint32 n_next;
+      if (try_local (net, n_seeds, now, &n_next))
+        return;
+      if (n_next == n_seeds)
+        break;
+      n_seeds = n_next;
+    }
+  if (n_seeds == 0)
+    return;
+
+  /* Breadth-first search over flow -> class -> flow from the seeds, still first in comp_flows. */
+  epoch = next_epoch (net);
+  for (guint32 q = 0; q < n_seeds; q++)
+    net->hot[net->comp_flows[q]].mark = epoch;
+  int n_comp_classes = 0;
+  guint32 n_comp_flows = n_seeds;
+  int n_occ = 0;
+  int qc = 0;
+  guint32 qf = 0;
+  while (qc < n_comp_classes || qf < n_comp_flows)
+    {
+      for (; qc < n_comp_classes; qc++)
+        {
+          const Class *c = net->classes[net->comp_classes[qc]];
+          for (int m = 0; m < c->n_flows; m++)
+            visit_flow (net, c->members[m].flow, epoch, &n_comp_flows);
+        }
+      for (; qf < n_comp_flows; qf++)
+        n_occ += visit_flow_classes (net, &net->flows[net->comp_flows[qf]], epoch, &n_comp_classes);
+    }
+
+  /* One link per class, listed mult times per flow. */
+  GROW (net->capacity, net->cap_capacity, n_comp_classes, double);
+  for (int q = 0; q < n_comp_classes; q++)
+    net->capacity[q] = net->classes[net->comp_classes[q]]->capacity;
+  solve_rows (net, n_comp_flows, n_comp_classes, n_occ);
+  net->stats.flows_resolved += n_comp_flows;
+  apply_rates (net, n_comp_flows, now);
+}
+
+static void
+recompute_cb (SimEngine *engine, gpointer data, guint64 arg)
+{
+  SimFlowNet *net = data;
+  net->recompute_event = 0;
+  recompute (net);
+}
+
+void
+sim_flow_net_flush (SimFlowNet *net)
+{
+  g_return_if_fail (net != NULL);
+  if (net->recompute_event == 0)
+    return;
+  sim_engine_cancel (net->engine, net->recompute_event);
+  net->recompute_event = 0;
+  recompute (net);
+}

@@ -1,0 +1,54 @@
+/* Flows over routed paths of links, sharing link bandwidth max-min fairly (optionally weighted).
+ *
+ * A flow is bytes over a fixed list of link ids. Whenever a flow starts or ends, the rates of the
+ * flows it shares links with are recomputed (see sim/net/maxmin.h) and completion events re-planned.
+ * Path latency is the caller's business (delay the start or the notification).
+ *
+ * Cost model: starts and ends only note what changed; one recompute event at the current time
+ * then re-solves the flows next to the changes (new flows, the flows of links a finished flow
+ * left), widening to the connected component(s) of flows and links only when the max-min
+ * bottleneck condition says more rates must change (flows elsewhere keep their rates and their
+ * completion events), so 10^4 flows started by one collective in one event cost one solve, and a
+ * flow ending in a large component costs a solve of its neighbours. Links with the same flows
+ * and capacity are solved as one. Rates are therefore assigned when that event runs: a
+ * flow's rate reads 0 until then (sim_flow_net_flush forces it). A flow finishes at the first
+ * nanosecond at which all its bytes have arrived (rounded up, never early); flows with identical
+ * histories get bit-identical rates and finish in the same nanosecond. */
+#pragma once
+#include <glib.h>
+#include "sim/des/engine.h"
+
+typedef struct SimFlowNet SimFlowNet;
+typedef void (*SimFlowDoneFn) (gpointer user, guint64 arg);
+
+/* capacities[i]: link i in bytes/s, > 0; copied. The engine must outlive the net; freeing the net
+ * cancels its pending events. */
+SimFlowNet *sim_flow_net_new (SimEngine *engine, const double *capacities, int n_links);
+void sim_flow_net_free (SimFlowNet *net);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (SimFlowNet, sim_flow_net_free)
+
+/* Starts a flow now; done(user, arg) runs (from an engine event, never from inside this call) when
+ * its last byte arrives. A flow with no links or no bytes finishes at the current time. links are
+ * copied. Returns a flow id (never 0). */
+guint64 sim_flow_net_start (SimFlowNet *net, const guint32 *links, int n_links, double bytes,
+                            SimFlowDoneFn done, gpointer user, guint64 arg);
+/* The same with a weight > 0 in the sharing: flows on a common bottleneck get rates in the ratio
+ * of their weights (weighted max-min, sim/net/maxmin.h); sim_flow_net_start's flows weigh 1. */
+guint64 sim_flow_net_start_weighted (SimFlowNet *net, const guint32 *links, int n_links, double bytes,
+                                     double weight, SimFlowDoneFn done, gpointer user, guint64 arg);
+/* Current rate of an active flow in bytes/s (0 if finished). */
+double sim_flow_net_rate (const SimFlowNet *net, guint64 flow_id);
+/* Bytes carried by a link so far, for --link-stats. */
+double sim_flow_net_link_bytes (const SimFlowNet *net, int link);
+int sim_flow_net_active (const SimFlowNet *net);
+/* Runs the pending rate recompute now instead of at the end of the current time step. */
+void sim_flow_net_flush (SimFlowNet *net);
+
+/* Work counters, for benchmarks and reports. */
+typedef struct {
+  guint64 recomputes;        /* batched re-solves */
+  guint64 flows_resolved;    /* flows re-solved, summed over recomputes (by the solve that was
+                              * kept: a local try that failed its check is not counted) */
+  guint64 reschedules;       /* completion events moved because a rate changed */
+} SimFlowNetStats;
+SimFlowNetStats sim_flow_net_stats (const SimFlowNet *net);

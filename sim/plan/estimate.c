@@ -1,0 +1,451 @@
+/* Closed-form step estimate.
+ *
+ * Per GPU, with m micro-batches per pipeline, L_r layers on a pipeline rank:
+ *   micro-batch work  the op lists of one dense (and one MoE) layer, forward and backward with the
+ *              plan's recompute (model/layer.h), each kernel timed as the simulator times it
+ *              (sim/gpu/gpu.h: max(FLOPs / (peak · eff), bytes / (HBM · mem_eff)) + launch); the
+ *              embedding and LM head on the first and last stage. A stage's micro-batch takes
+ *              t_s = L_r · t_layer (+ embedding or head); the slowest stage sets the pace.
+ *   compute    m · t_s (the layer kernels; exposed communication below is added to it)
+ *   bubble     (pp − 1)/vpp · t_s         (Narayanan et al. SC21 §2.2: 1F1B and interleaved)
+ *   TP         each TP collective of the op list: (n−1)/n · bytes / B_tp + (n−1)·α (all-gather,
+ *              reduce-scatter; all-reduce twice that; nccl-tests bus bandwidth convention). With
+ *              tp_comm_overlap a collective next to a GEMM runs beside it, as the simulator runs
+ *              it: exposed max(0, comm − GEMM); otherwise all of it is exposed.
+ *   CP         ring attention's KV exchange: (cp − 1) blocks, hidden behind the attention cores;
+ *              the excess is exposed.
+ *   EP         all-to-all dispatch + combine forward and backward, (n−1)/n of the buffer, blocking.
+ *   PP         2(pp − 1) activation sends on the critical path (fill and drain).
+ *   DP         gradients of the rank's parameters (param dtype) over dp·cp: reduce-scatter +
+ *              all-gather ((n−1)/n each) or all-reduce (2(n−1)/n); ZeRO-2/3 reduce-scatter every
+ *              micro-batch (only the gradient shard is kept); ZeRO-3 re-gathers parameters
+ *              per micro-batch forward and backward. With dp_overlap the backward of the last
+ *              micro-batch (2/3 of its work) hides it, at least one bucket stays exposed.
+ *   slowdown   overlap_slowdown x the compute that runs beside a collective: the GEMMs paired with
+ *              overlapped TP/CP collectives and, with dp_overlap, min(DP window, DP time).
+ *   optimizer  30 bytes of HBM traffic per parameter element the rank updates (fp32 grad, master,
+ *              m, v read; master, m, v written; bf16 weight written: sim/step/runner.c's figure) /
+ *              (HBM bandwidth · mem_eff).
+ * B_x, α_x: a group whose ranks span at most one NVLink domain (the span is the group's size times
+ * the product of the dims inside it in `order`) uses NVLink bandwidth × nvlink_eff; otherwise the
+ * GPU's NIC bandwidth (× nic_eff when the profile gives it), divided by the leaf oversubscription.
+ * Step = sum of the parts; × (1 + virtualization_overhead). No contention between flows, no
+ * stragglers: the simulator (sim/step/runner.c) has those; this is the search's fast first stage. */
+#include "config.h"
+#include <math.h>
+#include "sim/plan/estimate.h"
+#include "sim/net/alphabeta.h"
+#include "model/flops.h"
+#include "model/layer.h"
+#include "model/memory.h"
+#include "model/op.h"
+
+static const char *const part_names[SIM_EST_COUNT] = {
+  "compute", "tp", "cp", "pp", "dp", "ep", "bubble", "optimizer", "slowdown",
+};
+
+const char *
+sim_estimate_part_name (SimEstimatePart p)
+{
+  g_return_val_if_fail ((unsigned) p < SIM_EST_COUNT, "?");
+  return part_names[p];
+}
+
+void
+sim_estimate_hw_from_scenario (const SimScenario *sc, SimEstimateHw *out)
+{
+  const SimGpuSpec *gpu = sim_scenario_gpu (sc);
+  const SimClusterSpec *cl = sim_scenario_cluster (sc);
+  const SimFabricSpec *fa = sim_scenario_fabric (sc);
+  const SimScenarioRun *run = sim_scenario_run (sc);
+  SimEstimateHw hw = { 0 };
+  for (int d = 0; d < MODEL_DTYPE_COUNT; d++)
+    hw.peak_flops[d] = gpu->peak_flops[d];
+  /* The planning estimate uses the efficiency of the run's matmul dtype (1 when unknown). */
+  double ge = gpu->gemm_eff_max[sim_scenario_plan (sc)->matmul_dtype];
+  hw.gemm_eff = ge > 0 ? ge : 1.0;
+  hw.hbm_bytes = gpu->hbm_bytes;
+  hw.hbm_bw_bytes_per_s = gpu->hbm_bw_bytes_per_s * (gpu->mem_eff > 0 ? gpu->mem_eff : 1.0);
+  double nvl = cl->nvlink_bw_bytes_per_s > 0 ? cl->nvlink_bw_bytes_per_s : gpu->nvlink_bw_bytes_per_s;
+  hw.nvlink_bw_bytes_per_s = nvl * (gpu->nvlink_eff > 0 ? gpu->nvlink_eff : 1.0);
+  hw.nvlink_latency_s = cl->nvlink_latency_ns * 1e-9;
+  double nic_eff = 1.0;
+  if (!sim_scenario_get_number (sc, "fabric", "nic_eff", &nic_eff) || nic_eff <= 0)
+    nic_eff = 1.0;
+  double over = fa->oversubscription[0] >= 1 ? fa->oversubscription[0] : 1.0;
+  hw.nic_bw_bytes_per_s = cl->nic_bw_bytes_per_s * MAX (cl->nics_per_gpu, 1) * nic_eff / over;
+  hw.nic_latency_s = cl->nic_latency_ns * 1e-9 + 2.0 * fa->hop_latency_ns * 1e-9;
+  hw.domain_gpus = cl->gpus_per_domain_used > 0 ? cl->gpus_per_domain_used : cl->nvlink_domain;
+  if (hw.domain_gpus <= 0)
+    hw.domain_gpus = 1;
+  hw.memory_overhead_bytes = run->memory_overhead_bytes;
+  if (!sim_scenario_collective_profile (sc, &hw.coll, NULL))
+    memset (&hw.coll, 0, sizeof hw.coll);
+  hw.virtualization_overhead = run->virtualization_overhead;
+  hw.gpu = *gpu;
+  *out = hw;
+}
+
+/* Bandwidth and latency of a group along `dim` under the plan's rank order. */
+static void
+group_link (const ModelPlan *plan, const SimEstimateHw *hw, ModelDim dim, double *bw, double *alpha)
+{
+  gint64 stride = 1;
+  for (int i = 0; i < MODEL_DIM_COUNT && plan->order[i] != dim; i++)
+    stride *= model_plan_dim_size (plan, plan->order[i]);
+  gint64 span = stride * model_plan_dim_size (plan, dim);
+  if (span <= hw->domain_gpus || hw->nic_bw_bytes_per_s <= 0)
+    *bw = hw->nvlink_bw_bytes_per_s, *alpha = hw->nvlink_latency_s;
+  else
+    *bw = hw->nic_bw_bytes_per_s, *alpha = hw->nic_latency_s;
+  if (*bw <= 0)
+    *bw = 1.0; /* a degenerate profile: the validity checks of the loader keep this unreachable */
+}
+
+/* Time of moving `factor` × bytes per GPU at bandwidth bw plus `steps` latencies. */
+static double
+coll_s (double factor, double bytes, double bw, double alpha, double steps)
+{
+  return factor * bytes / bw + steps * alpha;
+}
+
+static double
+kernel_s (const ModelPlan *plan, const SimEstimateHw *hw, const ModelOp *op)
+{
+  return sim_gpu_op_ns (&hw->gpu, plan, op) * 1e-9;
+}
+
+/* Time of one collective of the op list on its group's link. */
+static double
+comm_op_s (const ModelPlan *plan, const SimEstimateHw *hw, const ModelOp *op)
+{
+  double bw, alpha;
+  int n = op->group_size > 1 ? op->group_size : 1;
+  group_link (plan, hw, op->dim == MODEL_DIM_DP ? MODEL_DIM_DP : op->dim, &bw, &alpha);
+  double f = (n - 1.0) / n;
+  switch (op->coll)
+    {
+    case MODEL_COLL_ALL_REDUCE: return coll_s (2.0 * f, op->comm_bytes, bw, alpha, 2.0 * (n - 1));
+    case MODEL_COLL_ALL_GATHER:
+    case MODEL_COLL_REDUCE_SCATTER:
+    case MODEL_COLL_ALL_TO_ALL: return coll_s (f, op->comm_bytes, bw, alpha, n - 1);
+    case MODEL_COLL_SEND_RECV:
+    case MODEL_COLL_CP_KV_EXCHANGE: return coll_s (1.0, op->comm_bytes, bw, alpha, 1.0);
+    default: return 0.0;
+    }
+}
+
+static gboolean
+plain_tp (const ModelOp *op)
+{
+  return op->kind == MODEL_OP_COMM && op->dim == MODEL_DIM_TP && !op->expert_group && !op->overlap_next;
+}
+
+/* Adds one op list's work to `acc` (weight w): compute, attention, per-dimension communication and
+ * what of it is exposed, pairing overlapped collectives with the compute op they run beside as
+ * sim/step/runner.c does. DP and PP collectives are left to the step terms. */
+static void
+add_ops (const ModelPlan *plan, const SimEstimateHw *hw, const GArray *ops, double w, SimEstimateLayer *acc,
+         double *compute)
+{
+  const ModelOp *o = (const ModelOp *) ops->data;
+  int n = (int) ops->len;
+  gboolean tpo = plan->tp_comm_overlap;
+  for (int i = 0; i < n; i++)
+    {
+      if (o[i].kind != MODEL_OP_COMM)
+        {
+          double t = kernel_s (plan, hw, &o[i]);
+          if (o[i].flags & MODEL_OP_LATER_MICROBATCHES) /* absent from the first micro-batch */
+            t *= 1.0 - 1.0 / model_plan_microbatches (plan);
+          *compute += w * t;
+          if (o[i].kind == MODEL_OP_ATTENTION)
+            acc->layer_attn_s += w * t;
+          /* A GEMM draining into a reduce-scatter/all-reduce runs beside it under tp overlap. */
+          if (tpo && o[i].kind == MODEL_OP_GEMM && i + 1 < n && plain_tp (&o[i + 1])
+              && (o[i + 1].coll == MODEL_COLL_REDUCE_SCATTER || o[i + 1].coll == MODEL_COLL_ALL_REDUCE))
+            {
+              double c = comm_op_s (plan, hw, &o[i + 1]);
+              acc->layer_tp_s += w * c;
+              acc->layer_tp_exposed_s += w * MAX (0.0, c - t);
+              acc->layer_overlapped_s += c > 0 && !sim_gpu_op_ub_own_sms (plan, &o[i]) ? w * t : 0.0;
+              i++;
+            }
+          continue;
+        }
+      if (o[i].dim == MODEL_DIM_DP || o[i].dim == MODEL_DIM_PP || o[i].group_size <= 1)
+        continue;
+      double c = comm_op_s (plan, hw, &o[i]);
+      gboolean ovl = o[i].overlap_next || (tpo && plain_tp (&o[i]) && i + 1 < n && o[i + 1].kind == MODEL_OP_GEMM);
+      double next = 0.0;
+      if (ovl && i + 1 < n && o[i + 1].kind != MODEL_OP_COMM)
+        next = kernel_s (plan, hw, &o[i + 1]);
+      double exposed = ovl ? MAX (0.0, c - next) : c;
+      gboolean own = ovl && i + 1 < n && sim_gpu_op_ub_own_sms (plan, &o[i + 1]);
+      acc->layer_overlapped_s += c > 0 && !own ? w * next : 0.0;
+      if (o[i].dim == MODEL_DIM_TP)
+        acc->layer_tp_s += w * c, acc->layer_tp_exposed_s += w * exposed;
+      else if (o[i].dim == MODEL_DIM_CP)
+        acc->layer_cp_s += w * c, acc->layer_cp_exposed_s += w * exposed;
+      else if (o[i].dim == MODEL_DIM_EP)
+        acc->layer_ep_s += w * c;
+    }
+}
+
+void
+sim_estimate_layer (const ModelShape *shape, const ModelPlan *plan, const SimEstimateHw *hw, SimEstimateLayer *out)
+{
+  memset (out, 0, sizeof *out);
+  g_autoptr (GArray) ops = model_op_array_new ();
+  /* An average layer: one representative of each kind (dense or MoE, GEMMs in matmul_dtype or kept
+   * in param_dtype by bf16_layers_first/last) weighted by how many layers of that kind there are. */
+  int rep[4] = { -1, -1, -1, -1 }, count[4] = { 0 };
+  for (int l = 0; l < shape->layers; l++)
+    {
+      int k = (model_shape_layer_is_moe (shape, l) ? 2 : 0)
+              + (model_layer_matmul_dtype (shape, plan, l) != plan->matmul_dtype ? 1 : 0);
+      if (rep[k] < 0)
+        rep[k] = l;
+      count[k]++;
+    }
+  for (int k = 0; k < 4; k++)
+    {
+      if (count[k] == 0)
+        continue;
+      for (int pass = 0; pass < 2; pass++)
+        {
+          g_array_set_size (ops, 0);
+          model_layer_ops (shape, plan, rep[k], (ModelPass) pass, ops);
+          add_ops (plan, hw, ops, (double) count[k] / shape->layers, out, &out->layer_compute_s);
+        }
+    }
+  for (int pass = 0; pass < 2; pass++)
+    {
+      SimEstimateLayer extra = { 0 };
+      g_array_set_size (ops, 0);
+      model_layer_embedding_ops (shape, plan, (ModelPass) pass, ops);
+      add_ops (plan, hw, ops, 1.0, &extra, &out->embedding_s);
+      out->embedding_s += extra.layer_tp_exposed_s;
+      memset (&extra, 0, sizeof extra);
+      g_array_set_size (ops, 0);
+      model_layer_head_ops (shape, plan, (ModelPass) pass, ops);
+      add_ops (plan, hw, ops, 1.0, &extra, &out->head_s);
+      out->head_s += extra.layer_tp_exposed_s;
+    }
+}
+
+/* Slowest stage's work per micro-batch: layers × (compute + exposed layer comm) + embedding/head. */
+static double
+stage_s (const ModelShape *shape, const ModelPlan *plan, const SimEstimateLayer *ly, double per_layer,
+         double *compute_only)
+{
+  double worst = 0.0, worst_c = 0.0;
+  int ranks[3] = { 0, plan->pp / 2, plan->pp - 1 };
+  for (int i = 0; i < 3; i++)
+    {
+      int r = ranks[i];
+      double layers = model_plan_rank_layers (plan, shape, r);
+      double extra = (r == 0 ? ly->embedding_s : 0.0) + (r == plan->pp - 1 ? ly->head_s : 0.0);
+      double t = layers * per_layer + extra;
+      if (t > worst)
+        worst = t, worst_c = layers * ly->layer_compute_s + extra;
+    }
+  if (compute_only)
+    *compute_only = worst_c;
+  return worst;
+}
+
+double
+sim_estimate_lower_bound (const ModelShape *shape, const ModelPlan *plan, const SimEstimateHw *hw,
+                          const SimEstimateLayer *layer)
+{
+  double c;
+  double per_layer = layer->layer_compute_s + layer->layer_tp_exposed_s + layer->layer_cp_exposed_s
+                     + layer->layer_ep_s;
+  double t = stage_s (shape, plan, layer, per_layer, &c);
+  int m = model_plan_microbatches (plan);
+  return (m * c + (plan->pp - 1.0) / plan->vpp * t) * (1.0 + hw->virtualization_overhead);
+}
+
+gboolean
+sim_estimate_step (const ModelShape *shape, const ModelPlan *plan, const SimEstimateHw *hw,
+                   gboolean check_memory, SimEstimate *out, GError **error)
+{
+  g_return_val_if_fail (shape && plan && hw && out, FALSE);
+  memset (out, 0, sizeof *out);
+  if (!model_plan_validate (plan, shape, error))
+    return FALSE;
+  SimEstimateLayer layer;
+  sim_estimate_layer (shape, plan, hw, &layer);
+  return sim_estimate_step_with (shape, plan, hw, &layer, check_memory, out, error);
+}
+
+/* FP8 delayed scaling: a blocking amax all-reduce over TP x CP x DP after every chunk's forward and
+ * backward (sim/step/runner.c): 3 and 2 amaxes per FP8 GEMM of the chunk, 4 GEMMs per layer, lr layers
+ * per stage; latency-bound, at NCCL's fastest algorithm and protocol for the group spread over
+ * domains. 0 when the plan has none. */
+static double
+amax_s (const ModelPlan *plan, const SimEstimateHw *hw, int m, double lr)
+{
+  int n = plan->tp * plan->cp * plan->dp;
+  if (plan->matmul_dtype != MODEL_DTYPE_FP8 || plan->fp8_scaling != MODEL_FP8_DELAYED || !plan->fp8_reduce_amax
+      || n <= 1)
+    return 0.0;
+  SimCollectiveShape sh = { 0 };
+  sh.ranks = n;
+  sh.ranks_per_domain = MIN (n, hw->domain_gpus);
+  sh.domains = (n + sh.ranks_per_domain - 1) / sh.ranks_per_domain;
+  sh.uniform = n % sh.ranks_per_domain == 0;
+  /* The shape wants line rates; hw keeps achieved ones. */
+  sh.nvlink_bw_bytes_per_s = hw->nvlink_bw_bytes_per_s / (hw->coll.nvlink_eff > 0 ? hw->coll.nvlink_eff : 1.0);
+  sh.nic_bw_bytes_per_s = hw->nic_bw_bytes_per_s / (hw->coll.nic_eff > 0 ? hw->coll.nic_eff : 1.0);
+  sh.nvlink_latency_ns = (gint64) llround (hw->nvlink_latency_s * 1e9);
+  sh.net_latency_ns = (gint64) llround (hw->nic_latency_s * 1e9);
+  double chunk_layers = lr / plan->vpp;
+  gint64 fwd_ns = -1, bwd_ns = -1;
+  sim_alphabeta_best (SIM_COLLECTIVE_ALLREDUCE, &sh, &hw->coll, 3.0 * 4.0 * 4.0 * chunk_layers, &fwd_ns);
+  sim_alphabeta_best (SIM_COLLECTIVE_ALLREDUCE, &sh, &hw->coll, 2.0 * 4.0 * 4.0 * chunk_layers, &bwd_ns);
+  return m * plan->vpp * (MAX (fwd_ns, 0) + MAX (bwd_ns, 0)) * 1e-9;
+}
+
+gboolean
+sim_estimate_step_with (const ModelShape *shape, const ModelPlan *plan, const SimEstimateHw *hw,
+                        const SimEstimateLayer *ly, gboolean check_memory, SimEstimate *out, GError **error)
+{
+  g_return_val_if_fail (shape && plan && hw && ly && out, FALSE);
+  memset (out, 0, sizeof *out);
+  double peak = hw->peak_flops[plan->matmul_dtype];
+  if (peak <= 0)
+    {
+      g_set_error (error, MODEL_ERROR, MODEL_ERROR_INVALID_PLAN,
+                   "the GPU profile has no %s peak; choose a matmul_dtype the GPU supports",
+                   model_dtype_name (plan->matmul_dtype));
+      return FALSE;
+    }
+  ModelMemory mem;
+  GError *oom = NULL;
+  gboolean fits = TRUE;
+  if (check_memory)
+    {
+      fits = model_memory_check (shape, plan, hw->hbm_bytes, hw->memory_overhead_bytes, &mem, &oom);
+      out->memory_bytes = mem.total_bytes;
+    }
+  out->fits = fits;
+
+  const double gpus = plan->gpus;
+  const int m = model_plan_microbatches (plan);
+  const double tokens = (double) plan->global_batch * shape->seq_len;
+  const double e = model_dtype_bytes (plan->param_dtype);
+  const double T = (double) plan->micro_batch * shape->seq_len / plan->cp;
+  const double h = shape->hidden;
+  double p[SIM_EST_COUNT] = { 0 }, c[SIM_EST_COUNT] = { 0 };
+
+  /* Layer communication scales with the layers of the slowest stage, like its compute. */
+  double per_layer = ly->layer_compute_s + ly->layer_tp_exposed_s + ly->layer_cp_exposed_s + ly->layer_ep_s;
+  double compute_stage;
+  double t_stage = stage_s (shape, plan, ly, per_layer, &compute_stage);
+  double lr = 0.0; /* layers of the slowest stage */
+  {
+    int ranks[3] = { 0, plan->pp / 2, plan->pp - 1 };
+    double worst = -1;
+    for (int i = 0; i < 3; i++)
+      {
+        int r = ranks[i];
+        double layers = model_plan_rank_layers (plan, shape, r);
+        double extra = (r == 0 ? ly->embedding_s : 0.0) + (r == plan->pp - 1 ? ly->head_s : 0.0);
+        if (layers * per_layer + extra > worst)
+          worst = layers * per_layer + extra, lr = layers;
+      }
+  }
+  p[SIM_EST_COMPUTE] = m * compute_stage;
+  p[SIM_EST_TP] = m * lr * ly->layer_tp_exposed_s, c[SIM_EST_TP] = m * lr * ly->layer_tp_s;
+  p[SIM_EST_CP] = m * lr * ly->layer_cp_exposed_s, c[SIM_EST_CP] = m * lr * ly->layer_cp_s;
+  p[SIM_EST_EP] = m * lr * ly->layer_ep_s, c[SIM_EST_EP] = p[SIM_EST_EP];
+  p[SIM_EST_BUBBLE] = (plan->pp - 1.0) / plan->vpp * t_stage;
+  double compute = p[SIM_EST_COMPUTE];
+
+  double bw, alpha;
+  if (plan->pp > 1)
+    {
+      group_link (plan, hw, MODEL_DIM_PP, &bw, &alpha);
+      double act = T * h * e / ((plan->sp || plan->pp_scatter_gather) && plan->tp > 1 ? plan->tp : 1);
+      c[SIM_EST_PP] = 2.0 * m * plan->vpp * (act / bw + alpha);
+      p[SIM_EST_PP] = 2.0 * (plan->pp - 1.0) * (act / bw + alpha);
+    }
+  ModelRankParams rp;
+  model_layer_rank_params (shape, plan, 0, &rp);
+  ModelRankParams rp_last;
+  model_layer_rank_params (shape, plan, plan->pp - 1, &rp_last);
+  int rp_rank = 0;
+  if (rp_last.dense + rp_last.expert > rp.dense + rp.expert)
+    rp = rp_last, rp_rank = plan->pp - 1;
+  int ndp = plan->dp * plan->cp;
+  double overlapped_dp = 0.0;
+  if (ndp > 1 || (rp.expert > 0 && model_plan_expert_dp (plan) > 1))
+    {
+      /* The DP group spans the DP dims (and CP): take the outermost of the two for the link. */
+      ModelDim outer = MODEL_DIM_DP;
+      for (int i = 0; i < MODEL_DIM_COUNT; i++)
+        if (plan->order[i] == MODEL_DIM_DP || plan->order[i] == MODEL_DIM_CP)
+          outer = plan->order[i];
+      if (plan->cp == 1)
+        outer = MODEL_DIM_DP;
+      group_link (plan, hw, outer, &bw, &alpha);
+      double n = ndp;
+      double bytes = (double) rp.dense * e;
+      double one = n > 1 ? coll_s (2.0 * (n - 1) / n, bytes, bw, alpha, 2.0 * (n - 1)) : 0.0;
+      /* fp8_param_gather: the all-gather half carries the FP8 layers' GEMM weights at 1 byte. */
+      if (n > 1)
+        one -= (n - 1) / n * model_layer_fp8_param_saving (shape, plan, rp_rank, -1) / bw;
+      double ne = model_plan_expert_dp (plan);
+      if (rp.expert > 0 && ne > 1)
+        one += coll_s (2.0 * (ne - 1) / ne, (double) rp.expert * e, bw, alpha, 2.0 * (ne - 1));
+      double dp_comm = one;
+      double window = plan->dp_overlap ? 2.0 / 3.0 * compute / m : 0.0;
+      if (plan->zero >= 2)
+        {
+          /* Only the gradient shard is kept: every micro-batch's backward reduce-scatters (as the
+           * simulator runs it), behind every backward; ZeRO-3 has no step-end gather. */
+          dp_comm = one / 2.0 * m + (plan->zero == 2 ? one / 2.0 : 0.0);
+          window = plan->dp_overlap ? 2.0 / 3.0 * compute : 0.0;
+        }
+      if (plan->zero >= 3)
+        {
+          /* Parameter all-gathers: forward and backward of every micro-batch, hidden behind compute. */
+          double gather = (one / 2.0) * 2.0 * m;
+          dp_comm += gather;
+          window += plan->dp_overlap ? compute : 0.0;
+        }
+      c[SIM_EST_DP] = dp_comm;
+      double bucket = MIN (dp_comm, coll_s (2.0, plan->dp_bucket_mb * 1048576.0, bw, alpha, 2.0 * (n - 1)));
+      p[SIM_EST_DP] = plan->dp_overlap ? MAX (bucket, dp_comm - window) : dp_comm;
+      overlapped_dp = plan->dp_overlap ? MIN (window, dp_comm) : 0.0;
+    }
+  double amax = amax_s (plan, hw, m, lr);
+  p[SIM_EST_DP] += amax;
+  c[SIM_EST_DP] += amax;
+  /* Compute that runs beside communication is slowed (the simulator's overlap_slowdown). */
+  p[SIM_EST_SLOWDOWN] = hw->gpu.overlap_slowdown * (m * lr * ly->layer_overlapped_s + overlapped_dp);
+  double shard_dense = plan->zero >= 1 ? ndp : 1.0;
+  double shard_expert = plan->zero >= 1 ? model_plan_expert_dp (plan) : 1.0;
+  double updated = rp.dense / shard_dense + rp.expert / shard_expert;
+  p[SIM_EST_OPTIMIZER] = 30.0 * updated / hw->hbm_bw_bytes_per_s;
+
+  double step = 0.0;
+  for (int i = 0; i < SIM_EST_COUNT; i++)
+    step += p[i];
+  double vf = 1.0 + hw->virtualization_overhead;
+  for (int i = 0; i < SIM_EST_COUNT; i++)
+    out->part_s[i] = p[i] * vf, out->comm_s[i] = c[i];
+  out->step_s = step * vf;
+  double model_flops = model_flops_closed_form (shape, model_shape_padded_vocab (shape, plan->tp), tokens);
+  out->model_flops = model_flops;
+  out->mfu = model_flops / (out->step_s * gpus * peak);
+  out->tokens_per_s = tokens / out->step_s;
+  if (!fits)
+    {
+      g_propagate_error (error, oom);
+      return FALSE;
+    }
+  return TRUE;
+}

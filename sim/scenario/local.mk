@@ -1,0 +1,2 @@
+# sim/scenario: the scenario key table, loader and checks (joins model/ and the hardware).
+libtrainsim_a_SOURCES += sim/scenario/scenario.c sim/scenario/scenario.h
