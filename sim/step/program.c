@@ -1,0 +1,619 @@
+/* The step runner's program builder: per pipeline stage, the ops of every slot of the schedule
+ * (model/layer.h's layer ops mapped to compute, collective, ring and send ops), their dependency
+ * edges and per-stream issue order, ZeRO-3 gathers and DP gradient buckets. What the streams and
+ * ops model is described at the top of runner.c; runner.c executes the programs. */
+#include "config.h"
+#include <math.h>
+#include <string.h>
+#include "sim/step/runner-private.h"
+#include "model/schedule.h"
+#include "model/layer.h"
+#include "model/flops.h"
+#include "model/memory.h"
+#include "sim/des/engine.h"
+#include "sim/net/flow.h"
+#include "sim/net/alphabeta.h"
+
+/* G_AMAX: TP x CP x DP of a stage, Megatron-Core's FP8 amax reduction group; its all-reduce runs on
+ * the TP stream, in order with the compute it blocks (TE issues it on the current stream). */
+static const guint8 group_cat[G_COUNT] = { SIM_BD_TP, SIM_BD_CP, SIM_BD_DP, SIM_BD_EP, SIM_BD_DP, SIM_BD_DP, SIM_BD_EP,
+                                           SIM_BD_DP };
+static const guint8 group_stream[G_COUNT] = { ST_TP, ST_CP, ST_DP, ST_EP, ST_DP, ST_DP, ST_EP, ST_TP };
+
+/* ---------------------------------------------------------------------------------------------- */
+/* Program builder */
+
+typedef struct {
+  GArray *ops;         /* TOp */
+  GArray *edges;       /* guint32 pairs (from, to) */
+  GArray *streams[N_STREAMS];
+  int last_compute;
+  int waits[64], n_waits;       /* the next compute (or send) depends on these */
+  int later[64], n_later;       /* ... and the compute after that on these */
+  guint32 seq[G_COUNT];
+} Builder;
+
+static void
+builder_init (Builder *b)
+{
+  memset (b, 0, sizeof *b);
+  b->ops = g_array_new (FALSE, TRUE, sizeof (TOp));
+  b->edges = g_array_new (FALSE, FALSE, sizeof (guint32));
+  for (int i = 0; i < N_STREAMS; i++)
+    b->streams[i] = g_array_new (FALSE, FALSE, sizeof (guint32));
+  b->last_compute = -1;
+}
+
+static void
+edge (Builder *b, int from, int to)
+{
+  guint32 e[2] = { (guint32) from, (guint32) to };
+  g_array_append_vals (b->edges, e, 2);
+}
+
+static int
+add_op (Builder *b, const TOp *op)
+{
+  int i = (int) b->ops->len;
+  g_array_append_vals (b->ops, op, 1);
+  guint32 u = (guint32) i;
+  g_array_append_val (b->streams[op->stream], u);
+  return i;
+}
+
+static void
+apply_waits (Builder *b, int op)
+{
+  for (int i = 0; i < b->n_waits; i++)
+    edge (b, b->waits[i], op);
+  b->n_waits = 0;
+}
+
+static int
+compute (Builder *b, const char *name, gint64 dur_ns, double flops, guint8 cat)
+{
+  TOp op = { .kind = K_COMPUTE, .stream = ST_COMPUTE, .cat = cat, .dur_ns = dur_ns, .flops = flops,
+             .name = name };
+  int i = add_op (b, &op);
+  apply_waits (b, i);
+  memcpy (b->waits, b->later, sizeof (int) * b->n_later);
+  b->n_waits = b->n_later;
+  b->n_later = 0;
+  b->last_compute = i;
+  return i;
+}
+
+static void
+push_wait (int *list, int *n, int op)
+{
+  g_assert (*n < 64);
+  list[(*n)++] = op;
+}
+
+/* A collective on `group` depending on the last compute op. overlapped: it runs beside the next
+ * compute op and the one after that waits for it; otherwise the next compute op waits. */
+static int
+collective (Builder *b, const char *name, GroupKind g, SimCollectiveOp coll, double bytes, gboolean overlapped)
+{
+  TOp op = { .kind = K_COLL, .stream = group_stream[g], .cat = group_cat[g], .group = g,
+             .coll = coll, .bytes = bytes, .seq = b->seq[g]++, .name = name };
+  int i = add_op (b, &op);
+  if (b->last_compute >= 0)
+    edge (b, b->last_compute, i);
+  if (overlapped)
+    push_wait (b->later, &b->n_later, i);
+  else
+    push_wait (b->waits, &b->n_waits, i);
+  return i;
+}
+
+static void
+program_from_builder (Program *p, Builder *b)
+{
+  p->n_ops = (int) b->ops->len;
+  p->ops = (TOp *) g_array_free (b->ops, FALSE);
+  guint n_edges = b->edges->len / 2;
+  guint32 *e = (guint32 *) b->edges->data;
+  for (guint i = 0; i < n_edges; i++)
+    {
+      p->ops[e[2 * i]].n_succ++;
+      g_assert (p->ops[e[2 * i + 1]].n_deps < G_MAXUINT16);
+      p->ops[e[2 * i + 1]].n_deps++;
+    }
+  guint32 off = 0;
+  for (int i = 0; i < p->n_ops; i++)
+    {
+      p->ops[i].succ_off = off;
+      off += p->ops[i].n_succ;
+      p->ops[i].n_succ = 0;
+    }
+  p->succ = g_new (guint32, MAX (off, 1));
+  for (guint i = 0; i < n_edges; i++)
+    {
+      TOp *from = &p->ops[e[2 * i]];
+      p->succ[from->succ_off + from->n_succ++] = e[2 * i + 1];
+    }
+  g_array_free (b->edges, TRUE);
+  for (int s = 0; s < N_STREAMS; s++)
+    {
+      p->stream_n[s] = (int) b->streams[s]->len;
+      p->stream_ops[s] = (guint32 *) g_array_free (b->streams[s], FALSE);
+    }
+}
+
+void
+sim_runner_program_clear (Program *p)
+{
+  g_free (p->ops);
+  g_free (p->succ);
+  g_free (p->entry);
+  for (int s = 0; s < N_STREAMS; s++)
+    g_free (p->stream_ops[s]);
+}
+
+/* ---------------------------------------------------------------------------------------------- */
+/* Layer ops (model/layer.h) into program ops */
+
+static gint64
+kernel_ns (const LayerCtx *c, const ModelOp *op)
+{
+  return sim_gpu_op_ns (c->gpu, c->plan, op);
+}
+
+static gboolean
+map_group (const ModelOp *op, GroupKind *g)
+{
+  switch (op->dim)
+    {
+    case MODEL_DIM_TP: *g = op->expert_group ? G_ETP : G_TP; return TRUE;
+    case MODEL_DIM_CP: *g = G_CP; return TRUE;
+    case MODEL_DIM_EP: *g = G_EP; return TRUE;
+    case MODEL_DIM_DP: *g = op->expert_group ? G_EDP : G_DPCP; return TRUE;
+    default: return FALSE;
+    }
+}
+
+static gboolean
+map_coll (ModelCollective coll, SimCollectiveOp *out)
+{
+  switch (coll)
+    {
+    case MODEL_COLL_ALL_GATHER: *out = SIM_COLLECTIVE_ALLGATHER; return TRUE;
+    case MODEL_COLL_REDUCE_SCATTER: *out = SIM_COLLECTIVE_REDUCE_SCATTER; return TRUE;
+    case MODEL_COLL_ALL_REDUCE: *out = SIM_COLLECTIVE_ALLREDUCE; return TRUE;
+    case MODEL_COLL_ALL_TO_ALL: *out = SIM_COLLECTIVE_ALLTOALL; return TRUE;
+    case MODEL_COLL_SEND_RECV:
+    case MODEL_COLL_CP_KV_EXCHANGE: *out = SIM_COLLECTIVE_SENDRECV; return TRUE;
+    default: return FALSE;
+    }
+}
+
+static gboolean
+is_plain_tp (const ModelOp *op)
+{
+  return op->kind == MODEL_OP_COMM && op->dim == MODEL_DIM_TP && !op->expert_group && !op->overlap_next;
+}
+
+static void
+emit_comm (Builder *b, const ModelOp *op, gboolean overlapped)
+{
+  GroupKind g;
+  SimCollectiveOp coll;
+  if (op->group_size <= 1 || !map_group (op, &g) || !map_coll (op->coll, &coll))
+    return;
+  if (op->coll == MODEL_COLL_CP_KV_EXCHANGE)
+    {
+      /* The whole ring pass as one step of concurrent sends to the next CP rank: every edge of
+       * the ring carries the (cp − 1) blocks, beside the attention kernel. */
+      TOp t = { .kind = K_RING, .stream = ST_CP, .cat = SIM_BD_CP, .group = G_CP,
+                .coll = SIM_COLLECTIVE_SENDRECV, .bytes = op->comm_bytes / MAX (op->group_size - 1, 1),
+                .seq = b->seq[G_CP]++, .name = op->name };
+      t.bytes *= op->group_size - 1;
+      int i = add_op (b, &t);
+      if (b->last_compute >= 0)
+        edge (b, b->last_compute, i);
+      push_wait (overlapped ? b->later : b->waits, overlapped ? &b->n_later : &b->n_waits, i);
+      return;
+    }
+  collective (b, op->name, g, coll, op->comm_bytes, overlapped);
+}
+
+/* Emits the ops of one slot (model_layer_chunk_ops order). TP collectives next to a GEMM run beside
+ * it under tp_comm_overlap: an all-gather before the GEMM it feeds, a reduce-scatter/all-reduce
+ * after the GEMM it drains (emitted first, overlapped). Calls layer_done(layer) each time the ops of
+ * a transformer layer end (for gradient buckets). Returns the compute time emitted. */
+typedef void (*LayerHook) (Builder *, const LayerCtx *, int, gpointer);
+
+/* Whether op i opens a stretch of work that needs a layer's full parameters: the layer's first op,
+ * and under full recompute the first backward op after its recompute (ZeRO-3 releases the
+ * parameters after each forward, the recompute included, and gathers them again). */
+static gboolean
+opens_param_use (const LayerCtx *c, const ModelOp *o, int i)
+{
+  if (o[i].layer < 0)
+    return FALSE;
+  if (i == 0 || o[i].layer != o[i - 1].layer)
+    return TRUE;
+  return c->plan->recompute == MODEL_RECOMPUTE_FULL && o[i - 1].phase == MODEL_PHASE_RECOMPUTE
+         && o[i].phase == MODEL_PHASE_BWD;
+}
+
+/* The first micro-batch of a step runs without the ops flagged MODEL_OP_LATER_MICROBATCHES. */
+static void
+drop_later_microbatch_ops (GArray *ops)
+{
+  guint kept = 0;
+  for (guint i = 0; i < ops->len; i++)
+    if (!(g_array_index (ops, ModelOp, i).flags & MODEL_OP_LATER_MICROBATCHES))
+      g_array_index (ops, ModelOp, kept++) = g_array_index (ops, ModelOp, i);
+  g_array_set_size (ops, kept);
+}
+
+static gint64
+emit_ops (Builder *b, const LayerCtx *c, const GArray *ops, double *flops,
+          LayerHook layer_done, LayerHook param_use, gpointer data)
+{
+  const ModelOp *o = (const ModelOp *) ops->data;
+  int n = (int) ops->len;
+  gboolean tpo = c->plan->tp_comm_overlap;
+  gint64 total = 0;
+  for (int i = 0; i < n; i++)
+    {
+      if (layer_done && i > 0 && o[i].layer != o[i - 1].layer && o[i - 1].layer >= 0)
+        layer_done (b, c, o[i - 1].layer, data);
+      if (param_use && opens_param_use (c, o, i))
+        param_use (b, c, o[i].layer, data);
+      if (o[i].kind == MODEL_OP_COMM)
+        {
+          gboolean ovl = o[i].overlap_next
+                         || (tpo && is_plain_tp (&o[i]) && i + 1 < n && o[i + 1].kind == MODEL_OP_GEMM);
+          emit_comm (b, &o[i], ovl);
+          continue;
+        }
+      if (tpo && o[i].kind == MODEL_OP_GEMM && i + 1 < n && is_plain_tp (&o[i + 1])
+          && (o[i + 1].coll == MODEL_COLL_REDUCE_SCATTER || o[i + 1].coll == MODEL_COLL_ALL_REDUCE))
+        {
+          emit_comm (b, &o[i + 1], TRUE);
+          gint64 ns = kernel_ns (c, &o[i]);
+          int k = compute (b, o[i].name, ns, o[i].flops, SIM_BD_COMPUTE);
+          g_array_index (b->ops, TOp, k).ub_own_sms = sim_gpu_op_ub_own_sms (c->plan, &o[i]);
+          *flops += o[i].flops;
+          total += ns;
+          i++;
+          continue;
+        }
+      gint64 ns = kernel_ns (c, &o[i]);
+      int k = compute (b, o[i].name, ns, o[i].kind == MODEL_OP_MEMBOUND ? 0 : o[i].flops,
+                       o[i].phase == MODEL_PHASE_OPTIMIZER ? SIM_BD_OPTIMIZER : SIM_BD_COMPUTE);
+      g_array_index (b->ops, TOp, k).ub_own_sms = sim_gpu_op_ub_own_sms (c->plan, &o[i]);
+      if (o[i].kind != MODEL_OP_MEMBOUND)
+        *flops += o[i].flops;
+      total += ns;
+    }
+  if (layer_done && n > 0 && o[n - 1].layer >= 0)
+    layer_done (b, c, o[n - 1].layer, data);
+  return total;
+}
+
+/* ---------------------------------------------------------------------------------------------- */
+/* Programs */
+
+typedef struct {
+  double pending, per_layer, cap;
+  int dpcp;
+  gboolean active;
+  int *ops, n_ops, max_ops;
+  /* ZeRO-3: per-layer parameter all-gathers (bytes of one layer's parameters as gathered). The
+   * gather for a use is issued when the previous use starts (prefetch depth one, as DeepSpeed's
+   * prefetch of the next module in its trace and FSDP's backward/forward prefetch of the next
+   * unit; two layers resident, as model/memory.c budgets), so it overlaps that use's compute. */
+  double gather_per_layer;
+  int prev_use_start;  /* last compute op before the previous use began (-1: none) */
+  gboolean zero3;
+  /* ZeRO-3 blocking fetch (ModelPlan.zero3_blocking): the gather of a use is cut into `pieces`
+   * (weight matrices), each issued after all queued compute and before the compute that follows. */
+  gboolean blocking;
+  int pieces;
+  /* Distributed optimizer with overlap_param_gather: parameter all-gather buckets of the previous
+   * step's update, their chunk and the chunk-local layer whose forward first uses them (-1: the
+   * slot's first op); `wait_chunk` >= 0 while the first forward of that chunk is emitted, and
+   * `chunk_first_layer` is its first global layer. */
+  const int *ag_ops, *ag_chunk, *ag_need;
+  int n_ag, wait_chunk, chunk_first_layer;
+} Buckets;
+
+/* ZeRO-3: all-gather `bytes` of parameters before the next compute op; issued once the previous
+ * use of parameters has started. */
+static void
+zero3_gather (Builder *b, Buckets *k, double bytes)
+{
+  if (bytes <= 0 || k->dpcp <= 1)
+    return;
+  /* Blocking (DeepSpeed <= 0.3.16, partition_parameters.py _allgather_param): a
+   * torch.cuda.synchronize() before each parameter's all_gather, so each of the pieces starts after
+   * every queued kernel and the next kernel waits for it; the stream keeps them in order. */
+  int pieces = k->blocking ? k->pieces : 1;
+  for (int j = 0; j < pieces; j++)
+    {
+      TOp t = { .kind = K_COLL, .stream = ST_DPAG, .cat = SIM_BD_DP, .group = G_DPCP,
+                .coll = SIM_COLLECTIVE_ALLGATHER, .bytes = bytes / pieces, .seq = b->seq[G_DPCP]++,
+                .name = "zero3_param_ag" };
+      int i = add_op (b, &t);
+      int after = k->blocking ? b->last_compute : k->prev_use_start;
+      if (after >= 0)
+        edge (b, after, i);
+      push_wait (b->waits, &b->n_waits, i);
+    }
+  k->prev_use_start = b->last_compute;
+}
+
+static void
+param_use (Builder *b, const LayerCtx *c, int layer, gpointer data)
+{
+  Buckets *k = data;
+  if (k->zero3)
+    zero3_gather (b, k, k->gather_per_layer);
+  if (k->wait_chunk >= 0)
+    for (int j = 0; j < k->n_ag; j++)
+      if (k->ag_chunk[j] == k->wait_chunk && k->ag_need[j] == layer - k->chunk_first_layer)
+        push_wait (b->waits, &b->n_waits, k->ag_ops[j]);
+}
+
+/* DP gradient bucket: launched when `pending` bytes reach the bucket size (or flushed). */
+static void
+bucket_flush (Builder *b, const LayerCtx *c, Buckets *k, gboolean flush)
+{
+  if (k->pending <= 0 || k->dpcp <= 1 || (!flush && k->pending < k->cap))
+    return;
+  g_assert (k->n_ops < k->max_ops);
+  SimCollectiveOp op = c->plan->zero >= 1 ? SIM_COLLECTIVE_REDUCE_SCATTER : SIM_COLLECTIVE_ALLREDUCE;
+  TOp t = { .kind = K_COLL, .stream = ST_DP, .cat = SIM_BD_DP, .group = G_DPCP, .coll = op,
+            .bytes = k->pending, .seq = b->seq[G_DPCP]++,
+            .name = op == SIM_COLLECTIVE_ALLREDUCE ? "dp_grad_ar" : "dp_grad_rs" };
+  int i = add_op (b, &t);
+  if (b->last_compute >= 0)
+    edge (b, b->last_compute, i);
+  if (k->blocking)
+    push_wait (b->waits, &b->n_waits, i); /* reduced on the compute stream (overlap_comm off) */
+  k->ops[k->n_ops++] = i;
+  k->pending = 0;
+}
+
+static void
+bucket_layer_done (Builder *b, const LayerCtx *c, int layer, gpointer data)
+{
+  Buckets *k = data;
+  if (!k->active)
+    return;
+  k->pending += k->per_layer;
+  bucket_flush (b, c, k, FALSE);
+}
+
+void
+sim_runner_build_program (Program *p, LayerCtx *c, int stage, int dpcp)
+{
+  const ModelPlan *plan = c->plan;
+  const ModelShape *s = c->shape;
+  int pp = plan->pp, v = plan->vpp, m = model_plan_microbatches (plan);
+  int V = pp * v, n_slots = model_schedule_n_slots (v, m);
+  g_autofree ModelScheduleSlot *slots = g_new (ModelScheduleSlot, n_slots);
+  model_schedule_fill (plan->schedule, pp, v, m, stage, slots);
+  Builder bb, *b = &bb;
+  builder_init (b);
+  p->entry = g_new (gint32, 2 * m * v);
+  gint64 h = s->hidden;
+  /* Gradient bytes: the stage's parameters (model/layer.h) less the embedding / LM head shards,
+   * spread evenly over its layers; the shards join the bucket of their chunk. */
+  ModelRankParams rp;
+  model_layer_rank_params (s, plan, stage, &rp);
+  double emb = (double) (model_shape_padded_vocab (s, plan->tp) / plan->tp) * h;
+  double first_extra = stage == 0 ? emb + (s->position == MODEL_POS_LEARNED ? (double) s->max_positions * h : 0) : 0;
+  double last_extra = stage == pp - 1 && (!s->tied_embeddings || pp > 1) ? emb : 0;
+  double all = (double) rp.dense + (double) rp.expert;
+  int rank_layers = MAX (model_plan_rank_layers (plan, s, stage), 1);
+  double per_layer = MAX (all - first_extra - last_extra, 0) / rank_layers;
+  /* Bucket size: Megatron-Core scales it with the data-parallel size so that ring chunks stay
+   * bandwidth-bound, max(40M, 1M × dp·cp) parameters (megatron/training/training.py, get_model;
+   * --ddp-bucket-size unset); the plan's dp_bucket_mb is the floor in bytes. Gradient buckets hold
+   * that many gradient elements, parameter all-gather buckets that many parameters. */
+  double bucket_params = MAX (40e6, 1e6 * dpcp);
+  double cap = MAX ((double) plan->dp_bucket_mb * 1048576.0, bucket_params * c->grad_bytes);
+  double ag_cap = MAX ((double) plan->dp_bucket_mb * 1048576.0, bucket_params * c->param_bytes);
+  /* ZeRO-2/3 keep only the gradient shard (model/memory.c), so every micro-batch's backward
+   * reduce-scatters its gradients (DeepSpeed's partitioned gradients, FSDP's post-backward
+   * reduce-scatter), not only the last one's. ZeRO-3 reduces per layer as its backward ends (FSDP:
+   * one unit per transformer layer) and gathers parameters per layer (zero3_gather); its
+   * optimizer updates the shard that is the only copy, so there is no step-end gather.
+   * Per micro-batch and layer, with full recompute, DP traffic is 3 gathers (forward, recompute,
+   * backward) + 1 reduce-scatter of the layer's parameters. */
+  gboolean zero3 = plan->zero >= 3 && dpcp > 1;
+  gboolean per_mb = plan->zero >= 2;
+  if (zero3)
+    cap = per_layer * c->grad_bytes;
+  Buckets k = { 0, per_layer * c->grad_bytes, cap, dpcp, FALSE, NULL, 0, 0,
+                per_layer * c->param_bytes, -1 };
+  k.max_ops = ((int) ceil (all * c->grad_bytes / MAX (cap, 1.0)) + 2 * v + 4) * (per_mb ? m : 1)
+              + (zero3 ? (rank_layers + 2 * v) * m : 0);
+  k.ops = g_new (int, k.max_ops);
+  int max_ag = (int) ceil (all * c->param_bytes / MAX (ag_cap, 1.0)) + 2 * v + 4;
+  g_autofree int *ag_ops = g_new (int, max_ag);
+  g_autofree int *ag_chunk = g_new (int, max_ag);
+  g_autofree int *ag_need = g_new (int, max_ag);
+  int n_ag = 0;
+  gboolean distopt = plan->zero >= 1 && plan->zero <= 2 && dpcp > 1;
+  /* One micro-batch's activation [s/cp, b, h] between stages; sent 1/tp at a time under SP or
+   * Megatron's scatter/gather. */
+  double act_bytes = (double) plan->micro_batch * s->seq_len / plan->cp * h * model_dtype_bytes (plan->param_dtype);
+  gboolean pp_split = (plan->sp || plan->pp_scatter_gather) && plan->tp > 1;
+  gboolean amax = plan->matmul_dtype == MODEL_DTYPE_FP8 && plan->fp8_scaling == MODEL_FP8_DELAYED
+                  && plan->fp8_reduce_amax && plan->tp * plan->cp * plan->dp > 1;
+  gint64 fwd_ns = 0;
+  double flops = 0;
+
+  /* The distributed optimizer's parameter all-gather of the previous step's update
+   * (Megatron's --overlap-param-gather), in buckets per chunk laid out in forward order
+   * (embedding, layers, head), issued at step start in that order on the DP stream. In steady
+   * state a bucket must only have arrived before the first forward use of its parameters
+   * (Megatron-Core's forward pre-hook waits for the bucket of the module about to run), so the
+   * first forward of a chunk waits for each bucket at the layer holding its first byte: the
+   * remaining gathers overlap the forward of the layers before. */
+  if (distopt && plan->dp_overlap)
+    for (int ch = 0; ch < v; ch++)
+      {
+        int ch_layers = model_plan_chunk_layers (plan, s, stage, ch, NULL);
+        double lead = model_plan_chunk_has_embedding (plan, stage, ch) ? first_extra * c->param_bytes : 0;
+        /* fp8_param_gather: the FP8 layers' GEMM weights travel at 1 byte, the rest at param_dtype. */
+        double saved = model_layer_fp8_param_saving (s, plan, stage, ch);
+        double layer_bytes = per_layer * c->param_bytes - (ch_layers > 0 ? saved / ch_layers : 0);
+        double bytes = lead + layer_bytes * ch_layers;
+        if (model_plan_chunk_has_loss (plan, stage, ch))
+          bytes += last_extra * c->param_bytes;
+        double offset = 0;
+        while (bytes > 0 && n_ag < max_ag)
+          {
+            double chunk_bytes = MIN (bytes, ag_cap);
+            TOp t = { .kind = K_COLL, .stream = ST_DP, .cat = SIM_BD_DP, .group = G_DPCP,
+                      .coll = SIM_COLLECTIVE_ALLGATHER, .bytes = chunk_bytes, .seq = b->seq[G_DPCP]++,
+                      .name = "dp_param_ag" };
+            ag_chunk[n_ag] = ch;
+            /* -1: the slot's first op (embedding) needs it; else the chunk-local layer holding
+             * the bucket's first byte (the head's bytes count with the last layer). */
+            ag_need[n_ag] = offset < lead || layer_bytes <= 0 || ch_layers == 0
+                              ? -1
+                              : MIN ((int) ((offset - lead) / layer_bytes), ch_layers - 1);
+            ag_ops[n_ag++] = add_op (b, &t);
+            bytes -= chunk_bytes;
+            offset += chunk_bytes;
+          }
+      }
+  k.zero3 = zero3;
+  /* DeepSpeed 0.3 gathers per parameter; its stage3 persistence threshold (1e5 elements) keeps
+   * biases and norms resident, leaving the weight matrices: 4 in a GPT layer (qkv, dense,
+   * dense_h_to_4h, dense_4h_to_h), 7 in a Llama-style one (q, k, v, o, gate, up, down). */
+  k.blocking = zero3 && plan->zero3_blocking;
+  k.pieces = s->activation == MODEL_ACT_SWIGLU ? 7 : 4;
+  k.ag_ops = ag_ops;
+  k.ag_chunk = ag_chunk;
+  k.ag_need = ag_need;
+  k.n_ag = n_ag;
+  k.wait_chunk = -1;
+
+  for (int i = 0; i < n_slots; i++)
+    {
+      ModelScheduleSlot sl = slots[i];
+      int vs = sl.chunk * pp + stage;
+      gboolean fwd = sl.pass == MODEL_PASS_FORWARD;
+      int entry = compute (b, "slot_entry", 0, 0, SIM_BD_COMPUTE);
+      p->entry[entry_index (plan, m, sl.pass, sl.microbatch, sl.chunk)] = entry;
+      if (fwd && sl.microbatch == 0)
+        for (int j = 0; j < n_ag; j++)
+          if (ag_chunk[j] == sl.chunk && ag_need[j] < 0)
+            edge (b, ag_ops[j], entry);
+      if (pp_split && !plan->sp && (fwd ? vs > 0 : vs < V - 1))
+        /* The received 1/tp of the activation (gradient) is all-gathered over TP before use
+         * (Megatron's gather_split_1d_tensor after the receive). */
+        collective (b, fwd ? "pp_recv_ag" : "pp_recv_grad_ag", G_TP, SIM_COLLECTIVE_ALLGATHER, act_bytes, FALSE);
+      k.wait_chunk = fwd && sl.microbatch == 0 && n_ag > 0 ? sl.chunk : -1;
+      model_plan_chunk_layers (plan, s, stage, sl.chunk, &k.chunk_first_layer);
+      g_array_set_size (c->scratch, 0);
+      model_layer_chunk_ops (s, plan, stage, sl.chunk, sl.pass, c->scratch);
+      if (sl.microbatch == 0)
+        drop_later_microbatch_ops (c->scratch);
+      /* The chunk's last backward produces its gradients: bucket them as layers finish (ZeRO-2/3:
+       * every backward, see above). */
+      k.active = !fwd && (per_mb || sl.microbatch == m - 1);
+      if (zero3)
+        {
+          /* The embedding / LM head shards this chunk uses, gathered before the slot. */
+          double extra = (model_plan_chunk_has_embedding (plan, stage, sl.chunk) ? first_extra : 0)
+                         + (model_plan_chunk_has_loss (plan, stage, sl.chunk) ? last_extra : 0);
+          zero3_gather (b, &k, extra * c->param_bytes);
+        }
+      gint64 ns = emit_ops (b, c, c->scratch, &flops, bucket_layer_done,
+                            zero3 || k.wait_chunk >= 0 ? param_use : NULL, &k);
+      k.wait_chunk = -1;
+      if (amax)
+        {
+          /* FP8 delayed scaling (TE DelayedScaling, reduce_amax): leaving the chunk's fp8_autocast
+           * (Megatron-Core's TransformerBlock.forward) all-reduces the forward amaxes, 3 per FP8 GEMM
+           * (input, weight, output); the chunk's backward reduces 2 per GEMM (gradients), both
+           * blocking the compute stream (NVTE_ASYNC_AMAX_REDUCTION off by default). */
+          int gemms = 0;
+          for (guint j = 0; j < c->scratch->len; j++)
+            {
+              const ModelOp *o = &g_array_index (c->scratch, ModelOp, j);
+              gemms += o->kind == MODEL_OP_GEMM && o->dtype == MODEL_DTYPE_FP8
+                       && (fwd ? o->phase == MODEL_PHASE_FWD : o->grad == MODEL_GRAD_INPUT);
+            }
+          if (gemms > 0)
+            {
+              collective (b, "fp8_amax_ar", G_AMAX, SIM_COLLECTIVE_ALLREDUCE, (fwd ? 3.0 : 2.0) * 4.0 * gemms, FALSE);
+              compute (b, "fp8_amax_wait", 0, 0, SIM_BD_COMPUTE);
+            }
+        }
+      if (fwd && sl.microbatch == 0)
+        fwd_ns += ns;
+      if (k.active)
+        {
+          if (model_plan_chunk_has_embedding (plan, stage, sl.chunk))
+            k.pending += first_extra * c->grad_bytes;
+          if (model_plan_chunk_has_loss (plan, stage, sl.chunk))
+            k.pending += last_extra * c->grad_bytes;
+          bucket_flush (b, c, &k, TRUE);
+        }
+      if (fwd ? vs < V - 1 : vs > 0)
+        {
+          /* Activations (gradients) of [s/cp, b, h] to the next (previous) stage, 1/tp of them under
+           * SP or scatter/gather. */
+          TOp t = { .kind = K_SEND, .stream = fwd ? ST_SEND_F : ST_SEND_B, .cat = SIM_BD_PP,
+                    .fwd = fwd, .mb = (guint16) sl.microbatch, .vs = (guint16) vs,
+                    .bytes = act_bytes / (pp_split ? plan->tp : 1), .recv_op = -1,
+                    .name = fwd ? "pp_send_act" : "pp_send_grad" };
+          int j = add_op (b, &t);
+          edge (b, b->last_compute, j);
+          apply_waits (b, j);
+          if (plan->pp_blocking)
+            push_wait (b->waits, &b->n_waits, j); /* the next kernel starts once it is delivered */
+        }
+    }
+  p->forward_ns = fwd_ns;
+
+  /* Gradient sync done (without dp_overlap: only issued now), then the optimizer. */
+  int last_bwd = b->last_compute;
+  int synced = compute (b, "grads_synced", 0, 0, SIM_BD_OPTIMIZER);
+  for (int i = 0; i < k.n_ops; i++)
+    {
+      if (!plan->dp_overlap)
+        edge (b, last_bwd, k.ops[i]);
+      edge (b, k.ops[i], synced);
+    }
+  if (s->tied_embeddings && pp > 1 && (stage == 0 || stage == pp - 1))
+    /* The word-embedding gradient of the first and last stage (the tied copy) is all-reduced
+     * before the optimizer (Megatron's _allreduce_word_embedding_grads). */
+    collective (b, "embedding_grad_ar", G_EMB, SIM_COLLECTIVE_ALLREDUCE, emb * c->grad_bytes, FALSE);
+  g_array_set_size (c->scratch, 0);
+  model_layer_optimizer_ops (s, plan, stage, c->scratch);
+  emit_ops (b, c, c->scratch, &flops, NULL, NULL, NULL);
+  int n_final = 0;
+  if (distopt && !plan->dp_overlap)
+    {
+      /* Blocking parameter all-gather after the optimizer; the step ends when it is done. */
+      double bytes = all * c->param_bytes - model_layer_fp8_param_saving (s, plan, stage, -1);
+      int after = b->last_compute;
+      while (bytes > 0 && n_final < max_ag)
+        {
+          TOp t = { .kind = K_COLL, .stream = ST_DP, .cat = SIM_BD_DP, .group = G_DPCP,
+                    .coll = SIM_COLLECTIVE_ALLGATHER, .bytes = MIN (bytes, ag_cap), .seq = b->seq[G_DPCP]++,
+                    .name = "dp_param_ag" };
+          ag_ops[n_final] = add_op (b, &t);
+          edge (b, after, ag_ops[n_final++]);
+          bytes -= MIN (bytes, ag_cap);
+        }
+    }
+  p->end_op = compute (b, "step_end", 0, 0, SIM_BD_OPTIMIZER);
+  for (int i = 0; i < n_final; i++)
+    edge (b, ag_ops[i], p->end_op);
+  program_from_builder (p, b);
+  p->flops = flops;
+  g_free (k.ops);
+}

@@ -1,0 +1,64 @@
+/* Internals shared by the step runner's two halves: program.c builds each pipeline stage's
+ * program (ops, dependency edges, per-stream issue order) from the model's layer ops; runner.c
+ * executes the programs on the engine and the fabric. Not for use outside sim/step/. */
+#pragma once
+#include "sim/step/runner.h"
+#include "model/schedule.h"
+
+/* ST_DPAG: ZeRO-3 parameter all-gathers on their own stream, as DeepSpeed (and PyTorch FSDP's
+ * unshard stream) issue them apart from the gradient reduce-scatters, so a prefetch is not queued
+ * behind a reduction. */
+enum { ST_COMPUTE, ST_TP, ST_CP, ST_SEND_F, ST_SEND_B, ST_DP, ST_EP, ST_DPAG, N_STREAMS };
+typedef enum { K_COMPUTE, K_COLL, K_RING, K_SEND } OpKind;
+/* Communication groups. DPCP: dense gradients (Megatron's data-parallel group with CP); EDP:
+ * expert gradients; EMB: first and last pipeline stage (tied word embeddings). */
+typedef enum { G_TP, G_CP, G_DPCP, G_EP, G_EDP, G_EMB, G_ETP, G_AMAX, G_COUNT } GroupKind;
+
+typedef struct {
+  guint8 kind, stream, cat, group, coll;
+  guint8 fwd;          /* K_SEND: 1 to the next virtual stage, 0 to the previous */
+  guint8 ub_own_sms;   /* K_COMPUTE: a userbuffers GEMM whose TP communication does not share its
+                        * SMs (see emit_ops): only other communication stretches it */
+  guint16 n_deps;
+  guint32 seq;         /* K_COLL/K_RING: ordinal among this program's ops of the same group */
+  guint16 mb;          /* K_SEND: micro-batch and virtual stage of the sending slot */
+  guint16 vs;
+  gint64 dur_ns;       /* K_COMPUTE */
+  double bytes;
+  double flops;
+  guint32 succ_off, n_succ;
+  gint32 recv_op;      /* K_SEND: op of the receiving stage's program that waits for it */
+  const char *name;    /* for traces: the model op's (interned) name or a static label */
+} TOp;
+
+typedef struct {
+  TOp *ops;
+  int n_ops;
+  guint32 *succ;
+  guint32 *stream_ops[N_STREAMS];
+  int stream_n[N_STREAMS];
+  gint32 *entry;       /* [pass][mb][chunk] -> entry op */
+  int end_op;
+  double flops;        /* executed FLOPs of one rank of this stage */
+  gint64 forward_ns;   /* compute of the forward slots of one micro-batch (all chunks) */
+} Program;
+
+/* What the program builder needs to turn layer ops into program ops. */
+typedef struct {
+  const ModelShape *shape;
+  const ModelPlan *plan;
+  const SimGpuSpec *gpu;
+  double grad_bytes;   /* bytes per gradient element as reduced */
+  double param_bytes;  /* bytes per parameter element as gathered */
+  GArray *scratch;     /* ModelOp */
+} LayerCtx;
+
+static inline int
+entry_index (const ModelPlan *plan, int m, ModelPass pass, int mb, int chunk)
+{
+  return ((int) pass * m + mb) * plan->vpp + chunk;
+}
+
+/* Builds stage `stage`'s program for the data-parallel group size `dpcp` (program.c). */
+void sim_runner_build_program (Program *p, LayerCtx *c, int stage, int dpcp);
+void sim_runner_program_clear (Program *p);
