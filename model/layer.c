@@ -1,3 +1,5 @@
+/* Stays ~1030 lines: forward, backward (derived from the forward list) and per-rank parameter
+ * counts share the GEMM, quantization and collective helpers of one op list builder. */
 /* Op lists of one micro-batch on one rank (see model/layer.h for where collectives sit).
  *
  * Sizes with b = micro_batch, s = seq_len, h = hidden, a/g = query/KV heads, d = head_dim,

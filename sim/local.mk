@@ -11,3 +11,4 @@ include sim/step/local.mk
 include sim/report/local.mk
 include sim/plan/local.mk
 include sim/calibrate/local.mk
+EXTRA_DIST += sim/README.md

@@ -1,3 +1,5 @@
+/* Stays ~890 lines: every algorithm (ring, tree, NVLS, all-to-all, send/recv) is phases of flows
+ * built from the same route and NVLink-domain helpers. */
 /* Collectives as phases of flows (design and equations: sim/net/collective.h and sim/net/alphabeta.h).
  *
  * A collective = a cached plan (phases; each phase = flows with a link path and a fraction of the

@@ -1,3 +1,5 @@
+/* Stays ~1100 lines: the incremental max-min solver (link classes, transition cache, components,
+ * seeded re-solves) and the engine-driven completions all work on SimFlowNet's private state. */
 /* SimFlowNet: flows sharing links max-min fairly, with completions driven by the engine.
  * See flow.h for the contract.
  *

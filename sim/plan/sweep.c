@@ -1,3 +1,4 @@
+/* Stays ~850 lines: grid, evaluation, resume log and table output share the SimSweep row format. */
 /* Parameter sweeps over scenario keys: grid, evaluation, row format, resume log, table output.
  * See sim/plan/sweep.h. A point is predicted by the step simulator (sim/step/runner.h) or, with --estimate,
  * by sim/plan/estimate.h's closed form; the `model` provenance line says which. */
