@@ -7,3 +7,4 @@ include bench/step.mk
 bench: $(bench_targets)
 .PHONY: bench
 include bench/search.mk
+include bench/calibration.mk

@@ -7,6 +7,9 @@ scenario_files = \
 	scenarios/hardware/b200.ini \
 	scenarios/hardware/gb200.ini \
 	scenarios/hardware/gb300.ini \
+	scenarios/calibration/ampere.ini \
+	scenarios/calibration/hopper.ini \
+	scenarios/calibration/blackwell.ini \
 	scenarios/fabrics/ndr400-rail-optimized.ini \
 	scenarios/fabrics/hdr200-rail-optimized.ini \
 	scenarios/fabrics/gb200-nvl72-eth800.ini \

@@ -18,7 +18,7 @@ args="hardware/h100-sxm.ini fabrics/ndr400-rail-optimized.ini models/llama3.1-8b
 check "search exits 0" '[ $rc = 0 ]'
 # Plans that differ only in placement order or ZeRO/FSDP and have the same step share one line.
 check "ranked plans with breakdown" \
-  '[ "$(grep -Ec "^ +[0-9]+ +[0-9.]+ +[0-9.]+ +[0-9.]+ +[0-9.]+  tp[0-9]+ pp" "$tmp/s.txt")" -ge 3 ] && grep -q "compute [0-9.]*" "$tmp/s.txt"'
+  '[ "$(grep -Ec "^ +[0-9]+ +[0-9.]+ +[0-9.]+–[0-9.]+ +[0-9.]+ +[0-9.]+ +[0-9.]+  tp[0-9]+ pp" "$tmp/s.txt")" -ge 3 ] && grep -q "compute [0-9.]*" "$tmp/s.txt"'
 check "explains the winner against the scenario plan" 'grep -q "vs the scenario" "$tmp/s.txt"'
 "$bin" search $args --top 5 --format tsv >"$tmp/p.tsv"
 "$bin" search $args --top 5 --format tsv --exhaustive >"$tmp/e.tsv"

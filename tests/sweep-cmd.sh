@@ -21,7 +21,9 @@ small="hardware/h100-sxm.ini fabrics/ndr400-rail-optimized.ini models/llama3.1-8
 check "simulated sweep: 4 ok rows, model named" \
   '[ "$(awk -F"\t" "!/^#/ && \$3==\"ok\"" "$tmp/sim.tsv" | wc -l)" = 4 ] && grep -q "^# model: step simulation" "$tmp/sim.tsv"'
 check "breakdown sums to the step" \
-  'awk -F"\t" "!/^#/ && \$3==\"ok\" {s=0; for (i=14;i<=22;i++) s+=\$i; if (s < \$13*0.999 || s > \$13*1.001) bad=1} END {exit bad}" "$tmp/sim.tsv"'
+  'awk -F"\t" "!/^#/ && \$3==\"ok\" {s=0; for (i=16;i<=24;i++) s+=\$i; if (s < \$13*0.999 || s > \$13*1.001) bad=1} END {exit bad}" "$tmp/sim.tsv"'
+check "band columns: step_lo_s <= step_s <= step_hi_s (calibrated Hopper)" \
+  'awk -F"\t" "!/^#/ && \$3==\"ok\" {if (!(\$14 > 0 && \$14 <= \$13 && \$13 <= \$15)) bad=1} END {exit bad}" "$tmp/sim.tsv"'
 check "strong scaling chosen for a fixed global batch" 'grep -q "scaling_eff" "$tmp/sim.tsv"'
 
 # 3 x 2 grid, TSV: 3 provenance lines, the header, 6 rows; the last axis varies fastest.

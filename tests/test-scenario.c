@@ -168,10 +168,11 @@ test_embedded_default (void)
 {
   g_autoptr (SimScenario) sc = load_ok (NULL, NULL);
   const char *const *files = sim_scenario_files (sc);
-  g_assert_cmpstr (files[0], ==, "embedded:hardware/h100-sxm.ini");
-  g_assert_cmpstr (files[3], ==, "embedded:tp-overlap/h100-tp4-pp8-mbs1.ini");
-  g_assert_cmpstr (files[4], ==, "embedded:runs/gpt3-175b-mlperf-v3.1.ini");
-  g_assert_null (files[5]);
+  g_assert_cmpstr (files[0], ==, "embedded:calibration/hopper.ini"); /* included by the profile */
+  g_assert_cmpstr (files[1], ==, "embedded:hardware/h100-sxm.ini");
+  g_assert_cmpstr (files[4], ==, "embedded:tp-overlap/h100-tp4-pp8-mbs1.ini");
+  g_assert_cmpstr (files[5], ==, "embedded:runs/gpt3-175b-mlperf-v3.1.ini");
+  g_assert_null (files[6]);
   /* 1,344 nodes × 8 H100, TP4 PP8 → DP 10752/32 = 336; GBS 2,688 = 336 × 8 (reference/mlperf.md). */
   const ModelPlan *plan = sim_scenario_plan (sc);
   g_assert_cmpint (plan->gpus, ==, 10752);
@@ -211,7 +212,7 @@ test_embedded_default (void)
   const SimScenarioValue *v = sim_scenario_lookup (sc, "hardware", "peak_bf16_TFLOPS");
   g_assert_nonnull (v);
   g_assert_cmpstr (v->file, ==, "embedded:hardware/h100-sxm.ini");
-  g_assert_cmpint (v->line, ==, 5);
+  g_assert_cmpint (v->line, ==, 10);
   g_assert_nonnull (strstr (v->source, "torchtitan"));
   for (guint i = 0; i < sim_scenario_n_values (sc); i++)
     {
@@ -250,7 +251,7 @@ test_disk_precedence (void)
   const char *files[] = { path, NULL };
   g_autoptr (SimScenario) sc = load_ok (files, NULL);
   const char *const *f = sim_scenario_files (sc);
-  g_assert_cmpstr (f[4], ==, path);
+  g_assert_cmpstr (f[5], ==, path);
   g_assert_false (g_str_has_prefix (f[0], "embedded:"));
   g_assert_cmpint (sim_scenario_plan (sc)->dp, ==, 336);
 }
@@ -328,11 +329,13 @@ test_includes (void)
   const char *files[] = { outer, NULL };
   g_autoptr (SimScenario) sc = load_ok (files, NULL);
   const char *const *f = sim_scenario_files (sc);
-  g_assert_cmpstr (f[0], ==, hw);
-  g_assert_cmpstr (f[1], ==, "embedded:fabrics/hdr200-rail-optimized.ini");
-  g_assert_cmpstr (f[2], ==, inner);
-  g_assert_cmpstr (f[3], ==, "embedded:models/megatron-gpt-1.7b.ini");
-  g_assert_cmpstr (f[4], ==, outer);
+  g_autofree char *cal = src_path ("scenarios/calibration/ampere.ini"); /* the profile's own include */
+  g_assert_cmpstr (f[0], ==, cal);
+  g_assert_cmpstr (f[1], ==, hw);
+  g_assert_cmpstr (f[2], ==, "embedded:fabrics/hdr200-rail-optimized.ini");
+  g_assert_cmpstr (f[3], ==, inner);
+  g_assert_cmpstr (f[4], ==, "embedded:models/megatron-gpt-1.7b.ini");
+  g_assert_cmpstr (f[5], ==, outer);
   /* Narayanan et al. Table 1, first row: 1.7B on 32 A100, TP1, DP32, GBS 512 (deck row narayanan21_t1_1.7b). */
   const ModelPlan *plan = sim_scenario_plan (sc);
   g_assert_cmpint (plan->tp, ==, 1);
@@ -538,7 +541,7 @@ test_gemm_efficiency_per_dtype (void)
   g_autoptr (SimScenario) sc16 = load_ok (NULL, fp16);
   g_assert_false (sim_scenario_check_compute (sc16, &error));
   g_assert_nonnull (error);
-  g_assert_true (g_str_has_prefix (error->message, "embedded:hardware/h100-sxm.ini:3: [hardware] gemm_eff_max_fp16: "));
+  g_assert_true (g_str_has_prefix (error->message, "embedded:hardware/h100-sxm.ini:8: [hardware] gemm_eff_max_fp16: "));
   g_clear_error (&error);
 }
 

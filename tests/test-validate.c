@@ -69,7 +69,11 @@ test_malformed (void)
   expect_error (t4, "bad.csv:2: column 4: the row has 3 fields");
   g_autofree char *t5 = g_strconcat (header, "r1", row_tail, "r1", row_tail, NULL);
   expect_error (t5, "bad.csv:4: column 1 (id): 'r1' repeats");
-  expect_error ("id,source\r\n", "bad.csv:1: header has 2 columns");
+  expect_error ("id,source\r\n", "bad.csv:1: the header lacks the required column 'model'");
+  g_autofree char *t8 = g_strconcat ("color,", header, NULL);
+  expect_error (t8, "bad.csv:1: column 1 of the header is 'color', not a deck column");
+  g_autofree char *t9 = g_strconcat ("id,", header, NULL);
+  expect_error (t9, "bad.csv:1: column 2 of the header repeats 'id' (column 1)");
   g_autofree char *tail6 = g_strdup (row_tail);
   p = strstr (tail6, ",8,1,0,");
   p[1] = '7'; /* dp 7: tp·pp·cp·dp ≠ gpus */
@@ -78,6 +82,71 @@ test_malformed (void)
   /* x"S, ... : a quote inside an unquoted field (row_tail + 1 drops its leading comma). */
   g_autofree char *t7 = g_strconcat (header, "r1,x", row_tail + 1, NULL);
   expect_error (t7, "column 2: a quote inside an unquoted field");
+}
+
+/* Columns by name: reordered, with and without the optional framework and arch columns; every
+ * step_time_basis of DECK.md; arch keys checked by name. */
+static void
+test_columns_by_name (void)
+{
+  /* header with notes first and the optional columns at the end; the row reordered alike */
+  const char *h = "notes,id,source,model,family,layers,hidden,heads,kv_heads,ffn_hidden,vocab,seq_len,activation,"
+                  "moe_experts,moe_top_k,moe_ffn_hidden,global_batch_seqs,micro_batch,gpus,gpu,gpus_per_node,"
+                  "nvlink_domain,nic_gbps_per_gpu,tp,pp,vpp,cp,dp,ep,sequence_parallel,zero,fsdp,recompute,precision,"
+                  "step_time_s,step_time_basis,confidence,framework,arch\n";
+  const char *r = "a note,r1,S,GPT,other,12,768,12,4,3072,50257,1024,gelu,0,0,0,64,4,8,h100-sxm,8,8,,1,1,1,1,8,1,0,0,"
+                  "0,none,bf16,0.5,tokens_per_s,low,nemo,mlp_act=squared_relu;norm=layernorm;position=rope\n";
+  g_autofree char *text = g_strconcat (h, r, NULL);
+  g_autoptr (GError) error = NULL;
+  g_autoptr (SimValidateDeck) deck = sim_validate_deck_parse (text, strlen (text), "t.csv", &error);
+  g_assert_no_error (error);
+  const SimValidateRow *row = sim_validate_deck_row (deck, 0);
+  g_assert_cmpstr (row->notes, ==, "a note");
+  g_assert_cmpstr (row->id, ==, "r1");
+  g_assert_cmpint (row->kv_heads, ==, 4);
+  g_assert_cmpstr (row->step_time_basis, ==, "tokens_per_s");
+  g_assert_cmpstr (row->framework, ==, "nemo");
+  g_assert_cmpstr (row->arch.mlp_act, ==, "squared_relu");
+  g_assert_cmpstr (row->arch.position, ==, "rope");
+  g_assert_cmpint (row->arch.moe_shared_experts, ==, -1);
+  /* family 'other' with its arch stated is modelled (Nemotron-style: GQA, LayerNorm, RoPE) */
+  SimValidateOptions o = { NULL, NULL, 1, FALSE, FALSE, TRUE, 0 };
+  g_autoptr (SimScenario) sc = sim_validate_row_scenario (row, &o, &error);
+  g_assert_no_error (error);
+  g_assert_nonnull (sc);
+  /* the arch column's errors name the key */
+  g_autofree char *bad = g_strconcat (h, "a note,r1,S,GPT,other,12,768,12,4,3072,50257,1024,gelu,0,0,0,64,4,8,"
+                                      "h100-sxm,8,8,,1,1,1,1,8,1,0,0,0,none,bf16,0.5,log,low,,colour=red\n", NULL);
+  expect_error (bad, "bad.csv:2: column 39 (arch): 'colour=red': unknown arch key 'colour'");
+  g_autofree char *bad2 = g_strconcat (h, "a note,r1,S,GPT,other,12,768,12,4,3072,50257,1024,gelu,0,0,0,64,4,8,"
+                                       "h100-sxm,8,8,,1,1,1,1,8,1,0,0,0,none,bf16,0.5,log,low,,attention=swa:x\n",
+                                       NULL);
+  expect_error (bad2, "arch key 'attention': bad value 'swa:x'");
+  /* MLA is stated but not modelled: the row is skipped with the reason, never approximated */
+  SimValidateArch a;
+  g_assert_true (sim_validate_arch_parse ("attention=mla;kv_lora_rank=512", &a, NULL));
+  g_assert_cmpstr (a.attention, ==, "mla");
+  g_assert_cmpint (a.kv_lora_rank, ==, 512);
+}
+
+/* A run that ran is never refused for memory: the row is simulated and flagged. */
+static void
+test_memory_never_refuses (void)
+{
+  /* GPT 175B on 8 H100 with DDP: far over 80 GB, yet simulated */
+  const char *r = "big,S,GPT,gpt,96,12288,96,96,49152,50257,2048,gelu,0,0,0,8,1,8,h100-sxm,8,8,,8,1,1,1,1,1,1,0,0,"
+                  "none,bf16,100,log,low,x\n";
+  g_autofree char *text = g_strconcat (header, r, NULL);
+  g_autoptr (SimValidateDeck) deck = sim_validate_deck_parse (text, strlen (text), "t.csv", NULL);
+  g_assert_nonnull (deck);
+  SimValidateOptions o = { NULL, NULL, 1, FALSE, FALSE, TRUE, 0 };
+  SimValidateResult res;
+  sim_validate_run_row (sim_validate_deck_row (deck, 0), &o, &res);
+  g_assert_cmpint (res.status, ==, SIM_VALIDATE_OK);
+  g_assert_true (res.memory_over);
+  g_assert_cmpfloat (res.memory_gib, >, 80);
+  g_assert_cmpfloat (res.predicted_s, >, 0);
+  sim_validate_result_clear (&res);
 }
 
 static void
@@ -111,7 +180,7 @@ test_fixture_rows (void)
   g_assert_no_error (error);
   guint n = sim_validate_deck_n_rows (deck);
   g_assert_cmpuint (n, ==, 4);
-  SimValidateOptions serial = { NULL, NULL, 1, FALSE, FALSE }, parallel = { NULL, NULL, 2, FALSE, FALSE };
+  SimValidateOptions serial = { NULL, NULL, 1, FALSE, FALSE, FALSE, 0 }, parallel = { NULL, NULL, 2, FALSE, FALSE, FALSE, 0 };
   g_autofree SimValidateResult *a = g_new0 (SimValidateResult, n);
   g_autofree SimValidateResult *b = g_new0 (SimValidateResult, n);
   sim_validate_run (deck, &serial, a);
@@ -176,6 +245,8 @@ main (int argc, char **argv)
   g_test_init (&argc, &argv, NULL);
   g_test_add_func ("/sim/validate/parse", test_parse);
   g_test_add_func ("/sim/validate/malformed", test_malformed);
+  g_test_add_func ("/sim/validate/columns-by-name", test_columns_by_name);
+  g_test_add_func ("/sim/validate/memory-never-refuses", test_memory_never_refuses);
   g_test_add_func ("/sim/validate/stats", test_stats);
   g_test_add_func ("/sim/validate/fixture-rows", test_fixture_rows);
   g_test_add_func ("/sim/validate/duplicate-rows", test_duplicate_rows);

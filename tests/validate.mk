@@ -11,3 +11,8 @@ TESTS += tests/test-sensitivity tests/sensitivity-cli.sh
 tests_test_sensitivity_SOURCES = tests/test-sensitivity.c
 tests_test_sensitivity_LDADD = $(TEST_LIBS)
 dist_noinst_SCRIPTS += tests/sensitivity-cli.sh
+# The per-generation calibration: its linear step and a fit on a deck drawn from the simulator.
+check_PROGRAMS += tests/test-calibration
+TESTS += tests/test-calibration
+tests_test_calibration_SOURCES = tests/test-calibration.c
+tests_test_calibration_LDADD = $(TEST_LIBS)

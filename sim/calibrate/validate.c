@@ -18,16 +18,18 @@
 
 G_DEFINE_QUARK (sim-validate-error-quark, sim_validate_error)
 
-static const char *const column_names[SIM_VALIDATE_N_COLUMNS] = {
+/* Logical columns: the 37 required ones of DECK.md, then the optional ones (absent = empty). */
+static const char *const column_names[SIM_VALIDATE_N_ALL_COLUMNS] = {
   "id", "source", "model", "family", "layers", "hidden", "heads", "kv_heads", "ffn_hidden", "vocab",
   "seq_len", "activation", "moe_experts", "moe_top_k", "moe_ffn_hidden", "global_batch_seqs", "micro_batch",
   "gpus", "gpu", "gpus_per_node", "nvlink_domain", "nic_gbps_per_gpu", "tp", "pp", "vpp", "cp", "dp", "ep",
   "sequence_parallel", "zero", "fsdp", "recompute", "precision", "step_time_s", "step_time_basis",
-  "confidence", "notes",
+  "confidence", "notes", "framework", "arch",
 };
 
 struct SimValidateDeck {
   char *name;
+  int phys[SIM_VALIDATE_N_ALL_COLUMNS]; /* file column (0-based) of each logical column; -1: absent */
   GStringChunk *strings;
   GArray *rows; /* SimValidateRow */
 };
@@ -196,10 +198,10 @@ one_of (const char *s, const char *const *options)
 }
 
 static gboolean
-bad_field (GError **error, const char *name, int line, int col, const char *value, const char *what)
+bad_field (GError **error, const SimValidateDeck *deck, int line, int col, const char *value, const char *what)
 {
-  g_set_error (error, SIM_VALIDATE_ERROR, SIM_VALIDATE_ERROR_PARSE, "%s:%d: column %d (%s): '%s': %s", name,
-               line, col + 1, column_names[col], value, what);
+  g_set_error (error, SIM_VALIDATE_ERROR, SIM_VALIDATE_ERROR_PARSE, "%s:%d: column %d (%s): '%s': %s",
+               deck->name, line, deck->phys[col] + 1, column_names[col], value, what);
   return FALSE;
 }
 
@@ -210,30 +212,124 @@ row_error (GError **error, const char *name, int line, const char *what)
   return FALSE;
 }
 
+/* ---- The arch column ---------------------------------------------------------------------------- */
+
+gboolean
+sim_validate_arch_parse (const char *text, SimValidateArch *out, GError **error)
+{
+  static const char *const attentions[] = { "mha", "gqa", "mla", "swa", NULL };
+  static const char *const positions[] = { "rope", "alibi", "learned", NULL };
+  static const char *const norms[] = { "layernorm", "rmsnorm", NULL };
+  static const char *const acts[] = { "gelu", "squared_relu", "swiglu", "geglu", NULL };
+  static const struct { const char *key; gsize offset; int lo, hi; } ints[] = {
+    { "q_lora_rank", G_STRUCT_OFFSET (SimValidateArch, q_lora_rank), 1, 1 << 24 },
+    { "kv_lora_rank", G_STRUCT_OFFSET (SimValidateArch, kv_lora_rank), 1, 1 << 24 },
+    { "qk_rope_head_dim", G_STRUCT_OFFSET (SimValidateArch, qk_rope_head_dim), 1, 1 << 16 },
+    { "qk_nope_head_dim", G_STRUCT_OFFSET (SimValidateArch, qk_nope_head_dim), 1, 1 << 16 },
+    { "v_head_dim", G_STRUCT_OFFSET (SimValidateArch, v_head_dim), 1, 1 << 16 },
+    { "moe_shared_experts", G_STRUCT_OFFSET (SimValidateArch, moe_shared_experts), 0, 1 << 16 },
+    { "moe_dense_layers", G_STRUCT_OFFSET (SimValidateArch, moe_dense_layers), 0, 1 << 20 },
+    { "moe_layer_freq", G_STRUCT_OFFSET (SimValidateArch, moe_layer_freq), 1, 1 << 20 },
+    { "moe_node_limit", G_STRUCT_OFFSET (SimValidateArch, moe_node_limit), 1, 1 << 20 },
+    { "mtp_depth", G_STRUCT_OFFSET (SimValidateArch, mtp_depth), 0, 1 << 10 },
+    { "encoder", G_STRUCT_OFFSET (SimValidateArch, encoder), 0, 1 },
+    { "tied_embeddings", G_STRUCT_OFFSET (SimValidateArch, tied_embeddings), 0, 1 },
+  };
+  memset (out, 0, sizeof *out);
+  for (gsize i = 0; i < G_N_ELEMENTS (ints); i++)
+    G_STRUCT_MEMBER (int, out, ints[i].offset) = -1;
+  out->swa_window = -1;
+  g_auto (GStrv) pairs = g_strsplit (text, ";", -1);
+  for (int i = 0; pairs[i]; i++)
+    {
+      const char *kv = pairs[i];
+      if (*kv == '\0')
+        continue;
+      const char *eq = strchr (kv, '=');
+      if (eq == NULL || eq == kv || eq[1] == '\0')
+        {
+          g_set_error (error, SIM_VALIDATE_ERROR, SIM_VALIDATE_ERROR_PARSE,
+                       "'%s' is not key=value (arch pairs are separated by ';')", kv);
+          return FALSE;
+        }
+      g_autofree char *key = g_strndup (kv, eq - kv);
+      const char *v = eq + 1;
+      const char *const *set = NULL;
+      const char **dst = NULL;
+      if (strcmp (key, "attention") == 0)
+        {
+          if (g_str_has_prefix (v, "swa:"))
+            {
+              if (!parse_int (v + 4, 1, 1 << 30, &out->swa_window))
+                goto bad;
+              out->attention = "swa";
+              continue;
+            }
+          set = attentions, dst = &out->attention;
+        }
+      else if (strcmp (key, "position") == 0)
+        set = positions, dst = &out->position;
+      else if (strcmp (key, "norm") == 0)
+        set = norms, dst = &out->norm;
+      else if (strcmp (key, "mlp_act") == 0)
+        set = acts, dst = &out->mlp_act;
+      if (set != NULL)
+        {
+          int j = 0;
+          while (set[j] && strcmp (set[j], v) != 0)
+            j++;
+          if (set[j] == NULL || strcmp (v, "swa") == 0)
+            goto bad;
+          *dst = set[j];
+          continue;
+        }
+      gsize k = 0;
+      while (k < G_N_ELEMENTS (ints) && strcmp (ints[k].key, key) != 0)
+        k++;
+      if (k == G_N_ELEMENTS (ints))
+        {
+          g_set_error (error, SIM_VALIDATE_ERROR, SIM_VALIDATE_ERROR_PARSE,
+                       "unknown arch key '%s' (DECK.md \"Optional columns\" lists the keys)", key);
+          return FALSE;
+        }
+      if (!parse_int (v, ints[k].lo, ints[k].hi, &G_STRUCT_MEMBER (int, out, ints[k].offset)))
+        goto bad;
+      continue;
+    bad:
+      g_set_error (error, SIM_VALIDATE_ERROR, SIM_VALIDATE_ERROR_PARSE, "arch key '%s': bad value '%s'", key, v);
+      return FALSE;
+    }
+  return TRUE;
+}
+
 static gboolean
 convert_row (SimValidateDeck *deck, GPtrArray *fields, int line, SimValidateRow *r, GError **error)
 {
+  static const char *const frameworks[] = { "", "megatron", "nemo", "deepspeed", "fsdp2", "composer", "other", NULL };
   static const char *const families[] = { "gpt", "llama", "mixtral", "deepseek", "other", NULL };
   static const char *const activations[] = { "gelu", "swiglu", NULL };
   static const char *const recomputes[] = { "none", "selective", "full", NULL };
   static const char *const precisions[] = { "fp16", "bf16", "fp8", "fp4", NULL };
-  static const char *const bases[] = { "log", "tflops_eq3", "tflops_eq7", NULL };
+  static const char *const bases[] = { "log", "tflops_eq3", "tflops_eq7", "tokens_per_s", NULL };
   static const char *const confidences[] = { "high", "medium", "low", NULL };
   const char *name = deck->name;
-  char **f = (char **) fields->pdata;
+  GError *local = NULL;
+  const char *f[SIM_VALIDATE_N_ALL_COLUMNS];
+  for (int c = 0; c < SIM_VALIDATE_N_ALL_COLUMNS; c++)
+    f[c] = deck->phys[c] >= 0 ? g_ptr_array_index (fields, deck->phys[c]) : "";
   memset (r, 0, sizeof *r);
   r->line = line;
 #define STR(col, dst) (dst) = g_string_chunk_insert_const (deck->strings, f[col])
 #define INT(col, dst, lo, hi)                                                                         \
   if (!parse_int (f[col], lo, hi, &(dst)))                                                            \
-  return bad_field (error, name, line, col, f[col], "expected an integer in " #lo ".." #hi)
+  return bad_field (error, deck, line, col, f[col], "expected an integer in " #lo ".." #hi)
 #define ENUM(col, dst, set, what)                                                                     \
   if (!one_of (f[col], set))                                                                          \
-    return bad_field (error, name, line, col, f[col], "expected one of " what);                       \
+    return bad_field (error, deck, line, col, f[col], "expected one of " what);                       \
   STR (col, dst)
   for (int c = 0; c < SIM_VALIDATE_N_COLUMNS; c++)
     if (c != 21 && f[c][0] == '\0')
-      return bad_field (error, name, line, c, f[c], "empty; every column but nic_gbps_per_gpu is required");
+      return bad_field (error, deck, line, c, f[c], "empty; every column but nic_gbps_per_gpu is required");
   STR (0, r->id);
   STR (1, r->source);
   STR (2, r->model);
@@ -256,7 +352,7 @@ convert_row (SimValidateDeck *deck, GPtrArray *fields, int line, SimValidateRow 
   INT (19, r->gpus_per_node, 1, 100000);
   INT (20, r->nvlink_domain, 1, 100000);
   if (f[21][0] != '\0' && (!parse_double (f[21], &r->nic_gbps_per_gpu) || r->nic_gbps_per_gpu <= 0))
-    return bad_field (error, name, line, 21, f[21], "expected a positive number of Gb/s or nothing");
+    return bad_field (error, deck, line, 21, f[21], "expected a positive number of Gb/s or nothing");
   INT (22, r->tp, 1, 1000000);
   INT (23, r->pp, 1, 1000000);
   INT (24, r->vpp, 1, 1000000);
@@ -272,10 +368,17 @@ convert_row (SimValidateDeck *deck, GPtrArray *fields, int line, SimValidateRow 
   ENUM (31, r->recompute, recomputes, "none, selective, full");
   ENUM (32, r->precision, precisions, "fp16, bf16, fp8, fp4");
   if (!parse_double (f[33], &r->step_time_s) || r->step_time_s <= 0)
-    return bad_field (error, name, line, 33, f[33], "expected a positive number of seconds");
-  ENUM (34, r->step_time_basis, bases, "log, tflops_eq3, tflops_eq7");
+    return bad_field (error, deck, line, 33, f[33], "expected a positive number of seconds");
+  ENUM (34, r->step_time_basis, bases, "log, tflops_eq3, tflops_eq7, tokens_per_s");
   ENUM (35, r->confidence, confidences, "high, medium, low");
   STR (36, r->notes);
+  ENUM (37, r->framework, frameworks, "megatron, nemo, deepspeed, fsdp2, composer, other (or empty)");
+  if (!sim_validate_arch_parse (f[38], &r->arch, &local))
+    {
+      bad_field (error, deck, line, 38, f[38], local->message);
+      g_error_free (local);
+      return FALSE;
+    }
 #undef STR
 #undef INT
 #undef ENUM
@@ -315,21 +418,39 @@ sim_validate_deck_parse (const char *text, gsize length, const char *name, GErro
                      "%s:1: empty file; a deck starts with the header row of DECK.md", name);
       return NULL;
     }
-  if (fields->len != SIM_VALIDATE_N_COLUMNS)
+  /* Columns are found by header name (DECK.md: "a reader finds columns by their header name"). */
+  for (int k = 0; k < SIM_VALIDATE_N_ALL_COLUMNS; k++)
+    deck->phys[k] = -1;
+  for (guint i = 0; i < fields->len; i++)
     {
-      g_set_error (error, SIM_VALIDATE_ERROR, SIM_VALIDATE_ERROR_PARSE,
-                   "%s:%d: header has %u columns, the deck format has %d (DECK.md)", name, line, fields->len,
-                   SIM_VALIDATE_N_COLUMNS);
-      return NULL;
+      const char *h = g_ptr_array_index (fields, i);
+      int k = 0;
+      while (k < SIM_VALIDATE_N_ALL_COLUMNS && strcmp (h, column_names[k]) != 0)
+        k++;
+      if (k == SIM_VALIDATE_N_ALL_COLUMNS)
+        {
+          g_set_error (error, SIM_VALIDATE_ERROR, SIM_VALIDATE_ERROR_PARSE,
+                       "%s:%d: column %u of the header is '%s', not a deck column (DECK.md lists them)", name,
+                       line, i + 1, h);
+          return NULL;
+        }
+      if (deck->phys[k] >= 0)
+        {
+          g_set_error (error, SIM_VALIDATE_ERROR, SIM_VALIDATE_ERROR_PARSE,
+                       "%s:%d: column %u of the header repeats '%s' (column %d)", name, line, i + 1, h,
+                       deck->phys[k] + 1);
+          return NULL;
+        }
+      deck->phys[k] = (int) i;
     }
-  for (int i = 0; i < SIM_VALIDATE_N_COLUMNS; i++)
-    if (strcmp (g_ptr_array_index (fields, i), column_names[i]) != 0)
+  for (int k = 0; k < SIM_VALIDATE_N_COLUMNS; k++)
+    if (deck->phys[k] < 0)
       {
         g_set_error (error, SIM_VALIDATE_ERROR, SIM_VALIDATE_ERROR_PARSE,
-                     "%s:%d: column %d of the header is '%s', expected '%s' (DECK.md fixes the order)", name,
-                     line, i + 1, (const char *) g_ptr_array_index (fields, i), column_names[i]);
+                     "%s:%d: the header lacks the required column '%s' (DECK.md)", name, line, column_names[k]);
         return NULL;
       }
+  guint n_columns = fields->len;
   g_autoptr (GHashTable) ids = g_hash_table_new (g_str_hash, g_str_equal);
   for (;;)
     {
@@ -345,12 +466,11 @@ sim_validate_deck_parse (const char *text, gsize length, const char *name, GErro
         }
       if (fields->len == 1 && ((char *) g_ptr_array_index (fields, 0))[0] == '\0')
         continue; /* blank line */
-      if (fields->len != SIM_VALIDATE_N_COLUMNS)
+      if (fields->len != n_columns)
         {
           g_set_error (error, SIM_VALIDATE_ERROR, SIM_VALIDATE_ERROR_PARSE,
-                       "%s:%d: column %u: the row has %u fields, the header %d; quote fields that hold commas",
-                       name, line, MIN (fields->len, SIM_VALIDATE_N_COLUMNS) + 1, fields->len,
-                       SIM_VALIDATE_N_COLUMNS);
+                       "%s:%d: column %u: the row has %u fields, the header %u; quote fields that hold commas",
+                       name, line, MIN (fields->len, n_columns) + 1, fields->len, n_columns);
           return NULL;
         }
       SimValidateRow r;
@@ -387,19 +507,34 @@ sim_validate_deck_load (const char *path, GError **error)
 /* ---- Row → scenario ---------------------------------------------------------------------------- */
 
 typedef struct {
-  const char *token, *hardware, *fabric;
+  const char *token, *hardware, *fabric, *generation;
 } GpuProfile;
 
 /* The gpu token's hardware profile and the fabric its systems ship with (scenarios/fabrics/,
  * each figure sourced there). Tokens of DECK.md without a profile are skipped with the reason. */
 static const GpuProfile gpu_profiles[] = {
-  { "a100-sxm-80g", "hardware/a100-sxm-80g.ini", "fabrics/hdr200-rail-optimized.ini" },
-  { "h100-sxm", "hardware/h100-sxm.ini", "fabrics/ndr400-rail-optimized.ini" },
-  { "h200-sxm", "hardware/h200-sxm.ini", "fabrics/ndr400-rail-optimized.ini" },
-  { "b200", "hardware/b200.ini", "fabrics/ndr400-rail-optimized.ini" },
-  { "gb200", "hardware/gb200.ini", "fabrics/gb200-nvl72-eth800.ini" },
-  { "gb300", "hardware/gb300.ini", "fabrics/gb200-nvl72-eth800.ini" },
+  { "a100-sxm-80g", "hardware/a100-sxm-80g.ini", "fabrics/hdr200-rail-optimized.ini", "ampere" },
+  { "h100-sxm", "hardware/h100-sxm.ini", "fabrics/ndr400-rail-optimized.ini", "hopper" },
+  { "h200-sxm", "hardware/h200-sxm.ini", "fabrics/ndr400-rail-optimized.ini", "hopper" },
+  { "b200", "hardware/b200.ini", "fabrics/ndr400-rail-optimized.ini", "blackwell" },
+  { "gb200", "hardware/gb200.ini", "fabrics/gb200-nvl72-eth800.ini", "blackwell" },
+  { "gb300", "hardware/gb300.ini", "fabrics/gb200-nvl72-eth800.ini", "blackwell" },
 };
+
+const char *const sim_validate_uncalibrated_sets[] = {
+  "hardware.gemm_insitu_fp16=1", "hardware.gemm_insitu_bf16=1", "hardware.gemm_insitu_fp8=1",
+  "hardware.gemm_insitu_fp4=1", "hardware.mem_insitu=1", "hardware.launch_us=0", "calibration.band_log_sigma=0",
+  "calibration.generation=none", NULL,
+};
+
+const char *
+sim_validate_gpu_generation (const char *gpu)
+{
+  for (gsize i = 0; i < G_N_ELEMENTS (gpu_profiles); i++)
+    if (strcmp (gpu, gpu_profiles[i].token) == 0)
+      return gpu_profiles[i].generation;
+  return NULL;
+}
 
 static gboolean
 unsupported (GError **error, const char *fmt, ...) G_GNUC_PRINTF (2, 3);
@@ -453,10 +588,33 @@ row_settings (const SimValidateRow *r, const char *files[ROW_FILES], GError **er
       return NULL;
     }
   gboolean llama_like = strcmp (r->family, "llama") == 0 || strcmp (r->family, "mixtral") == 0;
-  if (!llama_like && strcmp (r->family, "gpt") != 0)
+  gboolean other = strcmp (r->family, "other") == 0;
+  const SimValidateArch *a = &r->arch;
+  /* What the arch column may state that trainsim has no model of yet: named, never approximated. */
+  const char *lacks = a->attention && (strcmp (a->attention, "mla") == 0 || strcmp (a->attention, "swa") == 0)
+                          ? a->attention
+                      : a->position && strcmp (a->position, "alibi") == 0 ? "alibi positions"
+                      : a->mlp_act && strcmp (a->mlp_act, "geglu") == 0   ? "a GeGLU MLP"
+                      : a->moe_shared_experts > 0                         ? "shared experts"
+                      : a->moe_dense_layers > 0                           ? "leading dense layers"
+                      : a->moe_layer_freq > 1                             ? "interleaved MoE layers"
+                      : a->mtp_depth > 0                                  ? "MTP layers"
+                      : a->encoder > 0                                    ? "an encoder"
+                                                                          : NULL;
+  if (lacks)
+    {
+      unsupported (error, "arch states %s, which trainsim does not model yet", lacks);
+      return NULL;
+    }
+  if (!llama_like && !other && strcmp (r->family, "gpt") != 0)
     {
       unsupported (error, "family '%s': its architecture (e.g. MLA, shared experts, MTP) is not in the deck's "
                    "columns and trainsim has no preset for it", r->family);
+      return NULL;
+    }
+  if (other && (a->norm == NULL || a->position == NULL))
+    {
+      unsupported (error, "family 'other' needs the arch column's norm and position to be modelled");
       return NULL;
     }
   files[0] = prof->hardware;
@@ -470,19 +628,32 @@ row_settings (const SimValidateRow *r, const char *files[ROW_FILES], GError **er
   add (list, "model.kv_heads=%d", r->kv_heads);
   add (list, "model.ffn_hidden=%d", r->ffn_hidden);
   add (list, "model.vocab=%d", r->vocab);
+  /* Squared ReLU (Nemotron-4) is a two-matrix MLP like GeLU; its elementwise kernel moves the same
+   * bytes (DECK.md encodes it as gelu). */
   add (list, "model.activation=%s", r->activation);
-  if (llama_like)
+  if (other)
+    {
+      /* Family 'other': what the arch column states, else the Megatron GPT defaults of its era for
+       * Nemotron-style models (untied embeddings, no biases: Nemotron-4 340B report, arXiv 2406.11704). */
+      add (list, "model.norm=%s", a->norm);
+      add (list, "model.position=%s", strcmp (a->position, "learned") == 0 ? "learned" : "rope");
+      add (list, "model.tied_embeddings=%s", a->tied_embeddings == 1 ? "true" : "false");
+      add (list, "model.bias=false");
+    }
+  else if (llama_like)
     {
       add (list, "model.norm=rmsnorm");
       add (list, "model.position=rope");
-      add (list, "model.tied_embeddings=false");
+      add (list, "model.tied_embeddings=%s", a->tied_embeddings == 1 ? "true" : "false");
       add (list, "model.bias=false");
     }
   else
     {
       add (list, "model.norm=layernorm");
       add (list, "model.position=learned");
-      add (list, "model.tied_embeddings=%s", strstr (r->notes, "untied") ? "false" : "true");
+      add (list, "model.tied_embeddings=%s",
+           a->tied_embeddings >= 0 ? (a->tied_embeddings ? "true" : "false")
+                                   : strstr (r->notes, "untied") ? "false" : "true");
       add (list, "model.bias=true");
     }
   if (r->moe_experts > 0)
@@ -596,6 +767,11 @@ sim_validate_row_scenario (const SimValidateRow *r, const SimValidateOptions *op
         g_prefix_error (error, "row value rejected: ");
         return NULL;
       }
+  /* Uncalibrated: the profile's datasheet and microbenchmark figures alone (its included
+   * scenarios/calibration/ layer neutralized). */
+  for (int i = 0; options && options->uncalibrated && sim_validate_uncalibrated_sets[i]; i++)
+    if (!sim_scenario_add_set (sc, sim_validate_uncalibrated_sets[i], error))
+      return NULL;
   if (options && options->layers)
     for (int i = 0; options->layers[i]; i++)
       if (!sim_scenario_add_file (sc, options->layers[i], error))
@@ -633,6 +809,7 @@ sim_validate_run_row (const SimValidateRow *row, const SimValidateOptions *optio
 {
   memset (res, 0, sizeof *res);
   res->measured_s = row->step_time_s;
+  res->loso_pct = NAN;
   gint64 t0 = g_get_monotonic_time ();
   GError *error = NULL;
   g_autoptr (SimScenario) sc = sim_validate_row_scenario (row, options, &error);
@@ -640,8 +817,11 @@ sim_validate_run_row (const SimValidateRow *row, const SimValidateOptions *optio
   if (sc != NULL && profile_complete (sc, row, &error))
     {
       SimPredictOptions po = { 0 };
+      po.band_level = options ? options->band_level : 0;
       sim_runner_options_init (&po.run);
       po.run.full = options ? options->full : FALSE;
+      /* Every deck row ran: the memory model may only be found wrong by it, never refuse it. */
+      po.run.memory_advisory = TRUE;
       po.weak = TRUE;
       if (sim_runner_predict (sc, &po, &pred, &error))
         {
@@ -651,6 +831,10 @@ sim_validate_run_row (const SimValidateRow *row, const SimValidateOptions *optio
           memcpy (res->breakdown_s, pred.step.breakdown_s, sizeof res->breakdown_s);
           memcpy (res->comm_busy_s, pred.step.comm_busy_s, sizeof res->comm_busy_s);
           res->mfu = pred.step.mfu;
+          res->memory_gib = pred.step.memory_bytes / (1024.0 * 1024.0 * 1024.0);
+          res->memory_over = pred.step.memory_over;
+          res->band_lo_s = pred.step_lo_s;
+          res->band_hi_s = pred.step_hi_s;
         }
     }
   if (error != NULL)
@@ -846,7 +1030,9 @@ sim_validate_stats (const double *v, guint n, SimValidateStats *out)
 typedef struct {
   const char *key;
   guint total;
-  GArray *abs; /* double */
+  GArray *abs;      /* double: |error| of the modelled rows */
+  GArray *loso;     /* double: |leave-one-source-out error| where cross-validated */
+  guint banded, in_band;
 } Group;
 
 static Group *
@@ -861,6 +1047,7 @@ group_get (GPtrArray *groups, const char *key)
   Group *g = g_new0 (Group, 1);
   g->key = key;
   g->abs = g_array_new (FALSE, FALSE, sizeof (double));
+  g->loso = g_array_new (FALSE, FALSE, sizeof (double));
   g_ptr_array_add (groups, g);
   return g;
 }
@@ -870,6 +1057,7 @@ group_free (gpointer p)
 {
   Group *g = p;
   g_array_free (g->abs, TRUE);
+  g_array_free (g->loso, TRUE);
   g_free (g);
 }
 
@@ -887,6 +1075,16 @@ groups_by (const SimValidateDeck *deck, const SimValidateResult *res, int by)
         {
           double a = fabs (res[i].error_pct);
           g_array_append_val (g->abs, a);
+          if (res[i].band_hi_s > 0)
+            {
+              g->banded++;
+              g->in_band += res[i].measured_s >= res[i].band_lo_s && res[i].measured_s <= res[i].band_hi_s;
+            }
+        }
+      if (isfinite (res[i].loso_pct))
+        {
+          double a = fabs (res[i].loso_pct);
+          g_array_append_val (g->loso, a);
         }
     }
   return groups;
@@ -911,16 +1109,25 @@ write_stats_line (FILE *out, const char *label, const Group *g)
   if (st.n == 0)
     fprintf (out, "  %3u/%-3u modelled  %-41s  %s\n", st.n, g->total, "", label);
   else
-    fprintf (out, "  %3u/%-3u modelled  MAPE %6.1f%%  median %6.1f%%  max %6.1f%%  %s\n", st.n, g->total,
-             st.mape_pct, st.median_abs_pct, st.max_abs_pct, label);
+    {
+      fprintf (out, "  %3u/%-3u modelled  MAPE %6.1f%%  median %6.1f%%  max %6.1f%%", st.n, g->total, st.mape_pct,
+               st.median_abs_pct, st.max_abs_pct);
+      SimValidateStats lo;
+      sim_validate_stats ((const double *) g->loso->data, g->loso->len, &lo);
+      if (lo.n > 0)
+        fprintf (out, "  LOSO MAPE %6.1f%% max %6.1f%%", lo.mape_pct, lo.max_abs_pct);
+      if (g->banded > 0)
+        fprintf (out, "  in band %3.0f%%", 100.0 * g->in_band / g->banded);
+      fprintf (out, "  %s\n", label);
+    }
 }
 
 static void
 write_text (FILE *out, const SimValidateDeck *deck, const SimValidateResult *res)
 {
   guint n = sim_validate_deck_n_rows (deck);
-  fprintf (out, "%-52s %11s %11s %8s  %s\n", "id", "predicted_s", "measured_s", "error_%",
-           "breakdown: compute; largest loss; MFU");
+  fprintf (out, "%-52s %11s %11s %8s %8s %-20s %s\n", "id", "predicted_s", "measured_s", "error_%", "LOSO_%",
+           "band_s", "breakdown: compute; largest loss; MFU");
   for (guint i = 0; i < n; i++)
     {
       const SimValidateRow *r = sim_validate_deck_row (deck, i);
@@ -931,9 +1138,17 @@ write_text (FILE *out, const SimValidateDeck *deck, const SimValidateResult *res
           continue;
         }
       SimBreakdown b = main_loss (x);
-      fprintf (out, "%-52s %11.4f %11.4f %+8.1f  compute %.3f s; %s %.3f s (%.0f%%); MFU %.1f%%\n", r->id,
-               x->predicted_s, x->measured_s, x->error_pct, x->breakdown_s[SIM_BD_COMPUTE], sim_breakdown_name (b),
-               x->breakdown_s[b], 100.0 * x->breakdown_s[b] / x->predicted_s, 100.0 * x->mfu);
+      g_autofree char *band = x->band_hi_s > 0 ? g_strdup_printf ("%.4g–%.4g%s", x->band_lo_s, x->band_hi_s,
+                                                                 x->measured_s < x->band_lo_s
+                                                                         || x->measured_s > x->band_hi_s
+                                                                     ? " OUT"
+                                                                     : "")
+                                               : g_strdup ("-");
+      g_autofree char *loso = isfinite (x->loso_pct) ? g_strdup_printf ("%+.1f", x->loso_pct) : g_strdup ("-");
+      fprintf (out, "%-52s %11.4f %11.4f %+8.1f %8s %-20s compute %.3f s; %s %.3f s (%.0f%%); MFU %.1f%%%s\n", r->id,
+               x->predicted_s, x->measured_s, x->error_pct, loso, band, x->breakdown_s[SIM_BD_COMPUTE], sim_breakdown_name (b),
+               x->breakdown_s[b], 100.0 * x->breakdown_s[b] / x->predicted_s, 100.0 * x->mfu,
+               x->memory_over ? "; memory model over the GPU's memory" : "");
     }
   const char *titles[] = { "overall", "per source", "per GPU type" };
   for (int by = 0; by < 3; by++)
@@ -950,6 +1165,12 @@ write_text (FILE *out, const SimValidateDeck *deck, const SimValidateResult *res
   const Group *g = g_ptr_array_index (all, 0);
   fprintf (out, "\ncoverage %u/%u rows modelled (%.0f%%); %u skipped\n", g->abs->len, n,
            n ? 100.0 * g->abs->len / n : 0.0, n - g->abs->len);
+  guint over = 0;
+  for (guint i = 0; i < n; i++)
+    over += res[i].status == SIM_VALIDATE_OK && res[i].memory_over;
+  if (over > 0)
+    fprintf (out, "memory model: %u row(s) ran but are predicted above their GPU's memory (simulated anyway)\n",
+             over);
   double wall = 0;
   for (guint i = 0; i < n; i++)
     wall += res[i].wall_s;
@@ -994,6 +1215,16 @@ write_tsv (FILE *out, const SimValidateDeck *deck, const SimValidateResult *res)
 }
 
 static void
+json_double_or_null (JsonBuilder *b, const char *name, gboolean known, double v)
+{
+  json_builder_set_member_name (b, name);
+  if (known)
+    json_builder_add_double_value (b, v);
+  else
+    json_builder_add_null_value (b);
+}
+
+static void
 json_stats (JsonBuilder *b, const Group *g)
 {
   SimValidateStats st;
@@ -1020,6 +1251,11 @@ json_stats (JsonBuilder *b, const Group *g)
           json_builder_add_null_value (b);
         }
     }
+  SimValidateStats lo;
+  sim_validate_stats ((const double *) g->loso->data, g->loso->len, &lo);
+  json_double_or_null (b, "loso_mape_pct", lo.n > 0, lo.mape_pct);
+  json_double_or_null (b, "loso_max_abs_error_pct", lo.n > 0, lo.max_abs_pct);
+  json_double_or_null (b, "band_coverage_pct", g->banded > 0, 100.0 * g->in_band / MAX (g->banded, 1));
 }
 
 static void
@@ -1065,6 +1301,13 @@ write_json (FILE *out, const SimValidateDeck *deck, const SimValidateResult *res
         {
           json_builder_set_member_name (b, "mfu");
           json_builder_add_double_value (b, x->mfu);
+          json_double_or_null (b, "band_lo_s", x->band_hi_s > 0, x->band_lo_s);
+          json_double_or_null (b, "band_hi_s", x->band_hi_s > 0, x->band_hi_s);
+          json_double_or_null (b, "loso_error_pct", isfinite (x->loso_pct), x->loso_pct);
+          json_builder_set_member_name (b, "memory_gib");
+          json_builder_add_double_value (b, x->memory_gib);
+          json_builder_set_member_name (b, "memory_over");
+          json_builder_add_boolean_value (b, x->memory_over);
           json_builder_set_member_name (b, "breakdown_s");
           json_builder_begin_object (b);
           for (int k = 0; k < SIM_BD_COUNT; k++)

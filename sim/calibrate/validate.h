@@ -1,9 +1,11 @@
 /* Validation against published runs: the deck format (../shared/validation/DECK.md), one scenario
  * per row, one simulated step per row, and the error statistics of predicted against measured.
  *
- * Deck format: RFC 4180 CSV (CRLF or LF line ends), one header row with the 37 columns of DECK.md in
- * their fixed order; quoted fields may hold commas, doubled quotes and line breaks. Every error
- * names FILE:LINE, the column (number and name) and what is wrong.
+ * Deck format: RFC 4180 CSV (CRLF or LF line ends), one header row naming the 37 required columns of
+ * DECK.md and optionally `framework` and `arch`, found by name in any order; quoted fields may hold
+ * commas, doubled quotes and line breaks. Every error names FILE:LINE, the column (number and name)
+ * and what is wrong. Every step_time_basis of DECK.md is read (the step time is given in every row;
+ * the basis says how the source's figure became it).
  *
  * Row → scenario (sim_validate_row_scenario): the hardware profile of the `gpu` token
  * (scenarios/hardware/<gpu>.ini, the same embedded profiles as the seed records), the fabric the GPU
@@ -53,7 +55,24 @@ typedef enum {
   SIM_VALIDATE_ERROR_UNSUPPORTED,  /* a row trainsim cannot model yet (listed as skipped) */
 } SimValidateError;
 
-#define SIM_VALIDATE_N_COLUMNS 37
+#define SIM_VALIDATE_N_COLUMNS 37      /* required */
+#define SIM_VALIDATE_N_ALL_COLUMNS 39  /* with the optional framework and arch */
+
+/* The deck's `arch` column (DECK.md "Optional columns"): -1 / NULL where not stated. */
+typedef struct {
+  const char *attention;       /* mha, gqa, mla, swa */
+  int swa_window;
+  int q_lora_rank, kv_lora_rank, qk_rope_head_dim, qk_nope_head_dim, v_head_dim;
+  const char *position;        /* rope, alibi, learned */
+  const char *norm;            /* layernorm, rmsnorm */
+  const char *mlp_act;         /* gelu, squared_relu, swiglu, geglu */
+  int moe_shared_experts, moe_dense_layers, moe_layer_freq, moe_node_limit, mtp_depth;
+  int encoder, tied_embeddings; /* 0/1 */
+} SimValidateArch;
+
+/* Parses `key=value;…` (empty: nothing stated) into *out (strings static). Unknown keys and bad
+ * values are errors naming the key. */
+gboolean sim_validate_arch_parse (const char *text, SimValidateArch *out, GError **error);
 
 /* One deck row, typed. Strings are owned by the deck. */
 typedef struct {
@@ -73,6 +92,8 @@ typedef struct {
   const char *recompute, *precision;
   double step_time_s;
   const char *step_time_basis, *confidence, *notes;
+  const char *framework;         /* "" when not stated: megatron */
+  SimValidateArch arch;
 } SimValidateRow;
 
 typedef struct SimValidateDeck SimValidateDeck;
@@ -92,8 +113,16 @@ typedef struct {
   int threads;                /* worker threads; 0: one per processor */
   gboolean full;              /* simulate every rank */
   gboolean progress;          /* one line per finished row on stderr */
+  gboolean uncalibrated;      /* neutralize the profile's calibration layer (sim_validate_uncalibrated_sets) */
+  double band_level;          /* central probability of each row's band; 0: 0.9 */
 } SimValidateOptions;
 
+/* The settings that neutralize a profile's calibration layer (the in-situ scales 1, no launch gap,
+ * no band): applied after a row's settings when SimValidateOptions.uncalibrated. */
+extern const char *const sim_validate_uncalibrated_sets[];
+/* The GPU generation of a deck gpu token (ampere, hopper, blackwell; its calibration layer is
+ * scenarios/calibration/<generation>.ini), or NULL. */
+const char *sim_validate_gpu_generation (const char *gpu);
 /* The row's scenario as a `trainsim run` command line (its files, then one --set per setting), or
  * NULL with the reason for a row that cannot be modelled. Owned by the caller. */
 char *sim_validate_row_command (const SimValidateRow *row, GError **error);
@@ -113,6 +142,10 @@ typedef struct {
   double breakdown_s[SIM_BD_COUNT];
   double comm_busy_s[SIM_BD_COUNT]; /* communication streams busy per dimension, overlapped or not */
   double mfu;
+  double band_lo_s, band_hi_s; /* the calibration's band (sim_runner_band); 0: uncalibrated */
+  double loso_pct;            /* error of the leave-one-source-out prediction (NAN: not cross-validated) */
+  double memory_gib;          /* predicted peak of the fullest stage */
+  gboolean memory_over;       /* that peak exceeds the GPU's memory although the run ran */
   double wall_s;              /* time this row took to simulate */
 } SimValidateResult;
 

@@ -11,6 +11,7 @@
 #include "calib/profile.h"
 #include "sim/cli/cmd.h"
 #include "sim/calibrate/fitruns.h"
+#include "sim/calibrate/calibration.h"
 #include "sim/report/plots.h"
 
 /* plots/calib-fit.gp: $TRAINSIM_PLOTS_DIR, else the source tree's plots/. */
@@ -74,17 +75,24 @@ print_errors (const SimValidateDeck *deck, const SimFitrunsResult *r)
   printf ("\n");
 }
 
+static SimValidateDeck *
+load_runs (const char *runs)
+{
+  g_autoptr (GError) error = NULL;
+  SimValidateDeck *deck = sim_validate_deck_load (runs, &error);
+  if (deck == NULL)
+    fprintf (stderr, "trainsim fit: --runs: %s\n", error->message);
+  return deck;
+}
+
 static int
 fit_runs (const char *runs, const char *out_path, GStrv params, GStrv layers, GStrv sets, int threads,
           gboolean cross_validate, const char *cmdline)
 {
   g_autoptr (GError) error = NULL;
-  g_autoptr (SimValidateDeck) deck = sim_validate_deck_load (runs, &error);
+  g_autoptr (SimValidateDeck) deck = load_runs (runs);
   if (deck == NULL)
-    {
-      fprintf (stderr, "trainsim fit: --runs: %s\n", error->message);
-      return 2;
-    }
+    return 2;
   /* --param a,b --param c */
   g_autoptr (GPtrArray) names = g_ptr_array_new_with_free_func (g_free);
   for (guint i = 0; params && params[i]; i++)
@@ -121,6 +129,68 @@ fit_runs (const char *runs, const char *out_path, GStrv params, GStrv layers, GS
   return 0;
 }
 
+/* --calibrate: the per-generation constants of sim/calibration.h over a deck of any GPU types; one
+ * layer per generation, into DIR (or into FILE.ini when the deck has one generation). */
+static int
+fit_calibrate (const char *runs, const char *out_path, GStrv layers, GStrv sets, int threads,
+               gboolean cross_validate, const char *cmdline)
+{
+  g_autoptr (GError) error = NULL;
+  g_autoptr (SimValidateDeck) deck = load_runs (runs);
+  if (deck == NULL)
+    return 2;
+  SimCalibrationOptions o = { { (const char *const *) layers, (const char *const *) sets, threads, FALSE, FALSE,
+                                TRUE },
+                              cross_validate, 0 };
+  SimCalibrationResult r;
+  if (!sim_calibration_fit (deck, &o, &r, &error))
+    {
+      fprintf (stderr, "trainsim fit: %s\n", error->message);
+      return error->domain == SIM_VALIDATE_ERROR && error->code == SIM_VALIDATE_ERROR_PARSE ? 2 : 1;
+    }
+  sim_calibration_write (stdout, &r, deck);
+  int gens = 0;
+  for (int g = 0; g < SIM_CALIBRATION_N_GENERATIONS; g++)
+    for (guint i = 0; i < r.n; i++)
+      if (r.generation[i] == g)
+        {
+          gens++;
+          break;
+        }
+  gboolean to_file = g_str_has_suffix (out_path, ".ini");
+  if (to_file && gens != 1)
+    {
+      fprintf (stderr, "trainsim fit: the deck spans %d GPU generations: give -o a directory for one layer each\n",
+               gens);
+      sim_calibration_result_clear (&r);
+      return 2;
+    }
+  if (!to_file && g_mkdir_with_parents (out_path, 0755) != 0)
+    {
+      fprintf (stderr, "trainsim fit: cannot create %s\n", out_path);
+      sim_calibration_result_clear (&r);
+      return 1;
+    }
+  int status = 0;
+  for (int g = 0; g < SIM_CALIBRATION_N_GENERATIONS && status == 0; g++)
+    {
+      g_autofree char *text = sim_calibration_layer (&r, deck, g, cmdline);
+      if (text == NULL)
+        continue;
+      g_autofree char *name = g_strdup_printf ("%s.ini", sim_calibration_generation_name (g));
+      g_autofree char *path = to_file ? g_strdup (out_path) : g_build_filename (out_path, name, NULL);
+      if (!g_file_set_contents (path, text, -1, &error))
+        {
+          fprintf (stderr, "trainsim fit: cannot write the layer: %s\n", error->message);
+          status = 1;
+        }
+      else
+        printf ("layer: %s\n", path);
+    }
+  sim_calibration_result_clear (&r);
+  return status;
+}
+
 int
 sim_cmd_fit (int argc, char **argv)
 {
@@ -128,7 +198,7 @@ sim_cmd_fit (int argc, char **argv)
   g_auto (GStrv) params = NULL;
   g_auto (GStrv) layers = NULL;
   g_auto (GStrv) sets = NULL;
-  gboolean cross_validate = FALSE;
+  gboolean cross_validate = FALSE, calibrate = FALSE;
   int threads = 0;
   GOptionEntry entries[] = {
     { "runs", 0, 0, G_OPTION_ARG_FILENAME, &runs,
@@ -137,7 +207,12 @@ sim_cmd_fit (int argc, char **argv)
       "with --runs: constant to fit (gemm_eff_max_bf16|fp16|fp8|fp4, attn_eff, attn_bwd_eff, mem_eff, nvlink_eff, nic_eff, overlap_slowdown; "
       "default gemm_eff_max_bf16,nic_eff,overlap_slowdown)", "NAME[,NAME…]" },
     { "cross-validate", 0, 0, G_OPTION_ARG_NONE, &cross_validate,
-      "with --runs: also the leave-one-out error of every run", NULL },
+      "with --runs: also the leave-one-out error of every run (with --calibrate: leave-one-source-out and the "
+      "band)", NULL },
+    { "calibrate", 0, 0, G_OPTION_ARG_NONE, &calibrate,
+      "with --runs: fit the per-generation in-situ constants (gemm_insitu_<dtype>, mem_insitu, launch_us) over a "
+      "deck of any GPU types, robustly, with priors at the microbenchmark profile (sim/calibration.h); -o DIR "
+      "gets one layer per generation (FILE.ini for a one-generation deck)", NULL },
     { "layer", 'l', 0, G_OPTION_ARG_FILENAME_ARRAY, &layers, "with --runs: scenario file applied to every run",
       "FILE" },
     { "set", 's', 0, G_OPTION_ARG_STRING_ARRAY, &sets, "with --runs: override one key in every run",
@@ -171,6 +246,15 @@ sim_cmd_fit (int argc, char **argv)
           fprintf (stderr, "trainsim fit: --runs takes -o LAYER.ini and no measurement files (see trainsim fit "
                            "--help)\n");
           return 2;
+        }
+      if (calibrate)
+        {
+          if (params != NULL)
+            {
+              fprintf (stderr, "trainsim fit: --calibrate fits its own constants; drop --param\n");
+              return 2;
+            }
+          return fit_calibrate (runs, out_path, layers, sets, threads, cross_validate, cmdline);
         }
       return fit_runs (runs, out_path, params, layers, sets, threads, cross_validate, cmdline);
     }

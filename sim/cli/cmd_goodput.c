@@ -25,6 +25,7 @@
 typedef struct {
   int gpus;
   double step_s;
+  double step_lo_s, step_hi_s; /* the calibration's 90% band; 0: uncalibrated */
   double steps;
   double tokens;
   SimGoodputInputs in;
@@ -111,6 +112,9 @@ evaluate (Options *o, const SimScenario *sc, double ref_step_s, int ref_gpus, do
       row->step_s = ref_step_s * (tokens_per_step (sc) / ref_tokens) * ((double) ref_gpus / row->gpus);
       work = row->steps * row->step_s;
     }
+  /* The band belongs to a simulated step, not to a given or measured one. */
+  if (o->simulate)
+    sim_runner_band (sim_scenario_run (sc), 0, row->step_s, &row->step_lo_s, &row->step_hi_s);
   if (!sim_goodput_from_scenario (sc, row->step_s, work, &row->in, error))
     return FALSE;
   if (interval_s > 0)
@@ -172,6 +176,8 @@ write_row_json (JsonBuilder *b, const Row *r)
   json_builder_set_member_name (b, "gpus");
   json_builder_add_int_value (b, r->gpus);
   add_double (b, "step_s", r->step_s);
+  add_double (b, "step_time_lo_s", r->step_lo_s);
+  add_double (b, "step_time_hi_s", r->step_hi_s);
   add_double (b, "steps", r->steps);
   add_double (b, "plain_s", r->an.plain_s);
   json_builder_set_member_name (b, "failures");
@@ -269,7 +275,12 @@ write_text (FILE *out, const Options *o, const SimScenario *sc, const Row *r)
   const SimGoodputParams *p = &in->params;
   fprintf (out, "scenario          %s\n", sim_scenario_run (sc)->name ? sim_scenario_run (sc)->name : "");
   fprintf (out, "GPUs              %d in %d nodes\n", r->gpus, sim_scenario_run (sc)->nodes);
-  fprintf (out, "step time         %.4f s (%s)\n", r->step_s, o->step_source);
+  if (r->step_hi_s > 0)
+    fprintf (out, "step time         %.4f s (%.4f–%.4f, 90%%; %s)\n", r->step_s, r->step_lo_s, r->step_hi_s,
+             o->step_source);
+  else
+    fprintf (out, "step time         %.4f s (%s%s)\n", r->step_s, o->step_source,
+             o->simulate ? "; no band: profile not calibrated" : "");
   g_autofree char *plain = hours (r->an.plain_s);
   fprintf (out, "run               %.0f steps, %.4g tokens; without failures %s (init %.0f s + steps)\n", r->steps,
            r->tokens, plain, p->init_s);

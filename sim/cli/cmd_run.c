@@ -44,6 +44,7 @@ sim_cmd_run (int argc, char **argv)
   g_autofree char *format_name = NULL;
   gboolean keys = FALSE, list = FALSE, full = FALSE, no_sim = FALSE;
   int base_gpus = 0;
+  double band = 0.9;
   g_autofree char *scaling = NULL;
   g_autofree char *trace_path = NULL, *plots_dir = NULL, *links_path = NULL;
   GOptionEntry entries[] = {
@@ -57,6 +58,8 @@ sim_cmd_run (int argc, char **argv)
     { "no-simulate", 0, 0, G_OPTION_ARG_NONE, &no_sim, "Only the workload report (no step simulation)", NULL },
     { "base-gpus", 0, 0, G_OPTION_ARG_INT, &base_gpus, "Scaling efficiency against this many GPUs "
       "(DP shrunk to fit)", "N" },
+    { "band", 0, 0, G_OPTION_ARG_DOUBLE, &band, "Central probability of the step time's band from the profile's "
+      "calibration (default 0.9)", "P" },
     { "scaling", 0, 0, G_OPTION_ARG_STRING, &scaling, "weak (default: global batch per DP replica kept) "
       "or strong (global batch kept)", "KIND" },
     { G_OPTION_REMAINING, 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &files, NULL, NULL },
@@ -101,6 +104,11 @@ sim_cmd_run (int argc, char **argv)
       list_embedded ("/trainsim/scenarios/", 0);
       return 0;
     }
+  if (!(band > 0 && band < 1))
+    {
+      fprintf (stderr, "trainsim run: --band %g: give a probability between 0 and 1\n", band);
+      return 2;
+    }
   SimReportFormat format = SIM_REPORT_TEXT;
   if (format_name && !sim_report_parse_format (format_name, &format))
     {
@@ -118,6 +126,7 @@ sim_cmd_run (int argc, char **argv)
   sim_runner_options_init (&po.run);
   po.run.full = full;
   po.base_gpus = base_gpus;
+  po.band_level = band;
   po.weak = TRUE;
   if (scaling && strcmp (scaling, "strong") == 0)
     po.weak = FALSE;

@@ -319,7 +319,7 @@ sim_cmd_search (int argc, char **argv)
   if (tsv)
     {
       printf ("# trainsim %s search\n# command: %s\n# stage 2: %s\n", PACKAGE_VERSION, argv_text, conf_name);
-      printf ("rank\tstep_s\testimate_s\tmfu\tmemory_GiB\ttime_to_train_s\ttp\tpp\tvpp\tcp\tdp\tep\tmicro_batch\t"
+      printf ("rank\tstep_s\tstep_lo_s\tstep_hi_s\testimate_s\tmfu\tmemory_GiB\ttime_to_train_s\ttp\tpp\tvpp\tcp\tdp\tep\tmicro_batch\t"
               "recompute\tzero\tfsdp\ttp_overlap\torder");
       for (int i = 0; i < SIM_EST_COUNT; i++)
         printf ("\t%s_s", sim_estimate_part_name (i));
@@ -329,8 +329,11 @@ sim_cmd_search (int argc, char **argv)
           const SimSearchCandidate *c = &g_array_index (ranked, SimSearchCandidate, i);
           const ModelPlan *p = &c->plan;
           static const char *const rc[] = { "none", "selective", "full" };
-          printf ("%u\t%.6g\t%.6g\t%.4f\t%.2f\t%.6g\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%s\t%d\t%d\t%d\t", i + 1, c->confirmed_s,
-                  c->estimate_s, c->estimate.mfu, c->memory_bytes / GIB,
+          double lo = 0, hi = 0;
+          if (!no_simulate)
+            sim_runner_band (run, 0, c->confirmed_s, &lo, &hi);
+          printf ("%u\t%.6g\t%.6g\t%.6g\t%.6g\t%.4f\t%.2f\t%.6g\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%s\t%d\t%d\t%d\t", i + 1,
+                  c->confirmed_s, lo, hi, c->estimate_s, c->estimate.mfu, c->memory_bytes / GIB,
                   steps > 0 ? run->init_s + steps * c->confirmed_s : 0.0, p->tp, p->pp, p->vpp, p->cp, p->dp, p->ep,
                   p->micro_batch, rc[p->recompute], p->zero, p->fsdp, p->tp_comm_overlap);
           for (int k = 0; k < MODEL_DIM_COUNT; k++)
@@ -351,7 +354,7 @@ sim_cmd_search (int argc, char **argv)
       printf ("Valid plans: %.0f of %.0f enumerated. Within %.0f%% of the best estimate: %u; ranked by stage 2: %u.\n",
               counts[1], counts[0], 100.0 * margin, within, ranked->len);
       printf ("Stage 1: closed-form estimate (sim/estimate.c). Stage 2: %s.\n\n", conf_name);
-      printf ("%4s %9s %6s %8s %9s  %s\n", "rank", "step s", "MFU %", "mem GiB", "TTT h", "plan");
+      printf ("%4s %9s %-15s %6s %8s %9s  %s\n", "rank", "step s", "90% band s", "MFU %", "mem GiB", "TTT h", "plan");
       for (guint i = 0, printed = 0; i < ranked->len && printed < (guint) top; i++, printed++)
         {
           const SimSearchCandidate *c = &g_array_index (ranked, SimSearchCandidate, i);
@@ -360,7 +363,11 @@ sim_cmd_search (int argc, char **argv)
           guint same = 0;
           while (i + 1 + same < ranked->len && same_shape (c, &g_array_index (ranked, SimSearchCandidate, i + 1 + same)))
             same++;
-          printf ("%4u %9.4f %6.1f %8.1f %9.2f  %s\n", i + 1, c->confirmed_s, 100.0 * c->estimate.mfu,
+          double lo = 0, hi = 0;
+          g_autofree char *band = !no_simulate && sim_runner_band (run, 0, c->confirmed_s, &lo, &hi)
+                                      ? g_strdup_printf ("%.4f–%.4f", lo, hi)
+                                      : g_strdup ("-");
+          printf ("%4u %9.4f %-15s %6.1f %8.1f %9.2f  %s\n", i + 1, c->confirmed_s, band, 100.0 * c->estimate.mfu,
                   c->memory_bytes / GIB, steps > 0 ? (run->init_s + steps * c->confirmed_s) / 3600.0 : 0.0, d);
           if (same > 0)
             printf ("%4s   (and %u more with the same step: other placement order or ZeRO/FSDP, ranks %u-%u)\n", "",

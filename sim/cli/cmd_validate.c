@@ -10,6 +10,7 @@
 #include <glib.h>
 #include "sim/cli/cmd.h"
 #include "sim/calibrate/validate.h"
+#include "sim/calibrate/calibration.h"
 
 static char *
 plot_script (void)
@@ -21,7 +22,9 @@ plot_script (void)
 int
 sim_cmd_validate (int argc, char **argv)
 {
-  g_autofree char *format_name = NULL, *plot = NULL, *row_id = NULL;
+  g_autofree char *format_name = NULL, *plot = NULL, *row_id = NULL, *cross = NULL;
+  gboolean uncalibrated = FALSE;
+  double band = 0.9;
   g_auto (GStrv) sets = NULL;
   g_auto (GStrv) layers = NULL;
   g_auto (GStrv) files = NULL;
@@ -37,6 +40,13 @@ sim_cmd_validate (int argc, char **argv)
     { "set", 's', 0, G_OPTION_ARG_STRING_ARRAY, &sets, "Override one key in every row (repeatable)",
       "GROUP.KEY=VALUE" },
     { "full", 0, 0, G_OPTION_ARG_NONE, &full, "Simulate every rank", NULL },
+    { "cross-validate", 0, 0, G_OPTION_ARG_STRING, &cross,
+      "Refit the calibration (trainsim fit --runs --calibrate) with each source left out and predict that "
+      "source's rows: the out-of-sample error per row, source and GPU (BY: source)", "BY" },
+    { "uncalibrated", 0, 0, G_OPTION_ARG_NONE, &uncalibrated,
+      "Leave out the generations' calibration (scenarios/calibration/): datasheet and microbenchmark figures only",
+      NULL },
+    { "band", 0, 0, G_OPTION_ARG_DOUBLE, &band, "Central probability of each prediction's band (default 0.9)", "P" },
     { "row", 0, 0, G_OPTION_ARG_STRING, &row_id, "Print this row's scenario as a `trainsim run` command and exit", "ID" },
     { G_OPTION_REMAINING, 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &files, NULL, NULL },
     { NULL },
@@ -48,7 +58,14 @@ sim_cmd_validate (int argc, char **argv)
     "simulates one step per row and prints predicted, measured and error per row, then MAPE,\n"
     "median and max |error| overall, per source and per GPU type, and coverage. Rows trainsim\n"
     "cannot model are listed as skipped with the reason. How a row becomes a scenario (family\n"
-    "presets, overlap flags, placement) is documented in sim/validate.h.");
+    "presets, overlap flags, placement) is documented in sim/calibrate/validate.h.\n"
+    "\n"
+    "Where the figures come from: peaks, memory sizes and link rates are datasheet figures;\n"
+    "gemm_eff_max_*, mem_eff, attn_eff and the NCCL constants are public microbenchmarks (each\n"
+    "profile key names its source); gemm_insitu_*, mem_insitu, launch_us and the band are fitted\n"
+    "on this deck per GPU generation (scenarios/calibration/<generation>.ini, sim/calibrate/\n"
+    "calibration.h). Each row's band is predicted·exp(±z·σ), σ from the leave-one-source-out\n"
+    "errors; --cross-validate source gives those errors, the figure to quote.");
   g_option_context_add_main_entries (ctx, entries, NULL);
   g_autofree char *argv_text = g_strjoinv (" ", argv);
   g_autoptr (GError) error = NULL;
@@ -70,6 +87,16 @@ sim_cmd_validate (int argc, char **argv)
   else if (format_name && strcmp (format_name, "text") != 0)
     {
       fprintf (stderr, "trainsim validate: --format %s: unknown format; use text, tsv or json\n", format_name);
+      return 2;
+    }
+  if (cross != NULL && strcmp (cross, "source") != 0)
+    {
+      fprintf (stderr, "trainsim validate: --cross-validate %s: only 'source' is known\n", cross);
+      return 2;
+    }
+  if (!(band > 0 && band < 1))
+    {
+      fprintf (stderr, "trainsim validate: --band %g: give a probability between 0 and 1\n", band);
       return 2;
     }
   if (threads < 0)
@@ -103,10 +130,31 @@ sim_cmd_validate (int argc, char **argv)
       return 2;
     }
   SimValidateOptions opts = { (const char *const *) layers, (const char *const *) sets, threads, full,
-                              isatty (fileno (stderr)) };
+                              isatty (fileno (stderr)), uncalibrated, band };
   guint n = sim_validate_deck_n_rows (deck);
   g_autofree SimValidateResult *results = g_new0 (SimValidateResult, MAX (n, 1));
   sim_validate_run (deck, &opts, results);
+  if (cross != NULL)
+    {
+      SimCalibrationOptions co = { opts, TRUE, 0 };
+      co.validate.progress = FALSE;
+      SimCalibrationResult cr;
+      if (!sim_calibration_fit (deck, &co, &cr, &error))
+        {
+          fprintf (stderr, "trainsim validate: --cross-validate: %s\n", error->message);
+          for (guint i = 0; i < n; i++)
+            sim_validate_result_clear (&results[i]);
+          return 1;
+        }
+      for (guint i = 0; i < n; i++)
+        results[i].loso_pct = cr.loso_pct[i];
+      if (format == SIM_VALIDATE_TEXT)
+        {
+          sim_calibration_write (stdout, &cr, deck);
+          printf ("\n");
+        }
+      sim_calibration_result_clear (&cr);
+    }
   sim_validate_write (stdout, deck, results, format, argv_text);
   int status = 0;
   if (plot != NULL)

@@ -36,6 +36,12 @@ sim_gpu_wave_efficiency_on (const SimGpuSpec *spec, gint64 m, gint64 n, int sms)
 }
 
 double
+sim_gpu_achieved_hbm (const SimGpuSpec *spec)
+{
+  return spec->hbm_bw_bytes_per_s * spec->mem_eff * (spec->mem_insitu > 0 ? spec->mem_insitu : 1.0);
+}
+
+double
 sim_gpu_wave_efficiency (const SimGpuSpec *spec, gint64 m, gint64 n)
 {
   return sim_gpu_wave_efficiency_on (spec, m, n, 0);
@@ -48,7 +54,8 @@ gemm_efficiency_on (const SimGpuSpec *spec, ModelDtype dtype, gint64 m, gint64 n
   double half = spec->gemm_eff_half_gflop[dtype] > 0 ? spec->gemm_eff_half_gflop[dtype]
                                                       : spec->gemm_eff_half_gflop_any;
   double size = half > 0 ? g / (g + half) : 1.0;
-  return spec->gemm_eff_max[dtype] * size * sim_gpu_wave_efficiency_on (spec, m, n, sms);
+  double insitu = spec->gemm_insitu[dtype] > 0 ? spec->gemm_insitu[dtype] : 1.0;
+  return spec->gemm_eff_max[dtype] * insitu * size * sim_gpu_wave_efficiency_on (spec, m, n, sms);
 }
 
 double
@@ -82,7 +89,7 @@ sim_gpu_kernel_ns (const SimGpuSpec *spec, const SimGpuKernel *kernel)
         t = kernel->flops / (peak * eff);
     }
   if (kernel->bytes > 0 && spec->hbm_bw_bytes_per_s > 0 && spec->mem_eff > 0)
-    t = MAX (t, kernel->bytes / (spec->hbm_bw_bytes_per_s * spec->mem_eff));
+    t = MAX (t, kernel->bytes / sim_gpu_achieved_hbm (spec));
   return (gint64) ceil (t * 1e9) + spec->launch_ns;
 }
 

@@ -29,6 +29,11 @@ typedef struct {
   double attn_eff;                      /* fused causal attention, fraction of peak */
   double attn_bwd_eff;                  /* its flash backward (2.5x the forward FLOPs); 0: attn_eff */
   double mem_eff;                       /* memory-bound kernels, fraction of HBM bandwidth */
+  /* In-situ scales fitted on published step times (scenarios/calibration/): what a training step's
+   * kernels reach relative to the microbenchmark figures above (clocks under sustained power, L2 and
+   * HBM shared with neighbours, real data). 0 = 1 (not calibrated). */
+  double gemm_insitu[MODEL_DTYPE_COUNT];
+  double mem_insitu;
   double nvlink_eff;                    /* achieved NVLink bus bandwidth / line rate */
   gint64 launch_ns;                     /* per-kernel launch/tail overhead */
   double overlap_slowdown;              /* compute slowdown while communication kernels share SMs */
@@ -36,11 +41,12 @@ typedef struct {
 
 /* ---- Kernel time (sim/gpu/gpu.c) -------------------------------------------------------------------
  * t = max(FLOPs / (peak[dtype] · eff), bytes / (hbm_bw · mem_eff)) + launch_ns, where eff is
- *   GEMM:      gemm_eff_max[dtype] · G / (G + G_half[dtype]) · wave(M, N)   (G = 2MNK / 1e9),
+ *   GEMM:      gemm_eff_max[dtype] · s[dtype] · G / (G + G_half[dtype]) · wave(M, N)   (G = 2MNK / 1e9,
+ *              s = gemm_insitu, 1 when not calibrated),
  *              G_half[dtype] = gemm_eff_half_gflop[dtype], or gemm_eff_half_gflop_any when 0
  *   attention: attn_eff; a flash backward (SIM_KERNEL_ATTENTION_BWD) attn_bwd_eff when the
  *              profile gives it
- *   memory:    no FLOP term (bytes only). */
+ *   memory:    no FLOP term (bytes only); the bandwidth is hbm_bw · mem_eff · mem_insitu. */
 typedef enum { SIM_KERNEL_GEMM, SIM_KERNEL_ATTENTION, SIM_KERNEL_MEMORY, SIM_KERNEL_ATTENTION_BWD } SimKernelKind;
 
 typedef struct {
@@ -52,6 +58,8 @@ typedef struct {
   int sms;              /* GEMM: SMs it may use (an SM-count target, as cuBLASLt's); 0: all */
 } SimGpuKernel;
 
+/* Achieved HBM bandwidth of memory-bound kernels: hbm_bw · mem_eff · mem_insitu (bytes/s). */
+double sim_gpu_achieved_hbm (const SimGpuSpec *spec);
 /* Wave quantization: an M×N output tiled 128×128 per SM (the CTA tile of cuBLAS/CUTLASS Hopper
  * GEMMs) runs ceil(tiles / sm_count) waves; efficiency = tiles / (waves · sm_count). 1 if unknown. */
 double sim_gpu_wave_efficiency (const SimGpuSpec *spec, gint64 m, gint64 n);

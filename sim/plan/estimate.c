@@ -65,7 +65,7 @@ sim_estimate_hw_from_scenario (const SimScenario *sc, SimEstimateHw *out)
   double ge = gpu->gemm_eff_max[sim_scenario_plan (sc)->matmul_dtype];
   hw.gemm_eff = ge > 0 ? ge : 1.0;
   hw.hbm_bytes = gpu->hbm_bytes;
-  hw.hbm_bw_bytes_per_s = gpu->hbm_bw_bytes_per_s * (gpu->mem_eff > 0 ? gpu->mem_eff : 1.0);
+  hw.hbm_bw_bytes_per_s = gpu->mem_eff > 0 ? sim_gpu_achieved_hbm (gpu) : gpu->hbm_bw_bytes_per_s;
   double nvl = cl->nvlink_bw_bytes_per_s > 0 ? cl->nvlink_bw_bytes_per_s : gpu->nvlink_bw_bytes_per_s;
   hw.nvlink_bw_bytes_per_s = nvl * (gpu->nvlink_eff > 0 ? gpu->nvlink_eff : 1.0);
   hw.nvlink_latency_s = cl->nvlink_latency_ns * 1e-9;

@@ -331,6 +331,8 @@ sim_sweep_eval (const SimSweep *sw, guint index, SimSweepRow *row, GError **erro
         }
       row->status = SIM_SWEEP_OK;
       row->step_s = pred.step_s;
+      row->step_lo_s = pred.step_lo_s;
+      row->step_hi_s = pred.step_hi_s;
       /* The breakdown sums to the simulated step; scale it to the reported one (VM overhead). */
       double sim_s = pred.step.step_ns * 1e-9;
       double f = sim_s > 0 ? pred.step_s / sim_s : 1.0;
@@ -390,12 +392,13 @@ sim_sweep_memory (const SimSweep *sw, guint index, ModelMemory *out, double *cap
 /* ---- Row format ------------------------------------------------------------------------------ */
 
 #define N_INT 9
-#define N_DBL (5 + SIM_EST_COUNT)
+#define N_DBL (7 + SIM_EST_COUNT)
 
 char *
 sim_sweep_header_line (const SimSweep *sw)
 {
-  GString *s = g_string_new ("point\tstatus\tgpus\ttp\tpp\tvpp\tcp\tdp\tep\tmicro_batch\tglobal_batch\tstep_s");
+  GString *s = g_string_new ("point\tstatus\tgpus\ttp\tpp\tvpp\tcp\tdp\tep\tmicro_batch\tglobal_batch\tstep_s\t"
+                              "step_lo_s\tstep_hi_s");
   for (int i = 0; i < SIM_EST_COUNT; i++)
     g_string_append_printf (s, "\t%s_s", sim_estimate_part_name (i));
   g_string_append (s, "\tmfu\ttokens_per_s\tmemory_GiB\ttime_to_train_s");
@@ -415,6 +418,8 @@ sim_sweep_row_to_line (const SimSweepRow *row, guint n_axes)
   double d[N_DBL];
   int k = 0;
   d[k++] = row->step_s;
+  d[k++] = row->step_lo_s;
+  d[k++] = row->step_hi_s;
   for (int i = 0; i < SIM_EST_COUNT; i++)
     d[k++] = row->part_s[i];
   d[k++] = row->mfu;
@@ -466,6 +471,8 @@ sim_sweep_row_from_line (const char *line, guint n_axes, SimSweepRow *row, GErro
     }
   int k = 0;
   row->step_s = d[k++];
+  row->step_lo_s = d[k++];
+  row->step_hi_s = d[k++];
   for (int i = 0; i < SIM_EST_COUNT; i++)
     row->part_s[i] = d[k++];
   row->mfu = d[k++];
@@ -702,7 +709,7 @@ sim_sweep_write (FILE *out, const SimSweep *sw, SimSweepRow *const *rows, guint 
                model_name (sw));
       for (guint i = 0; i < na; i++)
         fprintf (out, "%s\t", ((Axis *) sw->axes->pdata[i])->key);
-      fprintf (out, "status\tgpus\ttp\tpp\tvpp\tcp\tdp\tep\tmicro_batch\tglobal_batch\tstep_s");
+      fprintf (out, "status\tgpus\ttp\tpp\tvpp\tcp\tdp\tep\tmicro_batch\tglobal_batch\tstep_s\tstep_lo_s\tstep_hi_s");
       for (int p = 0; p < SIM_EST_COUNT; p++)
         fprintf (out, "\t%s_s", sim_estimate_part_name (p));
       fprintf (out, "\tmfu\ttokens_per_s\tmemory_GiB\ttime_to_train_s%s%s\treason\n", scaling ? "\t" : "",
@@ -714,6 +721,7 @@ sim_sweep_write (FILE *out, const SimSweep *sw, SimSweepRow *const *rows, guint 
             fprintf (out, "%s\t", w->values[i]);
           fprintf (out, "%s\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%.6g", sim_sweep_status_name (w->status), w->gpus,
                    w->tp, w->pp, w->vpp, w->cp, w->dp, w->ep, w->micro_batch, w->global_batch, w->step_s);
+          fprintf (out, "\t%.6g\t%.6g", w->step_lo_s, w->step_hi_s);
           for (int p = 0; p < SIM_EST_COUNT; p++)
             fprintf (out, "\t%.6g", w->part_s[p]);
           fprintf (out, "\t%.6g\t%.6g\t%.6g\t%.6g", w->mfu, w->tokens_per_s, w->memory_bytes / GIB,
@@ -755,6 +763,16 @@ sim_sweep_write (FILE *out, const SimSweep *sw, SimSweepRow *const *rows, guint 
             {
               fprintf (out, ", \"step_s\": ");
               json_number (out, w->step_s);
+              fprintf (out, ", \"step_time_lo_s\": ");
+              if (w->step_hi_s > 0)
+                json_number (out, w->step_lo_s);
+              else
+                fprintf (out, "null");
+              fprintf (out, ", \"step_time_hi_s\": ");
+              if (w->step_hi_s > 0)
+                json_number (out, w->step_hi_s);
+              else
+                fprintf (out, "null");
               fprintf (out, ", \"breakdown_s\": {");
               for (int p = 0; p < SIM_EST_COUNT; p++)
                 {
@@ -796,8 +814,8 @@ sim_sweep_write (FILE *out, const SimSweep *sw, SimSweepRow *const *rows, guint 
     }
   for (guint i = 0; i < na && i < 64; i++)
     fprintf (out, "%-*s  ", w_axis[i], ((Axis *) sw->axes->pdata[i])->key);
-  fprintf (out, "%-7s %6s %-22s %9s %6s %9s %9s %9s %9s %8s%s\n", "status", "gpus", "plan tp.pp.vpp.cp.dp.ep",
-           "step s", "MFU %", "compute", "comm", "bubble", "mem GiB", "TTT h",
+  fprintf (out, "%-7s %6s %-22s %9s %-15s %6s %9s %9s %9s %9s %8s%s\n", "status", "gpus", "plan tp.pp.vpp.cp.dp.ep",
+           "step s", "band s", "MFU %", "compute", "comm", "bubble", "mem GiB", "TTT h",
            scaling ? (mode == SIM_SWEEP_SCALING_AUTO ? "  scale eff" : weak ? "  weak eff" : "  strong eff") : "");
   for (guint r = 0; r < n; r++)
     {
@@ -808,8 +826,8 @@ sim_sweep_write (FILE *out, const SimSweep *sw, SimSweepRow *const *rows, guint 
                                       : g_strdup ("-");
       if (w->status != SIM_SWEEP_OK)
         {
-          fprintf (out, "%-7s %6d %-22s %9s %6s %9s %9s %9s ", sim_sweep_status_name (w->status), w->gpus, plan, "-",
-                   "-", "-", "-", "-");
+          fprintf (out, "%-7s %6d %-22s %9s %-15s %6s %9s %9s %9s ", sim_sweep_status_name (w->status), w->gpus, plan,
+                   "-", "-", "-", "-", "-", "-");
           if (w->memory_bytes > 0)
             fprintf (out, "%9.1f\n", w->memory_bytes / GIB);
           else
@@ -818,8 +836,10 @@ sim_sweep_write (FILE *out, const SimSweep *sw, SimSweepRow *const *rows, guint 
         }
       double comm = w->part_s[SIM_EST_TP] + w->part_s[SIM_EST_CP] + w->part_s[SIM_EST_PP] + w->part_s[SIM_EST_DP]
                     + w->part_s[SIM_EST_EP];
-      fprintf (out, "%-7s %6d %-22s %9.4f %6.1f %9.4f %9.4f %9.4f %9.1f %8.2f", "ok", w->gpus, plan, w->step_s,
-               100.0 * w->mfu, w->part_s[SIM_EST_COMPUTE], comm, w->part_s[SIM_EST_BUBBLE], w->memory_bytes / GIB,
+      g_autofree char *band = w->step_hi_s > 0 ? g_strdup_printf ("%.4f–%.4f", w->step_lo_s, w->step_hi_s)
+                                                : g_strdup ("-");
+      fprintf (out, "%-7s %6d %-22s %9.4f %-15s %6.1f %9.4f %9.4f %9.4f %9.1f %8.2f", "ok", w->gpus, plan, w->step_s,
+               band, 100.0 * w->mfu, w->part_s[SIM_EST_COMPUTE], comm, w->part_s[SIM_EST_BUBBLE], w->memory_bytes / GIB,
                w->time_to_train_s / 3600.0);
       if (scaling)
         {

@@ -35,6 +35,7 @@ typedef struct {
   char *reason;                /* why not OK (owned; NULL when OK) */
   int gpus, tp, pp, vpp, cp, dp, ep, micro_batch, global_batch;
   double step_s;
+  double step_lo_s, step_hi_s; /* the calibration's band (sim_runner_band); 0: none (uncalibrated, estimate) */
   double part_s[SIM_EST_COUNT];
   double mfu;
   double tokens_per_s;

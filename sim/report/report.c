@@ -436,6 +436,11 @@ write_text_prediction (FILE *out, const SimScenario *sc, const SimReportWorkload
   double step = p->step_s;
   fprintf (out, "\n== Prediction (simulated step) ==\n");
   fprintf (out, "step time            %.4f s", step);
+  if (p->step_hi_s > 0)
+    fprintf (out, " (%.4f–%.4f, %.0f%%, %s calibration)", p->step_lo_s, p->step_hi_s, 100 * p->band_level,
+             run->calibration ? run->calibration : "deck");
+  else
+    fprintf (out, " (no band: profile not calibrated)");
   if (run->virtualization_overhead > 0)
     fprintf (out, " (simulated %.4f s × (1 + %.3g virtualization overhead))", r->step_ns / 1e9,
              run->virtualization_overhead);
@@ -487,6 +492,18 @@ json_prediction (JsonBuilder *b, const SimScenario *sc, const SimRunnerPredictio
   const SimRunnerResult *r = &p->step;
   json_builder_set_member_name (b, "step_time_s");
   json_builder_add_double_value (b, p->step_s);
+  json_builder_set_member_name (b, "step_time_lo_s");
+  if (p->step_hi_s > 0)
+    json_builder_add_double_value (b, p->step_lo_s);
+  else
+    json_builder_add_null_value (b);
+  json_builder_set_member_name (b, "step_time_hi_s");
+  if (p->step_hi_s > 0)
+    json_builder_add_double_value (b, p->step_hi_s);
+  else
+    json_builder_add_null_value (b);
+  json_builder_set_member_name (b, "band_level");
+  json_builder_add_double_value (b, p->band_level);
   json_builder_set_member_name (b, "mfu");
   json_builder_add_double_value (b, r->mfu);
   json_builder_set_member_name (b, "tokens_per_s");

@@ -173,7 +173,10 @@ const Key sim_scenario_keys[] = {
     "achieved large-GEMM FLOP/s / peak_" dt "_TFLOPS for " dt " inputs; needed when a GEMM runs in " dt }, \
   { "hardware", "gemm_eff_half_GFLOP_" dt, T_DOUBLE, "GFLOP", 1, OPT, 0, 1e9, NULL, TRUE, S_DOUBLE,       \
     GP (gemm_eff_half_gflop[MODEL_DTYPE_##DT]),                                                           \
-    "size of a " dt " GEMM at half of gemm_eff_max_" dt "; absent: gemm_eff_half_GFLOP" }
+    "size of a " dt " GEMM at half of gemm_eff_max_" dt "; absent: gemm_eff_half_GFLOP" },     \
+  { "hardware", "gemm_insitu_" dt, T_DOUBLE, "", 1, OPT, 0, 2, NULL, TRUE, S_DOUBLE,                      \
+    GP (gemm_insitu[MODEL_DTYPE_##DT]),                                                                   \
+    "in-situ scale on gemm_eff_max_" dt " fitted on published step times (scenarios/calibration/); absent: 1" }
   GEMM_EFF ("fp32", FP32),
   GEMM_EFF ("tf32", TF32),
   GEMM_EFF ("fp16", FP16),
@@ -210,6 +213,8 @@ const Key sim_scenario_keys[] = {
     "LL bus bandwidth / Simple's (NCCL tuning.cc: ring LL x1/4 across nodes and for all-reduce, tree LL x1/3.8); 0: Simple only" },
   { "hardware", "coll_chunk_KiB", T_DOUBLE, "KiB", 1024, "512", 0, 1e6, NULL, TRUE, S_DOUBLE, CO (chunk_bytes),
     "pipelining chunk of chains and trees (NCCL_BUFFSIZE 4 MiB / 8 steps)" },
+  { "hardware", "mem_insitu", T_DOUBLE, "", 1, OPT, 0, 2, NULL, TRUE, S_DOUBLE, GP (mem_insitu),
+    "in-situ scale on mem_eff fitted on published step times (scenarios/calibration/); absent: 1" },
   { "hardware", "launch_us", T_DOUBLE, "us", 1e3, OPT, 0, 1e5, NULL, TRUE, S_NS, GP (launch_ns),
     "per-kernel launch and tail overhead; absent: not known" },
   { "hardware", "overlap_slowdown", T_DOUBLE, "", 1, OPT, 0, 1, NULL, TRUE, S_DOUBLE, GP (overlap_slowdown),
@@ -255,6 +260,13 @@ const Key sim_scenario_keys[] = {
     "trainsim fit: bytes moved at half the fitted peak per memory op" },
   { "hardware", "memory_hill", T_LIST, "", 1, OPT, 0, 0, NULL, FALSE, S_NONE, NO ("(calibration)"),
     "trainsim fit: sharpness of each memory curve" },
+
+  /* [calibration]: what `trainsim fit --runs` learned from published step times (scenarios/calibration/) */
+  { "calibration", "generation", T_STRING, "", 1, OPT, 0, 0, NULL, FALSE, S_STR, RU (calibration),
+    "GPU generation the [hardware] in-situ scales and launch_us of this file were fitted for" },
+  { "calibration", "band_log_sigma", T_DOUBLE, "", 1, OPT, 0, 5, NULL, TRUE, S_DOUBLE, RU (band_log_sigma),
+    "σ of ln(measured / predicted step) over the deck's rows of the generation, each predicted by a fit "
+    "that left its source out: the width of every prediction's band; absent: no band" },
 
   /* [cluster] */
   { "cluster", "gpus", T_INT, "", 1, REQ, 1, 4194304, NULL, FALSE, S_INT, CL (gpus),

@@ -93,7 +93,7 @@ known_group (const char *group)
 static const char *
 group_list (void)
 {
-  return "scenario, model, parallel, hardware, cluster, fabric, training, reliability, cost";
+  return "scenario, model, parallel, hardware, calibration, cluster, fabric, training, reliability, cost";
 }
 
 SimScenario *

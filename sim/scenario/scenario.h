@@ -53,6 +53,9 @@ typedef struct {
   double memory_overhead_bytes;     /* per-GPU framework memory; < 0: model/memory.h's assumption */
   /* [cluster] facts the topology does not take */
   double virtualization_overhead;   /* fractional slowdown of a VM (e.g. Azure) against bare metal */
+  /* [calibration] (scenarios/calibration/<generation>.ini, written by `trainsim fit --runs`) */
+  const char *calibration;          /* the generation calibrated on the deck; NULL: uncalibrated */
+  double band_log_sigma;            /* σ of ln(measured / predicted) out of sample; 0: no band */
   /* Derived from [cluster] */
   int nodes;                        /* gpus / gpus_per_node */
   int domains;                      /* NVLink domains used: ceil(gpus / gpus_per_domain_used) */

@@ -43,6 +43,7 @@
 #include "config.h"
 #include <math.h>
 #include <string.h>
+#include <gsl/gsl_cdf.h>
 #include "sim/step/runner-private.h"
 #include "model/schedule.h"
 #include "model/layer.h"
@@ -769,8 +770,13 @@ sim_runner_run (const ModelShape *shape, const ModelPlan *plan, const SimGpuSpec
       return FALSE;
     }
   ModelMemory mem;
-  if (!model_memory_check (shape, plan, gpu->hbm_bytes, opts.memory_overhead_bytes, &mem, error))
-    return FALSE;
+  if (!model_memory_check (shape, plan, gpu->hbm_bytes, opts.memory_overhead_bytes, &mem,
+                           opts.memory_advisory ? NULL : error))
+    {
+      if (!opts.memory_advisory)
+        return FALSE;
+      out->memory_over = TRUE;
+    }
   out->memory_bytes = mem.total_bytes;
   out->memory_stage = mem.pp_rank;
   g_autoptr (SimTopology) topo = sim_topology_new (cluster, fabric, error);
@@ -977,6 +983,20 @@ sim_runner_run (const ModelShape *shape, const ModelPlan *plan, const SimGpuSpec
 }
 
 gboolean
+sim_runner_band (const SimScenarioRun *run, double level, double step_s, double *lo, double *hi)
+{
+  *lo = *hi = 0;
+  if (run->band_log_sigma <= 0 || step_s <= 0)
+    return FALSE;
+  if (level <= 0)
+    level = 0.9;
+  double z = gsl_cdf_ugaussian_Pinv (0.5 + 0.5 * CLAMP (level, 0.01, 0.999));
+  *lo = step_s * exp (-z * run->band_log_sigma);
+  *hi = step_s * exp (z * run->band_log_sigma);
+  return TRUE;
+}
+
+gboolean
 sim_runner_predict (const SimScenario *sc, const SimPredictOptions *options, SimRunnerPrediction *out,
                     GError **error)
 {
@@ -1014,6 +1034,8 @@ sim_runner_predict (const SimScenario *sc, const SimPredictOptions *options, Sim
     }
   if (out->steps > 0)
     out->time_to_train_s = run->init_s + out->steps * out->step_s + out->evals * out->eval_s;
+  sim_runner_band (run, options->band_level, out->step_s, &out->step_lo_s, &out->step_hi_s);
+  out->band_level = out->step_hi_s > 0 ? (options->band_level > 0 ? options->band_level : 0.9) : 0;
   int base_gpus = options->base_gpus > 0 ? options->base_gpus : run->base_gpus;
   gboolean weak = options->base_gpus > 0 ? options->weak : run->weak_scaling;
   if (base_gpus > 0)

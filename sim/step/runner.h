@@ -58,6 +58,9 @@ typedef struct {
   gboolean full;              /* simulate every rank */
   gboolean force_symmetric;   /* representatives even if the placement check fails (benchmarks) */
   double memory_overhead_bytes; /* per-GPU framework overhead for the memory check; < 0: model's */
+  /* A run known to have run (a published measurement): a predicted peak above the GPU's memory is
+   * reported (SimRunnerResult.memory_over) instead of refusing the step. */
+  gboolean memory_advisory;
   /* Compute variation (stragglers, sim/step/straggler.h): each compute op of GPU `gpu` takes its
    * duration × compute_scale(user, gpu), drawn per op. Set: every rank is simulated (full). */
   double (*compute_scale) (gpointer user, int gpu);
@@ -100,6 +103,7 @@ typedef struct {
   /* Memory of the fullest stage (model/memory.h). */
   double memory_bytes;
   int memory_stage;
+  gboolean memory_over;       /* memory_advisory and the predicted peak exceeds the GPU's memory */
 } SimRunnerResult;
 
 /* Simulates one training step. Errors: invalid plan/schedule, a plan that does not fit in the GPU's
@@ -133,13 +137,22 @@ typedef struct {
   gboolean weak;
   double base_step_s;
   double scaling_efficiency;
+  /* The band of the calibration ([calibration] band_log_sigma): step_s · exp(±z·σ) at band_level;
+   * all 0 for an uncalibrated profile. */
+  double step_lo_s, step_hi_s, band_level;
 } SimRunnerPrediction;
 
 typedef struct {
   SimRunnerOptions run;
   int base_gpus;              /* 0: the scenario's [scenario] base_gpus */
   gboolean weak;              /* with base_gpus: weak (global batch grows with DP) or strong */
+  double band_level;          /* central probability of the band; 0: 0.9 */
 } SimPredictOptions;
+
+/* The calibration's band around step_s at `level` (0: 90%): [step·e^(−zσ), step·e^(zσ)] with σ the
+ * profile's [calibration] band_log_sigma, the leave-one-source-out scatter of ln(measured/predicted)
+ * on the deck. FALSE (and 0s) when the profile is not calibrated. */
+gboolean sim_runner_band (const SimScenarioRun *run, double level, double step_s, double *lo, double *hi);
 
 gboolean sim_runner_predict (const SimScenario *sc, const SimPredictOptions *options,
                              SimRunnerPrediction *out, GError **error);

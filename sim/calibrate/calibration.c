@@ -1,0 +1,700 @@
+/* Per-generation calibration on the validation deck (sim/calibration.h states the model). */
+#include "config.h"
+#include <math.h>
+#include <string.h>
+#include <gsl/gsl_multifit.h>
+#include <gsl/gsl_statistics_double.h>
+#include <gsl/gsl_sort.h>
+#include "sim/calibrate/calibration.h"
+#include "calib/fit.h"
+#include "model/dtype.h"
+
+static const char *const generation_names[SIM_CALIBRATION_N_GENERATIONS] = { "ampere", "hopper", "blackwell" };
+
+int
+sim_calibration_generation_of_gpu (const char *gpu)
+{
+  const char *name = sim_validate_gpu_generation (gpu);
+  for (int g = 0; name && g < SIM_CALIBRATION_N_GENERATIONS; g++)
+    if (strcmp (name, generation_names[g]) == 0)
+      return g;
+  return -1;
+}
+
+const char *
+sim_calibration_generation_name (int generation)
+{
+  return generation >= 0 && generation < SIM_CALIBRATION_N_GENERATIONS ? generation_names[generation] : "none";
+}
+
+void
+sim_calibration_result_clear (SimCalibrationResult *r)
+{
+  g_clear_pointer (&r->generation, g_free);
+  g_clear_pointer (&r->prior_pct, g_free);
+  g_clear_pointer (&r->fit_pct, g_free);
+  g_clear_pointer (&r->loso_pct, g_free);
+  g_clear_pointer (&r->weight, g_free);
+}
+
+/* ---- The linear step ---------------------------------------------------------------------------- */
+
+#define HUBER_C 1.345
+#define IRLS_STEPS 20
+#define MIN_ROW_SCALE 0.002  /* 0.2%: the deck's step times are given to 3-5 figures */
+
+/* Row i's residual after the step δ = c: r_i + J_i·δ. */
+static double
+residual_at (const SimCalibrationLinear *lin, guint i, const gsl_vector *c)
+{
+  double ri = lin->r[i];
+  for (int j = 0; j < lin->np; j++)
+    ri += lin->J[i * lin->np + j] * gsl_vector_get (c, j);
+  return ri;
+}
+
+gboolean
+sim_calibration_solve (const SimCalibrationLinear *lin, double *phi, double *cov, double *weights, GError **error)
+{
+  int np = lin->np;
+  guint m = 0;
+  for (guint i = 0; i < lin->n; i++)
+    m += lin->use[i] != FALSE;
+  guint rows = m + (guint) np;
+  g_autofree double *w = g_new (double, lin->n);
+  g_autofree double *e = g_new (double, lin->n);
+  for (guint i = 0; i < lin->n; i++)
+    w[i] = 1.0;
+  gsl_matrix *X = gsl_matrix_alloc (rows, np);
+  gsl_vector *y = gsl_vector_alloc (rows);
+  gsl_vector *c = gsl_vector_alloc (np);
+  gsl_matrix *C = gsl_matrix_alloc (np, np);
+  gsl_multifit_linear_workspace *ws = gsl_multifit_linear_alloc (rows, np);
+  double chisq = 0;
+  int status = 0;
+  /* Rows enter in units of their robust scale s (the MAD of the current residuals), so that a row
+   * and a constant's prior weigh as z-scores; s and the Huber weights are refreshed each pass. */
+  double s = 0.05;
+  for (int step = 0; step < IRLS_STEPS && status == 0; step++)
+    {
+      guint row = 0;
+      for (guint i = 0; i < lin->n; i++)
+        {
+          if (!lin->use[i])
+            continue;
+          double sw = sqrt (w[i]) / s;
+          for (int k = 0; k < np; k++)
+            gsl_matrix_set (X, row, k, sw * lin->J[i * np + k]);
+          gsl_vector_set (y, row, -sw * lin->r[i]);
+          row++;
+        }
+      for (int k = 0; k < np; k++, row++)
+        {
+          for (int j = 0; j < np; j++)
+            gsl_matrix_set (X, row, j, j == k ? 1.0 / lin->sd0[k] : 0.0);
+          gsl_vector_set (y, row, (lin->phi0[k] - lin->phi_lin[k]) / lin->sd0[k]);
+        }
+      status = gsl_multifit_linear (X, y, c, C, &chisq, ws);
+      /* Huber weights from the rows' residuals at this δ, scaled by their robust σ (MAD). */
+      guint k = 0;
+      for (guint i = 0; i < lin->n; i++)
+        {
+          if (!lin->use[i])
+            continue;
+          double ri = residual_at (lin, i, c);
+          e[k++] = fabs (ri);
+        }
+      if (step + 1 == IRLS_STEPS)
+        break; /* keep the s and w that this solution was computed with */
+      s = MIN_ROW_SCALE;
+      if (k > 0)
+        {
+          gsl_sort (e, 1, k);
+          s = MAX (s, 1.4826 * gsl_stats_median_from_sorted_data (e, 1, k));
+        }
+      for (guint i = 0; i < lin->n; i++)
+        {
+          if (!lin->use[i])
+            continue;
+          double ri = residual_at (lin, i, c);
+          w[i] = fabs (ri) <= HUBER_C * s ? 1.0 : HUBER_C * s / fabs (ri);
+        }
+    }
+  if (status == 0)
+    {
+      /* gsl_multifit_linear's C is σ²(XᵀWX)⁻¹ with σ² = χ²/(rows − np) of the weighted system; a Huber
+       * fit's variance is instead Σψ(e)²/(m − np) / (mean ψ'(e))² (Huber 1981, §7.6), ψ(e) = e inside
+       * c·s and ±c·s outside, ψ' the fraction inside. */
+      double psi2 = 0, inside = 0;
+      for (guint i = 0; i < lin->n; i++)
+        {
+          if (!lin->use[i])
+            continue;
+          double ri = residual_at (lin, i, c);
+          double u = fabs (ri) / s;
+          psi2 += u <= HUBER_C ? u * u : HUBER_C * HUBER_C;
+          inside += u <= HUBER_C;
+        }
+      double gsl_s2 = chisq / (double) MAX (1, (int) rows - np);
+      double scale = 1.0;
+      if (m > (guint) np && inside > 0 && gsl_s2 > 0)
+        scale = psi2 / (double) (m - np) / ((inside / m) * (inside / m)) / gsl_s2;
+      for (int k = 0; k < np; k++)
+        phi[k] = CLAMP (lin->phi_lin[k] + gsl_vector_get (c, k), lin->lo[k], lin->hi[k]);
+      if (cov)
+        for (int a = 0; a < np; a++)
+          for (int b = 0; b < np; b++)
+            cov[a * np + b] = gsl_matrix_get (C, a, b) * scale;
+      if (weights)
+        for (guint i = 0; i < lin->n; i++)
+          weights[i] = lin->use[i] ? w[i] : 0.0;
+    }
+  gsl_multifit_linear_free (ws);
+  gsl_matrix_free (C);
+  gsl_vector_free (c);
+  gsl_vector_free (y);
+  gsl_matrix_free (X);
+  if (status != 0)
+    {
+      g_set_error (error, CALIB_FIT_ERROR, CALIB_FIT_ERROR_NO_CONVERGENCE, "calibration: linear step failed: %s",
+                   gsl_strerror (status));
+      return FALSE;
+    }
+  return TRUE;
+}
+
+/* ---- Simulating rows at φ ---------------------------------------------------------------------- */
+
+typedef int RowParams[8];
+
+typedef struct {
+  const SimValidateDeck *deck;
+  SimValidateOptions base;     /* uncalibrated */
+  int np;
+  SimCalibrationParam *params;
+  int *row_gen;
+  RowParams *row_params;       /* per row: indices of the constants its step depends on, -1 ended */
+  GMutex lock;
+  guint simulations;
+} Ctx;
+
+typedef struct {
+  Ctx *ctx;
+  guint row;
+  const double *phi;           /* np */
+  int bump;                    /* constant perturbed (-1: none) */
+  double h;
+  double out;                  /* T, s (NAN: failed) */
+} Job;
+
+static double
+value_of (const SimCalibrationParam *p, double phi)
+{
+  return p->inverse ? 1.0 / phi : phi;
+}
+
+static double
+phi_of (const SimCalibrationParam *p, double value)
+{
+  return p->inverse ? 1.0 / value : value;
+}
+
+static void
+job_run (gpointer data, gpointer user)
+{
+  Job *j = data;
+  Ctx *c = user;
+  g_autoptr (GPtrArray) sets = g_ptr_array_new_with_free_func (g_free);
+  if (c->base.sets)
+    for (int i = 0; c->base.sets[i]; i++)
+      g_ptr_array_add (sets, g_strdup (c->base.sets[i]));
+  for (int t = 0; t < 8 && c->row_params[j->row][t] >= 0; t++)
+    {
+      int k = c->row_params[j->row][t];
+      double phi = j->phi[k] + (k == j->bump ? j->h : 0.0);
+      g_ptr_array_add (sets, g_strdup_printf ("hardware.%s=%.9g", c->params[k].key, value_of (&c->params[k], phi)));
+    }
+  g_ptr_array_add (sets, NULL);
+  SimValidateOptions o = c->base;
+  o.sets = (const char *const *) sets->pdata;
+  o.threads = 1;
+  SimValidateResult res;
+  sim_validate_run_row (sim_validate_deck_row (c->deck, j->row), &o, &res);
+  j->out = res.status == SIM_VALIDATE_OK && res.predicted_s > 0 ? res.predicted_s : NAN;
+  sim_validate_result_clear (&res);
+  g_mutex_lock (&c->lock);
+  c->simulations++;
+  g_mutex_unlock (&c->lock);
+}
+
+static void
+run_jobs (Ctx *c, Job *jobs, guint n)
+{
+  int threads = c->base.threads > 0 ? c->base.threads : (int) g_get_num_processors ();
+  if (threads <= 1 || n <= 1)
+    {
+      for (guint i = 0; i < n; i++)
+        job_run (&jobs[i], c);
+      return;
+    }
+  GThreadPool *pool = g_thread_pool_new (job_run, c, threads, TRUE, NULL);
+  for (guint i = 0; i < n; i++)
+    g_thread_pool_push (pool, &jobs[i], NULL);
+  g_thread_pool_free (pool, FALSE, TRUE);
+}
+
+static double
+bump_of (const SimCalibrationParam *p, double phi)
+{
+  return p->inverse ? 0.05 * phi : 2.0;
+}
+
+/* The relative residuals r_i = T_i / M_i − 1 of the rows with use[i] at φ, T_i in T[], and (J != NULL)
+ * their Jacobian dr/dφ. Relative, not logarithmic: T is close to linear in φ, so r is too and one
+ * Gauss–Newton step from the prior nearly lands (the report prints how near). */
+static gboolean
+linearize (Ctx *c, const double *phi, const gboolean *use, double *T, double *r, double *J, GError **error)
+{
+  guint n = sim_validate_deck_n_rows (c->deck);
+  g_autoptr (GArray) jobs = g_array_new (FALSE, TRUE, sizeof (Job));
+  for (guint i = 0; i < n; i++)
+    {
+      if (!use[i])
+        continue;
+      Job j = { c, i, phi, -1, 0, NAN };
+      g_array_append_val (jobs, j);
+      for (int t = 0; J && t < 8 && c->row_params[i][t] >= 0; t++)
+        {
+          int k = c->row_params[i][t];
+          Job b = { c, i, phi, k, bump_of (&c->params[k], phi[k]), NAN };
+          g_array_append_val (jobs, b);
+        }
+    }
+  run_jobs (c, (Job *) jobs->data, jobs->len);
+  if (J)
+    memset (J, 0, sizeof (double) * n * c->np);
+  for (guint a = 0; a < jobs->len; a++)
+    {
+      const Job *j = &g_array_index (jobs, Job, a);
+      if (!isfinite (j->out))
+        {
+          g_set_error (error, SIM_VALIDATE_ERROR, SIM_VALIDATE_ERROR_UNSUPPORTED,
+                       "calibration: row '%s' cannot be simulated at the trial constants",
+                       sim_validate_deck_row (c->deck, j->row)->id);
+          return FALSE;
+        }
+      if (j->bump < 0)
+        {
+          double m = sim_validate_deck_row (c->deck, j->row)->step_time_s;
+          T[j->row] = j->out;
+          r[j->row] = j->out / m - 1.0;
+        }
+    }
+  for (guint a = 0; J && a < jobs->len; a++)
+    {
+      const Job *j = &g_array_index (jobs, Job, a);
+      if (j->bump >= 0)
+        J[j->row * c->np + j->bump] = (j->out - T[j->row]) / j->h / sim_validate_deck_row (c->deck, j->row)->step_time_s;
+    }
+  return TRUE;
+}
+
+/* ---- The fit ---------------------------------------------------------------------------------- */
+
+static int
+add_param (SimCalibrationResult *out, int g, const char *key, gboolean inverse, double prior, double sd, double lo,
+           double hi)
+{
+  for (int k = 0; k < out->np; k++)
+    if (out->params[k].generation == g && strcmp (out->params[k].key, key) == 0)
+      {
+        out->params[k].hi = MIN (out->params[k].hi, hi);
+        return k;
+      }
+  if (out->np == SIM_CALIBRATION_MAX_PARAMS)
+    return -1;
+  SimCalibrationParam *p = &out->params[out->np];
+  memset (p, 0, sizeof *p);
+  p->generation = g;
+  g_strlcpy (p->key, key, sizeof p->key);
+  p->inverse = inverse;
+  p->prior = prior;
+  p->prior_sd = sd;
+  p->lo = lo;
+  p->hi = hi;
+  return out->np++;
+}
+
+static void
+set_phi_space (const SimCalibrationParam *p, double *phi0, double *sd0, double *lo, double *hi)
+{
+  *phi0 = phi_of (p, p->prior);
+  /* σ in φ space: d(1/s) = ds / s² at the prior. */
+  *sd0 = p->inverse ? p->prior_sd / (p->prior * p->prior) : p->prior_sd;
+  *lo = p->inverse ? 1.0 / p->hi : p->lo;
+  *hi = p->inverse ? 1.0 / p->lo : p->hi;
+}
+
+static double
+pct_of (double T, double measured)
+{
+  return 100.0 * (T - measured) / measured;
+}
+
+gboolean
+sim_calibration_fit (const SimValidateDeck *deck, const SimCalibrationOptions *options, SimCalibrationResult *out,
+                     GError **error)
+{
+  g_return_val_if_fail (deck && options && out, FALSE);
+  memset (out, 0, sizeof *out);
+  gint64 t0 = g_get_monotonic_time ();
+  guint n = sim_validate_deck_n_rows (deck);
+  Ctx c = { deck, options->validate };
+  c.base.uncalibrated = TRUE;
+  c.base.progress = FALSE;
+  c.params = out->params;
+  g_mutex_init (&c.lock);
+  out->n = n;
+  out->generation = g_new (int, n);
+  c.row_params = g_new (RowParams, n);
+  gboolean ok = TRUE;
+  /* The constants: from each row's uncalibrated profile (the bound 1/e_max is the tightest over the
+   * generation's GPUs). */
+  for (guint i = 0; i < n && ok; i++)
+    {
+      const SimValidateRow *row = sim_validate_deck_row (deck, i);
+      int g = sim_calibration_generation_of_gpu (row->gpu);
+      out->generation[i] = g;
+      for (int t = 0; t < 8; t++)
+        c.row_params[i][t] = -1;
+      if (g < 0)
+        continue;
+      g_autoptr (SimScenario) sc = sim_validate_row_scenario (row, &c.base, error);
+      if (sc == NULL)
+        {
+          g_prefix_error (error, "calibration: row '%s': ", row->id);
+          ok = FALSE;
+          break;
+        }
+      const SimGpuSpec *gpu = sim_scenario_gpu (sc);
+      ModelDtype dts[2];
+      int ndt = 0;
+      ModelDtype d;
+      if (model_dtype_parse (row->precision, &d))
+        dts[ndt++] = d;
+      /* Low-precision recipes keep the LM head, embedding and BF16 layers in BF16. */
+      if (ndt && (d == MODEL_DTYPE_FP8 || d == MODEL_DTYPE_FP4) && gpu->gemm_eff_max[MODEL_DTYPE_BF16] > 0)
+        dts[ndt++] = MODEL_DTYPE_BF16;
+      int t = 0;
+      for (int a = 0; a < ndt; a++)
+        {
+          if (gpu->gemm_eff_max[dts[a]] <= 0)
+            continue;
+          /* BF16 inside an FP8/FP4 run is fitted only where BF16 rows of the generation exist; else the
+           * microbenchmark figure stands. */
+          if (a == 1)
+            {
+              gboolean bf16_rows = FALSE;
+              for (guint b = 0; b < n; b++)
+                bf16_rows |= sim_calibration_generation_of_gpu (sim_validate_deck_row (deck, b)->gpu) == g
+                             && strcmp (sim_validate_deck_row (deck, b)->precision, "bf16") == 0;
+              if (!bf16_rows)
+                continue;
+            }
+          g_autofree char *key = g_strdup_printf ("gemm_insitu_%s", model_dtype_name (dts[a]));
+          c.row_params[i][t++] = add_param (out, g, key, TRUE, 1.0, 0.25, 0.3, 1.0 / gpu->gemm_eff_max[dts[a]]);
+        }
+      if (gpu->mem_eff > 0)
+        c.row_params[i][t++] = add_param (out, g, "mem_insitu", TRUE, 1.0, 0.25, 0.3, 1.0 / gpu->mem_eff);
+      c.row_params[i][t++] = add_param (out, g, "launch_us", FALSE, 3.0, 3.0, 0.0, 30.0);
+      for (int a = 0; a < t; a++)
+        if (c.row_params[i][a] < 0)
+          {
+            g_set_error (error, SIM_VALIDATE_ERROR, SIM_VALIDATE_ERROR_PARSE, "calibration: more than %d constants",
+                         SIM_CALIBRATION_MAX_PARAMS);
+            ok = FALSE;
+          }
+        else
+          out->params[c.row_params[i][a]].n_rows++;
+    }
+  c.np = out->np;
+  int np = out->np;
+  g_autofree double *phi = g_new0 (double, MAX (np, 1));
+  g_autofree double *phi0 = g_new0 (double, MAX (np, 1));
+  g_autofree double *sd0 = g_new0 (double, MAX (np, 1));
+  g_autofree double *lo = g_new0 (double, MAX (np, 1));
+  g_autofree double *hi = g_new0 (double, MAX (np, 1));
+  g_autofree double *cov = g_new0 (double, MAX (np * np, 1));
+  g_autofree double *T = g_new0 (double, n);
+  g_autofree double *T0 = g_new0 (double, n);
+  g_autofree double *rscratch = g_new0 (double, n);
+  g_autofree double *r = g_new0 (double, n);
+  g_autofree double *r0 = g_new0 (double, n);
+  g_autofree double *J = g_new0 (double, (gsize) n * MAX (np, 1));
+  g_autofree double *J0 = g_new0 (double, (gsize) n * MAX (np, 1));
+  g_autofree gboolean *use = g_new0 (gboolean, n);
+  g_autofree double *one_step = g_new0 (double, MAX (np, 1));
+  for (int k = 0; k < np; k++)
+    {
+      set_phi_space (&out->params[k], &phi0[k], &sd0[k], &lo[k], &hi[k]);
+      phi[k] = CLAMP (phi0[k], lo[k], hi[k]);
+    }
+  for (guint i = 0; i < n; i++)
+    use[i] = out->generation[i] >= 0;
+  out->weight = g_new0 (double, n);
+  /* Gauss–Newton with the Jacobian of the prior point throughout (the chord method): the model is
+   * close to linear in φ, so each later step needs only the rows' simulations at the new φ, not
+   * one per constant. Stops when no constant moves by more than 0.1%. */
+  int iterations = options->iterations > 0 ? options->iterations : 6;
+  gint64 t1 = g_get_monotonic_time ();
+  ok = linearize (&c, phi, use, T, r, J, error);
+  out->jacobian_s = (double) (g_get_monotonic_time () - t1) / 1e6;
+  t1 = g_get_monotonic_time ();
+  if (ok)
+    {
+      memcpy (T0, T, sizeof (double) * n);
+      memcpy (r0, r, sizeof (double) * n);
+      memcpy (J0, J, sizeof (double) * n * MAX (np, 1));
+    }
+  for (int it = 0; ok && it < iterations; it++)
+    {
+      double phi_lin[SIM_CALIBRATION_MAX_PARAMS];
+      memcpy (phi_lin, phi, sizeof (double) * np);
+      SimCalibrationLinear lin = { n, np, r, J0, use, phi_lin, phi0, sd0, lo, hi };
+      g_autofree double *next = g_new (double, MAX (np, 1));
+      ok = sim_calibration_solve (&lin, next, cov, out->weight, error);
+      if (!ok)
+        break;
+      if (it == 0)
+        memcpy (one_step, next, sizeof (double) * np);
+      double moved = 0;
+      for (int k = 0; k < np; k++)
+        moved = MAX (moved, fabs (next[k] - phi[k]) / MAX (fabs (phi[k]), 1e-9));
+      if (moved < 1e-3)
+        break;
+      memcpy (phi, next, sizeof (double) * np);
+      ok = linearize (&c, phi, use, T, r, NULL, error);
+      out->iterations = it + 1;
+    }
+  out->steps_s = (double) (g_get_monotonic_time () - t1) / 1e6;
+  t1 = g_get_monotonic_time ();
+  if (ok)
+    {
+      out->prior_pct = g_new0 (double, n);
+      out->fit_pct = g_new0 (double, n);
+      for (guint i = 0; i < n; i++)
+        {
+          double m = sim_validate_deck_row (deck, i)->step_time_s;
+          out->prior_pct[i] = use[i] ? pct_of (T0[i], m) : NAN;
+          out->fit_pct[i] = use[i] ? pct_of (T[i], m) : NAN;
+        }
+      for (int k = 0; k < np; k++)
+        {
+          SimCalibrationParam *p = &out->params[k];
+          double sphi = sqrt (MAX (0.0, cov[k * np + k]));
+          p->value = value_of (p, phi[k]);
+          p->se = p->inverse ? sphi / (phi[k] * phi[k]) : sphi;
+          p->at_bound = phi[k] <= lo[k] * (1 + 1e-9) || phi[k] >= hi[k] * (1 - 1e-9);
+          out->one_step_gap = MAX (out->one_step_gap, fabs (one_step[k] - phi[k]) / MAX (fabs (phi[k]), 1e-9));
+        }
+    }
+  if (ok && options->cross_validate)
+    {
+      out->loso_pct = g_new (double, n);
+      for (guint i = 0; i < n; i++)
+        out->loso_pct[i] = NAN;
+      g_autoptr (GHashTable) sources = g_hash_table_new (g_str_hash, g_str_equal);
+      g_autofree gboolean *fold = g_new0 (gboolean, n);
+      g_autofree gboolean *left = g_new0 (gboolean, n);
+      g_autofree double *phi_fold = g_new0 (double, MAX (np, 1));
+      for (guint s = 0; s < n && ok; s++)
+        {
+          const char *src = sim_validate_deck_row (deck, s)->source;
+          if (!use[s] || g_hash_table_contains (sources, src))
+            continue;
+          g_hash_table_add (sources, (gpointer) src);
+          for (guint i = 0; i < n; i++)
+            {
+              left[i] = use[i] && strcmp (sim_validate_deck_row (deck, i)->source, src) == 0;
+              fold[i] = use[i] && !left[i];
+            }
+          /* The fold's constants from the prior point's linearization without the source's rows. */
+          SimCalibrationLinear lin = { n, np, r0, J0, fold, phi0, phi0, sd0, lo, hi };
+          g_autofree double *phi_start = g_new (double, MAX (np, 1));
+          for (int k = 0; k < np; k++)
+            phi_start[k] = CLAMP (phi0[k], lo[k], hi[k]);
+          lin.phi_lin = phi_start;
+          ok = sim_calibration_solve (&lin, phi_fold, NULL, NULL, error);
+          if (ok)
+            ok = linearize (&c, phi_fold, left, T, rscratch, NULL, error);
+          for (guint i = 0; ok && i < n; i++)
+            if (left[i])
+              out->loso_pct[i] = pct_of (T[i], sim_validate_deck_row (deck, i)->step_time_s);
+        }
+      /* The band of each generation: the 90th percentile of its rows' |ln(T_loso / M)| over z(0.95). */
+      for (int g = 0; ok && g < SIM_CALIBRATION_N_GENERATIONS; g++)
+        {
+          g_autofree double *a = g_new (double, n);
+          guint m = 0;
+          for (guint i = 0; i < n; i++)
+            if (out->generation[i] == g && isfinite (out->loso_pct[i]))
+              a[m++] = fabs (log1p (out->loso_pct[i] / 100.0));
+          if (m == 0)
+            continue;
+          gsl_sort (a, 1, m);
+          out->band_log_sigma[g] = gsl_stats_quantile_from_sorted_data (a, 1, m, 0.9) / 1.6448536269514722;
+          out->band_rows[g] = m;
+        }
+    }
+  out->loso_s = (double) (g_get_monotonic_time () - t1) / 1e6;
+  out->simulations = c.simulations;
+  out->wall_s = (double) (g_get_monotonic_time () - t0) / 1e6;
+  g_free (c.row_params);
+  g_mutex_clear (&c.lock);
+  if (!ok)
+    sim_calibration_result_clear (out);
+  return ok;
+}
+
+/* ---- Output ------------------------------------------------------------------------------------ */
+
+static double
+mape_of (const SimCalibrationResult *r, const double *pct, int g, const char *source, const SimValidateDeck *deck,
+         guint *count)
+{
+  double s = 0;
+  guint m = 0;
+  for (guint i = 0; pct && i < r->n; i++)
+    {
+      if (!isfinite (pct[i]) || (g >= 0 && r->generation[i] != g))
+        continue;
+      if (source && strcmp (sim_validate_deck_row (deck, i)->source, source) != 0)
+        continue;
+      s += fabs (pct[i]);
+      m++;
+    }
+  if (count)
+    *count = m;
+  return m ? s / m : NAN;
+}
+
+char *
+sim_calibration_layer (const SimCalibrationResult *r, const SimValidateDeck *deck, int generation,
+                       const char *command_line)
+{
+  guint rows = 0;
+  g_autoptr (GString) ids = g_string_new (NULL);
+  for (guint i = 0; i < r->n; i++)
+    if (r->generation[i] == generation)
+      {
+        g_string_append_printf (ids, "%s%s", rows ? ", " : "", sim_validate_deck_row (deck, i)->id);
+        rows++;
+      }
+  if (rows == 0)
+    return NULL;
+  const char *gname = sim_calibration_generation_name (generation);
+  GString *s = g_string_new (NULL);
+  g_string_append_printf (s,
+                          "# The %s calibration: in-situ constants fitted on the %u %s rows of %s by `trainsim %s`\n"
+                          "# (sim/calibrate/calibration.h: the model, priors and ranges). Rows: %s.\n"
+                          "# In-sample MAPE %.2f%% (uncalibrated %.2f%%)",
+                          gname, rows, gname, sim_validate_deck_name (deck), command_line ? command_line : "fit",
+                          ids->str, mape_of (r, r->fit_pct, generation, NULL, deck, NULL),
+                          mape_of (r, r->prior_pct, generation, NULL, deck, NULL));
+  if (r->loso_pct)
+    g_string_append_printf (s, ", leave-one-source-out MAPE %.2f%%",
+                            mape_of (r, r->loso_pct, generation, NULL, deck, NULL));
+  g_string_append (s, ".\n[calibration]\n");
+  g_string_append_printf (s, "generation = %s\n", gname);
+  if (r->loso_pct && r->band_rows[generation] > 0)
+    g_string_append_printf (s,
+                            "band_log_sigma = %.4f\n"
+                            "band_log_sigma.source = fitted on deck rows (%u %s rows of %s): 90th percentile of "
+                            "|ln(predicted / measured)| with each row predicted by the fit that left its source out, "
+                            "/ 1.645\n",
+                            r->band_log_sigma[generation], r->band_rows[generation], gname,
+                            sim_validate_deck_name (deck));
+  g_string_append (s, "\n[hardware]\n");
+  for (int k = 0; k < r->np; k++)
+    {
+      const SimCalibrationParam *p = &r->params[k];
+      if (p->generation != generation)
+        continue;
+      g_string_append_printf (s, "%s = %.4g\n", p->key, p->value);
+      g_string_append_printf (s,
+                              "%s.source = fitted on deck rows (%u %s rows of %s that depend on it), ± %.2g (1σ); "
+                              "prior %.3g ± %.3g, range %.3g..%.3g%s\n",
+                              p->key, p->n_rows, gname, sim_validate_deck_name (deck), p->se, p->prior, p->prior_sd,
+                              p->lo, p->hi, p->at_bound ? "; ENDED AT ITS BOUND" : "");
+    }
+  return g_string_free (s, FALSE);
+}
+
+typedef struct {
+  guint i;
+  double e;
+} Worst;
+
+static int
+cmp_worst (const void *a, const void *b)
+{
+  double x = fabs (((const Worst *) a)->e), y = fabs (((const Worst *) b)->e);
+  return x < y ? 1 : x > y ? -1 : 0;
+}
+
+void
+sim_calibration_write (FILE *out, const SimCalibrationResult *r, const SimValidateDeck *deck)
+{
+  fprintf (out, "calibration on %s: %u rows, %d constants, %d Gauss-Newton steps, %u simulations, %.1f s "
+           "(prior Jacobian %.1f s, later steps %.1f s, folds %.1f s)\n",
+           sim_validate_deck_name (deck), r->n, r->np, r->iterations, r->simulations, r->wall_s, r->jacobian_s,
+           r->steps_s, r->loso_s);
+  fprintf (out, "\n%-10s %-16s %10s %10s %16s %6s\n", "generation", "constant", "fitted", "1 sigma", "prior", "rows");
+  for (int k = 0; k < r->np; k++)
+    {
+      const SimCalibrationParam *p = &r->params[k];
+      fprintf (out, "%-10s %-16s %10.4g %10.2g %9.3g ± %-4.2g %6u%s\n", sim_calibration_generation_name (p->generation),
+               p->key, p->value, p->se, p->prior, p->prior_sd, p->n_rows, p->at_bound ? "  at bound" : "");
+    }
+  fprintf (out, "one Gauss-Newton step from the prior lands within %.1f%% of the fit (linearity of the model)\n",
+           100.0 * r->one_step_gap);
+  fprintf (out, "\n%-66s %5s %9s %9s %9s\n", "MAPE (%) per source", "rows", "uncalib", "fitted", "LOSO");
+  g_autoptr (GPtrArray) seen = g_ptr_array_new ();
+  for (guint i = 0; i < r->n; i++)
+    {
+      const char *src = sim_validate_deck_row (deck, i)->source;
+      gboolean dup = FALSE;
+      for (guint j = 0; j < seen->len; j++)
+        dup |= strcmp (g_ptr_array_index (seen, j), src) == 0;
+      if (dup)
+        continue;
+      g_ptr_array_add (seen, (gpointer) src);
+      guint m = 0;
+      double a = mape_of (r, r->prior_pct, -1, src, deck, &m);
+      fprintf (out, "%-66.66s %5u %9.1f %9.1f %9.1f\n", src, m, a, mape_of (r, r->fit_pct, -1, src, deck, NULL),
+               mape_of (r, r->loso_pct, -1, src, deck, NULL));
+    }
+  fprintf (out, "\n%-66s %5s %9s %9s %9s %9s\n", "MAPE (%) per generation", "rows", "uncalib", "fitted", "LOSO",
+           "band σ");
+  for (int g = -1; g < SIM_CALIBRATION_N_GENERATIONS; g++)
+    {
+      guint m = 0;
+      double a = mape_of (r, r->prior_pct, g, NULL, deck, &m);
+      if (m == 0)
+        continue;
+      fprintf (out, "%-66s %5u %9.1f %9.1f %9.1f %9.3f\n", g < 0 ? "all" : sim_calibration_generation_name (g), m, a,
+               mape_of (r, r->fit_pct, g, NULL, deck, NULL), mape_of (r, r->loso_pct, g, NULL, deck, NULL),
+               g >= 0 ? r->band_log_sigma[g] : NAN);
+    }
+  g_autofree Worst *w = g_new (Worst, r->n);
+  guint m = 0;
+  const double *pct = r->loso_pct ? r->loso_pct : r->fit_pct;
+  for (guint i = 0; i < r->n; i++)
+    if (pct && isfinite (pct[i]))
+      w[m++] = (Worst) { i, pct[i] };
+  qsort (w, m, sizeof *w, cmp_worst);
+  fprintf (out, "\nfive largest %s errors\n", r->loso_pct ? "leave-one-source-out" : "in-sample");
+  for (guint k = 0; k < MIN (5u, m); k++)
+    fprintf (out, "  %+7.1f%%  %s (fitted %+.1f%%, Huber weight %.2f)\n", w[k].e, sim_validate_deck_row (deck, w[k].i)->id,
+             r->fit_pct[w[k].i], r->weight[w[k].i]);
+}

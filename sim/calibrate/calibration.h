@@ -1,0 +1,110 @@
+/* Calibration of the shipped profiles on published step times (the validation deck), per GPU
+ * generation: a handful of named in-situ constants fitted with a weak prior at their
+ * microbenchmark values, leave-one-source-out error, and the band every prediction carries.
+ *
+ * Constants of generation g (Ampere: A100; Hopper: H100, H200; Blackwell: B200, GB200, GB300), each
+ * used by the GPU model (sim/gpu.h) with a physical meaning and range:
+ *   gemm_insitu_<dt>  scale on the profile's microbenchmark gemm_eff_max_<dt> for every precision the
+ *                     generation's rows run: what GEMMs reach inside a training step (sustained power
+ *                     and clocks, L2/HBM shared with the kernels around them). Range [0.3, 1/e_max]:
+ *                     no GEMM beats its peak. Prior 1 ± 0.25.
+ *   mem_insitu        scale on mem_eff (STREAM-type bandwidth) for memory-bound kernels: norms,
+ *                     activations, casts, amax, transposes, optimizer. Range [0.3, 1/mem_eff]. Prior 1 ± 0.25.
+ *   launch_us         per-kernel launch and host gap added to every kernel. Range [0, 30] µs.
+ *                     Prior 3 ± 3 µs (ASSUMPTION: a CUDA kernel launch costs a few µs of host time;
+ *                     CUDA graphs remove most of it, eager PyTorch does not).
+ * Model: row i's residual r_i(φ) = T_i(φ) / M_i − 1, T_i the simulated step of the row's scenario
+ * (sim/validate.h) with φ set; φ = 1/scale for the scales (step time is close to linear in 1/scale:
+ * a compute-bound kernel's time is F/(P·e·s)) and φ = launch_us. Gauss–Newton with the forward-
+ * difference Jacobian of the prior point (one simulation per row and constant of its generation,
+ * 5% or 2 µs steps) kept for every step (chord method: later steps simulate each row once), each
+ * linear step a weighted least squares with one prior row per constant
+ * ((φ_k − φ0_k)/σ0_k) and Huber weights (c = 1.345 robust σ, IRLS) so that a row the physics
+ * does not cover (e.g. ZeRO-3 of 2021) cannot drag a generation's constants. Covariance: GSL's
+ * (XᵀX)⁻¹ scaled by χ²/dof of the augmented system.
+ * Leave-one-source-out: each source's rows are left out of the linear solve at the prior point
+ * (the Jacobian at the microbenchmark profile, which depends on no measurement), and its rows
+ * simulated at that fold's constants: a fold never reads its source's step times.
+ * Band: per generation, σ_band = q90(|r_loso|) / 1.645 over its rows, so that a 90% band
+ * T·exp(±z·σ_band) would have covered 90% of the deck's rows out of sample. */
+#pragma once
+#include <glib.h>
+#include "sim/calibrate/validate.h"
+
+typedef enum {
+  SIM_CALIBRATION_AMPERE,
+  SIM_CALIBRATION_HOPPER,
+  SIM_CALIBRATION_BLACKWELL,
+  SIM_CALIBRATION_N_GENERATIONS
+} SimCalibrationGeneration;
+
+/* The generation of a deck gpu token (a100-*, h100-*, h200-*, b200, gb200, gb300), or -1. */
+int sim_calibration_generation_of_gpu (const char *gpu);
+const char *sim_calibration_generation_name (int generation);
+
+#define SIM_CALIBRATION_MAX_PARAMS 24
+
+typedef struct {
+  int generation;
+  char key[32];               /* [hardware] key */
+  gboolean inverse;           /* fitted as φ = 1/value */
+  double prior, prior_sd;     /* value space */
+  double lo, hi;              /* value space, physical range */
+  double value, se;           /* fitted, 1σ (value space) */
+  gboolean at_bound;
+  guint n_rows;               /* rows whose step depends on it */
+} SimCalibrationParam;
+
+/* ---- The linear step (exposed for tests) ------------------------------------------------------
+ * Minimizes Σ_i w_i (r_i + J_i·δ)² + Σ_k ((φ_lin,k + δ_k − φ0_k) / σ0_k)² over the rows with
+ * use[i], Huber-weighted, then projects φ = φ_lin + δ into [lo, hi]. J is n × np, row-major. */
+typedef struct {
+  guint n;
+  int np;
+  const double *r, *J;
+  const gboolean *use;
+  const double *phi_lin, *phi0, *sd0, *lo, *hi;  /* φ space */
+} SimCalibrationLinear;
+
+/* phi (np), cov (np × np, may be NULL), weights (n, may be NULL: the Huber weights of the rows). */
+gboolean sim_calibration_solve (const SimCalibrationLinear *lin, double *phi, double *cov, double *weights,
+                                GError **error);
+
+/* ---- The deck fit ------------------------------------------------------------------------------ */
+typedef struct {
+  SimValidateOptions validate; /* layers, sets, threads; the rows are simulated uncalibrated */
+  gboolean cross_validate;     /* leave-one-source-out */
+  int iterations;              /* most Gauss–Newton steps; 0: 6 */
+} SimCalibrationOptions;
+
+typedef struct {
+  int np;
+  SimCalibrationParam params[SIM_CALIBRATION_MAX_PARAMS];
+  guint n;
+  int *generation;             /* per row; -1: not calibrated (unknown generation) */
+  double *prior_pct;           /* per row: error with the uncalibrated profile (NAN: failed) */
+  double *fit_pct;             /* per row: error with the fitted constants */
+  double *loso_pct;            /* per row: error predicted by the fold without its source; NULL without */
+  double *weight;              /* per row: Huber weight in the last step */
+  double band_log_sigma[SIM_CALIBRATION_N_GENERATIONS];
+  guint band_rows[SIM_CALIBRATION_N_GENERATIONS];
+  double one_step_gap;         /* max |φ_one-step-from-prior − φ_fit| / φ_fit: how linear the model is */
+  int iterations;               /* Gauss–Newton steps taken */
+  double jacobian_s, steps_s, loso_s; /* wall time of the prior Jacobian, the later steps, the folds */
+  guint simulations;
+  double wall_s;
+} SimCalibrationResult;
+
+void sim_calibration_result_clear (SimCalibrationResult *r);
+
+gboolean sim_calibration_fit (const SimValidateDeck *deck, const SimCalibrationOptions *options,
+                              SimCalibrationResult *out, GError **error);
+
+/* The layer of one generation: [calibration] generation and band, [hardware] the fitted constants,
+ * each with its 1σ, prior and the deck rows it came from. NULL if the generation had no rows. */
+char *sim_calibration_layer (const SimCalibrationResult *r, const SimValidateDeck *deck, int generation,
+                             const char *command_line);
+
+/* The report: constants, then per source and generation the in-sample and leave-one-source-out
+ * MAPE, the band and its coverage, and the five worst rows. */
+void sim_calibration_write (FILE *out, const SimCalibrationResult *r, const SimValidateDeck *deck);
