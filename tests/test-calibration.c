@@ -41,6 +41,15 @@ lin_draw (Lin *l, gsl_rng *rng, const double *truth, double noise)
     }
 }
 
+static void
+lin_seeded (Lin *l, unsigned long seed, const double *truth, double noise)
+{
+  gsl_rng *rng = gsl_rng_alloc (gsl_rng_mt19937);
+  gsl_rng_set (rng, seed);
+  lin_draw (l, rng, truth, noise);
+  gsl_rng_free (rng);
+}
+
 static SimCalibrationLinear
 lin_view (const Lin *l)
 {
@@ -88,10 +97,8 @@ static void
 test_solve_outlier (void)
 {
   const double truth[NP] = { 1.1, 1.0, 0.8 };
-  gsl_rng *rng = gsl_rng_alloc (gsl_rng_mt19937);
-  gsl_rng_set (rng, 11);
   Lin l;
-  lin_draw (&l, rng, truth, 0.01);
+  lin_seeded (&l, 11, truth, 0.01);
   l.r[3] += 1.0; /* a row the model does not cover: 100σ off */
   SimCalibrationLinear v = lin_view (&l);
   double phi[NP], cov[NP * NP], w[N];
@@ -100,7 +107,6 @@ test_solve_outlier (void)
   g_assert_cmpfloat (w[0], ==, 1.0);
   for (int k = 0; k < NP; k++)
     g_assert_cmpfloat (fabs (phi[k] - truth[k]), <, 0.05);
-  gsl_rng_free (rng);
 }
 
 /* A fold leaves rows out: what stands in their residuals (here NaN, then a large value) must not
@@ -109,10 +115,8 @@ static void
 test_solve_fold_never_reads (void)
 {
   const double truth[NP] = { 1.3, 0.7, 1.0 };
-  gsl_rng *rng = gsl_rng_alloc (gsl_rng_mt19937);
-  gsl_rng_set (rng, 3);
   Lin l;
-  lin_draw (&l, rng, truth, 0.02);
+  lin_seeded (&l, 3, truth, 0.02);
   for (int i = 0; i < 10; i++)
     l.use[i] = FALSE;
   double a[NP], b[NP];
@@ -128,7 +132,6 @@ test_solve_fold_never_reads (void)
       g_assert_true (isfinite (a[k]));
       g_assert_cmpfloat (a[k], ==, b[k]);
     }
-  gsl_rng_free (rng);
 }
 
 /* The prior holds a constant no row informs, and the range clamps. */
@@ -136,10 +139,8 @@ static void
 test_solve_prior_and_range (void)
 {
   const double truth[NP] = { 1.2, 0.9, 5.0 };
-  gsl_rng *rng = gsl_rng_alloc (gsl_rng_mt19937);
-  gsl_rng_set (rng, 5);
   Lin l;
-  lin_draw (&l, rng, truth, 0.01);
+  lin_seeded (&l, 5, truth, 0.01);
   for (int i = 0; i < N; i++)
     l.J[i * NP + 1] = 0; /* no row depends on constant 1 */
   l.phi0[1] = 0.75;
@@ -150,7 +151,6 @@ test_solve_prior_and_range (void)
   g_assert_true (sim_calibration_solve (&v, phi, NULL, NULL, NULL));
   g_assert_cmpfloat (fabs (phi[1] - 0.75), <, 1e-9);
   g_assert_cmpfloat (phi[2], ==, 3.0);
-  gsl_rng_free (rng);
 }
 
 /* ---- The whole fit on a deck drawn from the simulator ----------------------------------------- */
