@@ -11,6 +11,7 @@ TEST_LIBS = $(TRAINSIM_LIBS)
 
 TESTS += tests/layering.sh
 dist_noinst_SCRIPTS += tests/layering.sh tests/byte-identical.sh
+dist_noinst_DATA += tests/tap.sh
 
 include tests/model.mk
 include tests/schedule.mk

@@ -5,11 +5,7 @@
 # ranks print the same bytes as one.
 bin=${TRAINSIM:-./trainsim}
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
-n=0
-ok () { n=$((n + 1)); echo "ok $n - $1"; }
-notok () { n=$((n + 1)); echo "not ok $n - $1"; }
-skip () { n=$((n + 1)); echo "ok $n - $1 # SKIP $2"; }
-check () { if eval "$2"; then ok "$1"; else notok "$1"; fi; }
+. "${TRAINSIM_SRCDIR:-$(dirname "$0")/..}/tests/tap.sh"
 args="hardware/h100-sxm.ini fabrics/ndr400-rail-optimized.ini models/llama3.1-8b.ini
   --set cluster.gpus=16 --set parallel.micro_batch=1 --set parallel.global_batch=32 --set training.seq_len=2048
   --set parallel.tp=2 --set parallel.zero=1"

@@ -5,11 +5,7 @@
 src=${TRAINSIM_SRCDIR:-$(dirname "$0")/..}
 bin=${TRAINSIM:-./trainsim}
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
-n=0
-ok () { n=$((n + 1)); echo "ok $n - $1"; }
-notok () { n=$((n + 1)); echo "not ok $n - $1"; }
-skip () { n=$((n + 1)); echo "ok $n - $1 # SKIP $2"; }
-check () { if eval "$2"; then ok "$1"; else notok "$1"; fi; }
+. "${TRAINSIM_SRCDIR:-$(dirname "$0")/..}/tests/tap.sh"
 llama="$src/scenarios/runs/llama31-405b-gb200-mlperf-v6.0.ini"
 gpt3="$src/scenarios/runs/gpt3-175b-mlperf-v3.1.ini"
 

@@ -153,6 +153,43 @@ test_solve_prior_and_range (void)
   g_assert_cmpfloat (phi[2], ==, 3.0);
 }
 
+/* Two groups (generations) share no constant: what the rows of one do, outliers included, must not
+ * move the other's constants by a bit (each group has its own robust scale and weights). */
+static void
+test_solve_groups_apart (void)
+{
+  const double truth[NP] = { 1.2, 0.9, 1.5 };
+  Lin l;
+  lin_seeded (&l, 9, truth, 0.01);
+  int row_group[N], param_group[NP] = { 0, 0, 1 };
+  for (int i = 0; i < N; i++)
+    {
+      row_group[i] = i < N / 2 ? 0 : 1;
+      /* group 0's rows depend on constants 0 and 1 only, group 1's on constant 2 only */
+      for (int k = 0; k < NP; k++)
+        if ((row_group[i] == 0) != (param_group[k] == 0))
+          {
+            l.r[i] -= l.J[i * NP + k] * (l.lin[k] - truth[k]);
+            l.J[i * NP + k] = 0;
+          }
+    }
+  SimCalibrationLinear v = lin_view (&l);
+  v.row_group = row_group;
+  v.param_group = param_group;
+  v.n_groups = 2;
+  double a[NP], b[NP];
+  g_assert_true (sim_calibration_solve (&v, a, NULL, NULL, NULL));
+  for (int i = N / 2; i < N; i++)
+    l.r[i] *= i % 3 ? 5.0 : -40.0; /* group 1 far noisier, with outliers */
+  g_assert_true (sim_calibration_solve (&v, b, NULL, NULL, NULL));
+  /* equal up to rounding in the joint least-squares decomposition */
+  g_assert_cmpfloat_with_epsilon (a[0], b[0], 1e-12);
+  g_assert_cmpfloat_with_epsilon (a[1], b[1], 1e-12);
+  g_assert_cmpfloat (fabs (a[2] - b[2]), >, 1e-3);
+  for (int k = 0; k < 2; k++)
+    g_assert_cmpfloat (fabs (a[k] - truth[k]), <, 0.05);
+}
+
 /* ---- The whole fit on a deck drawn from the simulator ----------------------------------------- */
 
 static const char *deck_header =
@@ -235,6 +272,40 @@ test_fit_recovers_simulated (void)
       g_assert_true (isfinite (r.loso_pct[i]));
     }
   g_assert_cmpfloat (r.band_log_sigma[SIM_CALIBRATION_HOPPER], >, 0);
+  /* A fold never reads its source: scale source A's measured steps by 1.5 and refit; the
+   * leave-one-source-out predictions of A's rows (measured × (1 + error)) stay the same. */
+  g_autoptr (GString) text2 = g_string_new (NULL);
+  g_auto (GStrv) lines = g_strsplit (text->str, "\n", -1);
+  for (int i = 0; lines[i]; i++)
+    {
+      if (strstr (lines[i], ",Synthetic A,") == NULL)
+        {
+          g_string_append_printf (text2, "%s%s", lines[i], lines[i + 1] ? "\n" : "");
+          continue;
+        }
+      g_auto (GStrv) f = g_strsplit (lines[i], ",", -1);
+      char num[G_ASCII_DTOSTR_BUF_SIZE];
+      g_free (f[33]);
+      /* line i is deck row i − 1 (line 0 is the header) */
+      f[33] = g_strdup (g_ascii_formatd (num, sizeof num, "%.9g",
+                                         1.5 * sim_validate_deck_row (deck, (guint) i - 1)->step_time_s));
+      g_autofree char *joined = g_strjoinv (",", f);
+      g_string_append_printf (text2, "%s\n", joined);
+    }
+  g_autoptr (SimValidateDeck) deck2 = sim_validate_deck_parse (text2->str, text2->len, "synthetic2.csv", &error);
+  g_assert_no_error (error);
+  SimCalibrationResult r2;
+  g_assert_true (sim_calibration_fit (deck2, &co, &r2, &error));
+  for (guint i = 0; i < r.n; i++)
+    {
+      const SimValidateRow *a = sim_validate_deck_row (deck, i), *b = sim_validate_deck_row (deck2, i);
+      if (strcmp (a->source, "Synthetic A") != 0)
+        continue;
+      g_assert_cmpfloat (b->step_time_s, !=, a->step_time_s);
+      double ta = a->step_time_s * (1 + r.loso_pct[i] / 100), tb = b->step_time_s * (1 + r2.loso_pct[i] / 100);
+      g_assert_cmpfloat_with_epsilon (ta, tb, 1e-9 * ta);
+    }
+  sim_calibration_result_clear (&r2);
   g_autofree char *layer = sim_calibration_layer (&r, deck, SIM_CALIBRATION_HOPPER, "fit");
   g_assert_nonnull (strstr (layer, "[calibration]\ngeneration = hopper\n"));
   g_assert_nonnull (strstr (layer, "gemm_insitu_bf16.source = fitted on deck rows"));
@@ -251,6 +322,7 @@ main (int argc, char **argv)
   g_test_add_func ("/calibrate/solve/huber-outlier", test_solve_outlier);
   g_test_add_func ("/calibrate/solve/fold-never-reads", test_solve_fold_never_reads);
   g_test_add_func ("/calibrate/solve/prior-and-range", test_solve_prior_and_range);
+  g_test_add_func ("/calibrate/solve/groups-apart", test_solve_groups_apart);
   g_test_add_func ("/calibrate/fit/recovers-simulated", test_fit_recovers_simulated);
   return g_test_run ();
 }

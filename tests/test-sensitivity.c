@@ -55,8 +55,9 @@ test_elasticities (void)
   g_assert_cmpfloat (g->lo_s, ==, lo);
   g_assert_cmpfloat (g->hi_s, ==, hi);
   g_assert_cmpfloat (fabs (g->elasticity - (hi - lo) / (0.1 * t0)), <, 1e-12);
-  /* GEMMs are most but not all of the step: between 0 and -1. */
-  g_assert_cmpfloat (g->elasticity, <, -0.3);
+  /* GEMMs are a large part but not all of the step (on this 2-layer case the calibrated
+   * memory-bound kernels take much of the rest): between 0 and -1. */
+  g_assert_cmpfloat (g->elasticity, <, -0.1);
   g_assert_cmpfloat (g->elasticity, >, -1.0);
   g_assert_null (g->refused);
   /* No network on one GPU: the NIC moves nothing, to the last bit. */

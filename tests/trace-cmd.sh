@@ -5,10 +5,7 @@
 # one op at a time) named after the model's ops; the plots are rendered as PNG and SVG.
 bin=${TRAINSIM:-./trainsim}
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
-n=0
-ok () { n=$((n + 1)); echo "ok $n - $1"; }
-notok () { n=$((n + 1)); echo "not ok $n - $1"; }
-check () { if eval "$2"; then ok "$1"; else notok "$1"; fi; }
+. "${TRAINSIM_SRCDIR:-$(dirname "$0")/..}/tests/tap.sh"
 "$bin" run hardware/h100-sxm.ini fabrics/ndr400-rail-optimized.ini models/llama3.1-8b.ini --set cluster.gpus=16 \
   --set parallel.micro_batch=1 --set parallel.global_batch=32 --set training.seq_len=2048 --set parallel.tp=4 \
   --set parallel.pp=2 --set parallel.vpp=4 --set parallel.zero=1 --trace "$tmp/t.json" --plots "$tmp/p" \

@@ -40,6 +40,10 @@ sim_calibration_result_clear (SimCalibrationResult *r)
 /* ---- The linear step ---------------------------------------------------------------------------- */
 
 #define HUBER_C 1.345
+/* The priors hold a constant that no row informs (a fold without its generation's rows, launch_us);
+ * they must not pull an informed one: an in-situ scale of 0.5 (NVFP4 GEMMs inside a step against
+ * a 16k-cube microbenchmark) is 1σ from the prior, not 3σ. */
+#define PRIOR_SCALE_SD 0.5
 #define IRLS_STEPS 20
 #define MIN_ROW_SCALE 0.002  /* 0.2%: the deck's step times are given to 3-5 figures */
 
@@ -53,13 +57,22 @@ residual_at (const SimCalibrationLinear *lin, guint i, const gsl_vector *c)
   return ri;
 }
 
+#define MAX_GROUPS 16
+
 gboolean
 sim_calibration_solve (const SimCalibrationLinear *lin, double *phi, double *cov, double *weights, GError **error)
 {
   int np = lin->np;
-  guint m = 0;
+  int G = lin->row_group && lin->n_groups > 0 ? MIN (lin->n_groups, MAX_GROUPS) : 1;
+#define ROW_G(i) (lin->row_group ? CLAMP (lin->row_group[i], 0, G - 1) : 0)
+#define PAR_G(k) (lin->param_group ? CLAMP (lin->param_group[k], 0, G - 1) : 0)
+  guint m = 0, mg[MAX_GROUPS] = { 0 };
+  int npg[MAX_GROUPS] = { 0 };
   for (guint i = 0; i < lin->n; i++)
-    m += lin->use[i] != FALSE;
+    if (lin->use[i])
+      m++, mg[ROW_G (i)]++;
+  for (int k = 0; k < np; k++)
+    npg[PAR_G (k)]++;
   guint rows = m + (guint) np;
   g_autofree double *w = g_new (double, lin->n);
   g_autofree double *e = g_new (double, lin->n);
@@ -72,9 +85,13 @@ sim_calibration_solve (const SimCalibrationLinear *lin, double *phi, double *cov
   gsl_multifit_linear_workspace *ws = gsl_multifit_linear_alloc (rows, np);
   double chisq = 0;
   int status = 0;
-  /* Rows enter in units of their robust scale s (the MAD of the current residuals), so that a row
-   * and a constant's prior weigh as z-scores; s and the Huber weights are refreshed each pass. */
-  double s = 0.05;
+  /* Rows enter in units of their group's robust scale s_g (the MAD of the group's current
+   * residuals), so that a row and a constant's prior weigh as z-scores; s_g and the Huber weights
+   * are refreshed each pass. Groups (GPU generations) that share no constant are solved apart in
+   * effect: nothing of one group's rows reaches another's constants. */
+  double s[MAX_GROUPS];
+  for (int g = 0; g < G; g++)
+    s[g] = 0.05;
   for (int step = 0; step < IRLS_STEPS && status == 0; step++)
     {
       guint row = 0;
@@ -82,7 +99,7 @@ sim_calibration_solve (const SimCalibrationLinear *lin, double *phi, double *cov
         {
           if (!lin->use[i])
             continue;
-          double sw = sqrt (w[i]) / s;
+          double sw = sqrt (w[i]) / s[ROW_G (i)];
           for (int k = 0; k < np; k++)
             gsl_matrix_set (X, row, k, sw * lin->J[i * np + k]);
           gsl_vector_set (y, row, -sw * lin->r[i]);
@@ -95,60 +112,64 @@ sim_calibration_solve (const SimCalibrationLinear *lin, double *phi, double *cov
           gsl_vector_set (y, row, (lin->phi0[k] - lin->phi_lin[k]) / lin->sd0[k]);
         }
       status = gsl_multifit_linear (X, y, c, C, &chisq, ws);
-      /* Huber weights from the rows' residuals at this δ, scaled by their robust σ (MAD). */
-      guint k = 0;
-      for (guint i = 0; i < lin->n; i++)
-        {
-          if (!lin->use[i])
-            continue;
-          double ri = residual_at (lin, i, c);
-          e[k++] = fabs (ri);
-        }
       if (step + 1 == IRLS_STEPS)
         break; /* keep the s and w that this solution was computed with */
-      s = MIN_ROW_SCALE;
-      if (k > 0)
+      /* Huber weights from the rows' residuals at this δ, scaled by their group's robust σ (MAD). */
+      for (int g = 0; g < G; g++)
         {
-          gsl_sort (e, 1, k);
-          s = MAX (s, 1.4826 * gsl_stats_median_from_sorted_data (e, 1, k));
+          guint k = 0;
+          for (guint i = 0; i < lin->n; i++)
+            if (lin->use[i] && ROW_G (i) == g)
+              e[k++] = fabs (residual_at (lin, i, c));
+          s[g] = MIN_ROW_SCALE;
+          if (k > 0)
+            {
+              gsl_sort (e, 1, k);
+              s[g] = MAX (s[g], 1.4826 * gsl_stats_median_from_sorted_data (e, 1, k));
+            }
         }
       for (guint i = 0; i < lin->n; i++)
         {
           if (!lin->use[i])
             continue;
-          double ri = residual_at (lin, i, c);
-          w[i] = fabs (ri) <= HUBER_C * s ? 1.0 : HUBER_C * s / fabs (ri);
+          double ri = fabs (residual_at (lin, i, c)), sg = s[ROW_G (i)];
+          w[i] = ri <= HUBER_C * sg ? 1.0 : HUBER_C * sg / ri;
         }
     }
   if (status == 0)
     {
       /* gsl_multifit_linear's C is σ²(XᵀWX)⁻¹ with σ² = χ²/(rows − np) of the weighted system; a Huber
-       * fit's variance is instead Σψ(e)²/(m − np) / (mean ψ'(e))² (Huber 1981, §7.6), ψ(e) = e inside
-       * c·s and ±c·s outside, ψ' the fraction inside. */
-      double psi2 = 0, inside = 0;
+       * fit's variance is instead Σψ(u)²/(m − np) / (mean ψ'(u))² per group (Huber 1981, §7.6),
+       * u = e/s_g, ψ(u) = u inside c and ±c outside, ψ' the fraction inside. */
+      double psi2[MAX_GROUPS] = { 0 }, inside[MAX_GROUPS] = { 0 }, f[MAX_GROUPS];
       for (guint i = 0; i < lin->n; i++)
         {
           if (!lin->use[i])
             continue;
-          double ri = residual_at (lin, i, c);
-          double u = fabs (ri) / s;
-          psi2 += u <= HUBER_C ? u * u : HUBER_C * HUBER_C;
-          inside += u <= HUBER_C;
+          int g = ROW_G (i);
+          double u = fabs (residual_at (lin, i, c)) / s[g];
+          psi2[g] += u <= HUBER_C ? u * u : HUBER_C * HUBER_C;
+          inside[g] += u <= HUBER_C;
         }
       double gsl_s2 = chisq / (double) MAX (1, (int) rows - np);
-      double scale = 1.0;
-      if (m > (guint) np && inside > 0 && gsl_s2 > 0)
-        scale = psi2 / (double) (m - np) / ((inside / m) * (inside / m)) / gsl_s2;
+      for (int g = 0; g < G; g++)
+        {
+          f[g] = 1.0;
+          if (mg[g] > (guint) npg[g] && inside[g] > 0 && gsl_s2 > 0)
+            f[g] = psi2[g] / (double) (mg[g] - npg[g]) / ((inside[g] / mg[g]) * (inside[g] / mg[g])) / gsl_s2;
+        }
       for (int k = 0; k < np; k++)
         phi[k] = CLAMP (lin->phi_lin[k] + gsl_vector_get (c, k), lin->lo[k], lin->hi[k]);
       if (cov)
         for (int a = 0; a < np; a++)
           for (int b = 0; b < np; b++)
-            cov[a * np + b] = gsl_matrix_get (C, a, b) * scale;
+            cov[a * np + b] = gsl_matrix_get (C, a, b) * sqrt (f[PAR_G (a)] * f[PAR_G (b)]);
       if (weights)
         for (guint i = 0; i < lin->n; i++)
           weights[i] = lin->use[i] ? w[i] : 0.0;
     }
+#undef ROW_G
+#undef PAR_G
   gsl_multifit_linear_free (ws);
   gsl_matrix_free (C);
   gsl_vector_free (c);
@@ -299,6 +320,55 @@ linearize (Ctx *c, const double *phi, const gboolean *use, double *T, double *r,
   return TRUE;
 }
 
+/* ---- Gauss–Newton by the chord method ------------------------------------------------------------
+ * Every step solves the linear problem with the Jacobian of the prior point (J0, which depends on
+ * no measurement): the model is close to linear in φ, so a step needs only the rows' simulations
+ * at the new φ, not one per constant, and only the rows of generations whose constants moved by
+ * more than 0.1% (generations share no constant). Stops when nothing moves or after `iterations`. */
+
+typedef struct {
+  Ctx *c;
+  guint n;
+  int np;
+  const int *row_gen, *param_gen;
+  const double *J0, *phi0, *sd0, *lo, *hi;
+  int iterations;
+} Chord;
+
+static gboolean
+chord (const Chord *ch, const gboolean *use, double *phi, double *T, double *r, double *cov, double *weight,
+       double *one_step, int *steps, GError **error)
+{
+  int np = ch->np;
+  g_autofree double *next = g_new (double, MAX (np, 1));
+  g_autofree double *phi_lin = g_new (double, MAX (np, 1));
+  g_autofree gboolean *again = g_new0 (gboolean, ch->n);
+  for (int it = 0; it < ch->iterations; it++)
+    {
+      memcpy (phi_lin, phi, sizeof (double) * np);
+      SimCalibrationLinear lin = { ch->n, np, r, ch->J0, use, phi_lin, ch->phi0, ch->sd0, ch->lo, ch->hi,
+                                   ch->row_gen, ch->param_gen, SIM_CALIBRATION_N_GENERATIONS };
+      if (!sim_calibration_solve (&lin, next, cov, weight, error))
+        return FALSE;
+      if (it == 0 && one_step)
+        memcpy (one_step, next, sizeof (double) * np);
+      gboolean moved[SIM_CALIBRATION_N_GENERATIONS] = { FALSE }, any = FALSE;
+      for (int k = 0; k < np; k++)
+        if (fabs (next[k] - phi[k]) > 1e-3 * MAX (fabs (phi[k]), 1e-9))
+          moved[ch->c->params[k].generation] = any = TRUE;
+      if (!any)
+        break;
+      memcpy (phi, next, sizeof (double) * np);
+      for (guint i = 0; i < ch->n; i++)
+        again[i] = use[i] && ch->row_gen[i] >= 0 && moved[ch->row_gen[i]];
+      if (!linearize (ch->c, phi, again, T, r, NULL, error))
+        return FALSE;
+      if (steps)
+        *steps = it + 1;
+    }
+  return TRUE;
+}
+
 /* ---- The fit ---------------------------------------------------------------------------------- */
 
 static int
@@ -402,10 +472,10 @@ sim_calibration_fit (const SimValidateDeck *deck, const SimCalibrationOptions *o
                 continue;
             }
           g_autofree char *key = g_strdup_printf ("gemm_insitu_%s", model_dtype_name (dts[a]));
-          c.row_params[i][t++] = add_param (out, g, key, TRUE, 1.0, 0.25, 0.3, 1.0 / gpu->gemm_eff_max[dts[a]]);
+          c.row_params[i][t++] = add_param (out, g, key, TRUE, 1.0, PRIOR_SCALE_SD, 0.3, 1.0 / gpu->gemm_eff_max[dts[a]]);
         }
       if (gpu->mem_eff > 0)
-        c.row_params[i][t++] = add_param (out, g, "mem_insitu", TRUE, 1.0, 0.25, 0.3, 1.0 / gpu->mem_eff);
+        c.row_params[i][t++] = add_param (out, g, "mem_insitu", TRUE, 1.0, PRIOR_SCALE_SD, 0.3, 1.0 / gpu->mem_eff);
       c.row_params[i][t++] = add_param (out, g, "launch_us", FALSE, 3.0, 3.0, 0.0, 30.0);
       for (int a = 0; a < t; a++)
         if (c.row_params[i][a] < 0)
@@ -427,7 +497,6 @@ sim_calibration_fit (const SimValidateDeck *deck, const SimCalibrationOptions *o
   g_autofree double *cov = g_new0 (double, MAX (np * np, 1));
   g_autofree double *T = g_new0 (double, n);
   g_autofree double *T0 = g_new0 (double, n);
-  g_autofree double *rscratch = g_new0 (double, n);
   g_autofree double *r = g_new0 (double, n);
   g_autofree double *r0 = g_new0 (double, n);
   g_autofree double *J = g_new0 (double, (gsize) n * MAX (np, 1));
@@ -442,9 +511,6 @@ sim_calibration_fit (const SimValidateDeck *deck, const SimCalibrationOptions *o
   for (guint i = 0; i < n; i++)
     use[i] = out->generation[i] >= 0;
   out->weight = g_new0 (double, n);
-  /* Gauss–Newton with the Jacobian of the prior point throughout (the chord method): the model is
-   * close to linear in φ, so each later step needs only the rows' simulations at the new φ, not
-   * one per constant. Stops when no constant moves by more than 0.1%. */
   int iterations = options->iterations > 0 ? options->iterations : 6;
   gint64 t1 = g_get_monotonic_time ();
   ok = linearize (&c, phi, use, T, r, J, error);
@@ -456,26 +522,12 @@ sim_calibration_fit (const SimValidateDeck *deck, const SimCalibrationOptions *o
       memcpy (r0, r, sizeof (double) * n);
       memcpy (J0, J, sizeof (double) * n * MAX (np, 1));
     }
-  for (int it = 0; ok && it < iterations; it++)
-    {
-      double phi_lin[SIM_CALIBRATION_MAX_PARAMS];
-      memcpy (phi_lin, phi, sizeof (double) * np);
-      SimCalibrationLinear lin = { n, np, r, J0, use, phi_lin, phi0, sd0, lo, hi };
-      g_autofree double *next = g_new (double, MAX (np, 1));
-      ok = sim_calibration_solve (&lin, next, cov, out->weight, error);
-      if (!ok)
-        break;
-      if (it == 0)
-        memcpy (one_step, next, sizeof (double) * np);
-      double moved = 0;
-      for (int k = 0; k < np; k++)
-        moved = MAX (moved, fabs (next[k] - phi[k]) / MAX (fabs (phi[k]), 1e-9));
-      if (moved < 1e-3)
-        break;
-      memcpy (phi, next, sizeof (double) * np);
-      ok = linearize (&c, phi, use, T, r, NULL, error);
-      out->iterations = it + 1;
-    }
+  int param_gen[SIM_CALIBRATION_MAX_PARAMS];
+  for (int k = 0; k < np; k++)
+    param_gen[k] = out->params[k].generation;
+  Chord ch = { &c, n, np, out->generation, param_gen, J0, phi0, sd0, lo, hi, iterations };
+  if (ok)
+    ok = chord (&ch, use, phi, T, r, cov, out->weight, one_step, &out->iterations, error);
   out->steps_s = (double) (g_get_monotonic_time () - t1) / 1e6;
   t1 = g_get_monotonic_time ();
   if (ok)
@@ -507,6 +559,8 @@ sim_calibration_fit (const SimValidateDeck *deck, const SimCalibrationOptions *o
       g_autofree gboolean *fold = g_new0 (gboolean, n);
       g_autofree gboolean *left = g_new0 (gboolean, n);
       g_autofree double *phi_fold = g_new0 (double, MAX (np, 1));
+      g_autofree double *Tf = g_new0 (double, n);
+      g_autofree double *rf = g_new0 (double, n);
       for (guint s = 0; s < n && ok; s++)
         {
           const char *src = sim_validate_deck_row (deck, s)->source;
@@ -518,18 +572,28 @@ sim_calibration_fit (const SimValidateDeck *deck, const SimCalibrationOptions *o
               left[i] = use[i] && strcmp (sim_validate_deck_row (deck, i)->source, src) == 0;
               fold[i] = use[i] && !left[i];
             }
-          /* The fold's constants from the prior point's linearization without the source's rows. */
-          SimCalibrationLinear lin = { n, np, r0, J0, fold, phi0, phi0, sd0, lo, hi };
-          g_autofree double *phi_start = g_new (double, MAX (np, 1));
+          /* The generations the source has rows in start again from the prior, with the rows'
+           * prior simulations; the others keep the full fit, which never saw the source. */
+          gboolean affected[SIM_CALIBRATION_N_GENERATIONS] = { FALSE };
+          for (guint i = 0; i < n; i++)
+            if (left[i])
+              affected[out->generation[i]] = TRUE;
           for (int k = 0; k < np; k++)
-            phi_start[k] = CLAMP (phi0[k], lo[k], hi[k]);
-          lin.phi_lin = phi_start;
-          ok = sim_calibration_solve (&lin, phi_fold, NULL, NULL, error);
+            phi_fold[k] = affected[out->params[k].generation] ? CLAMP (phi0[k], lo[k], hi[k]) : phi[k];
+          for (guint i = 0; i < n; i++)
+            {
+              gboolean a0 = use[i] && affected[out->generation[i]];
+              Tf[i] = a0 ? T0[i] : T[i];
+              rf[i] = a0 ? r0[i] : r[i];
+            }
+          Chord fch = ch;
+          fch.iterations = MIN (ch.iterations, 4);
+          ok = chord (&fch, fold, phi_fold, Tf, rf, NULL, NULL, NULL, NULL, error);
           if (ok)
-            ok = linearize (&c, phi_fold, left, T, rscratch, NULL, error);
+            ok = linearize (&c, phi_fold, left, Tf, rf, NULL, error);
           for (guint i = 0; ok && i < n; i++)
             if (left[i])
-              out->loso_pct[i] = pct_of (T[i], sim_validate_deck_row (deck, i)->step_time_s);
+              out->loso_pct[i] = pct_of (Tf[i], sim_validate_deck_row (deck, i)->step_time_s);
         }
       /* The band of each generation: the 90th percentile of its rows' |ln(T_loso / M)| over z(0.95). */
       for (int g = 0; ok && g < SIM_CALIBRATION_N_GENERATIONS; g++)

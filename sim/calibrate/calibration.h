@@ -7,9 +7,9 @@
  *   gemm_insitu_<dt>  scale on the profile's microbenchmark gemm_eff_max_<dt> for every precision the
  *                     generation's rows run: what GEMMs reach inside a training step (sustained power
  *                     and clocks, L2/HBM shared with the kernels around them). Range [0.3, 1/e_max]:
- *                     no GEMM beats its peak. Prior 1 ± 0.25.
+ *                     no GEMM beats its peak. Prior 1 ± 0.5.
  *   mem_insitu        scale on mem_eff (STREAM-type bandwidth) for memory-bound kernels: norms,
- *                     activations, casts, amax, transposes, optimizer. Range [0.3, 1/mem_eff]. Prior 1 ± 0.25.
+ *                     activations, casts, amax, transposes, optimizer. Range [0.3, 1/mem_eff]. Prior 1 ± 0.5.
  *   launch_us         per-kernel launch and host gap added to every kernel. Range [0, 30] µs.
  *                     Prior 3 ± 3 µs (ASSUMPTION: a CUDA kernel launch costs a few µs of host time;
  *                     CUDA graphs remove most of it, eager PyTorch does not).
@@ -64,6 +64,10 @@ typedef struct {
   const double *r, *J;
   const gboolean *use;
   const double *phi_lin, *phi0, *sd0, *lo, *hi;  /* φ space */
+  /* Optional: the group (GPU generation) of each row and constant, each group with its own robust
+   * scale and Huber weights, so that groups sharing no constant do not touch each other; NULL: one. */
+  const int *row_group, *param_group;
+  int n_groups;
 } SimCalibrationLinear;
 
 /* phi (np), cov (np × np, may be NULL), weights (n, may be NULL: the Huber weights of the rows). */

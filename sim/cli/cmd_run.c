@@ -41,6 +41,7 @@ sim_cmd_run (int argc, char **argv)
 {
   g_auto (GStrv) sets = NULL;
   g_auto (GStrv) files = NULL;
+  g_auto (GStrv) layers = NULL;
   g_autofree char *format_name = NULL;
   gboolean keys = FALSE, list = FALSE, full = FALSE, no_sim = FALSE;
   int base_gpus = 0;
@@ -62,6 +63,8 @@ sim_cmd_run (int argc, char **argv)
       "calibration (default 0.9)", "P" },
     { "scaling", 0, 0, G_OPTION_ARG_STRING, &scaling, "weak (default: global batch per DP replica kept) "
       "or strong (global batch kept)", "KIND" },
+    { "layer", 'l', 0, G_OPTION_ARG_FILENAME_ARRAY, &layers, "Scenario file applied after the others (e.g. a "
+      "`trainsim fit --runs --calibrate` layer; with no other file, after the embedded default)", "FILE" },
     { G_OPTION_REMAINING, 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &files, NULL, NULL },
     { "trace", 0, 0, G_OPTION_ARG_FILENAME, &trace_path,
       "Write the simulated step as Chrome trace JSON (Perfetto): a track per simulated rank and stream", "FILE" },
@@ -114,6 +117,18 @@ sim_cmd_run (int argc, char **argv)
     {
       fprintf (stderr, "trainsim run: --format %s: unknown format; use text, tsv or json\n", format_name);
       return 2;
+    }
+  if (layers != NULL)
+    {
+      /* --layer files come after the scenario's (the embedded default when none is named). */
+      g_autoptr (GStrvBuilder) all = g_strv_builder_new ();
+      if (files == NULL || files[0] == NULL)
+        g_strv_builder_add (all, SIM_SCENARIO_DEFAULT);
+      else
+        g_strv_builder_addv (all, (const char **) files);
+      g_strv_builder_addv (all, (const char **) layers);
+      g_strfreev (files);
+      files = g_strv_builder_end (all);
     }
   g_autoptr (SimScenario) sc = sim_scenario_load ((const char *const *) files, (const char *const *) sets, &error);
   if (!sc)
