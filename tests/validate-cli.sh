@@ -89,6 +89,26 @@ rc=$?
 [ $rc -eq 2 ] && grep -q "no hardware profile" "$tmp/err"
 check $? "--row of a row that cannot be modelled exits 2 with the reason"
 
+# Bands and leave-one-source-out: every modelled row has band_lo_s <= predicted <= band_hi_s and a
+# LOSO error; the groups carry loso_mape_pct and band_coverage_pct; unknown --cross-validate exits 2.
+"$ts" validate "$deck" --cross-validate source -j 2 --format json >"$tmp/cv.json" 2>"$tmp/err"
+rc=$?
+[ $rc -eq 0 ] && python3 - "$tmp/cv.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+ok = [r for r in d["rows"] if r["status"] == "ok"]
+assert ok and all(r["band_lo_s"] <= r["predicted_s"] <= r["band_hi_s"] for r in ok)
+assert all(isinstance(r["loso_error_pct"], float) for r in ok)
+assert d["loso_mape_pct"] is not None and d["band_coverage_pct"] is not None
+PY
+check $? "--cross-validate source: bands around every prediction, LOSO errors and coverage in JSON"
+"$ts" validate "$deck" --cross-validate row >/dev/null 2>"$tmp/err"
+[ $? -eq 2 ] && grep -q "only 'source'" "$tmp/err"
+check $? "--cross-validate of an unknown grouping exits 2"
+"$ts" validate "$deck" --uncalibrated --format json >"$tmp/u.json" 2>/dev/null
+python3 -c "import json,sys; d=json.load(open(sys.argv[1])); assert all(r['band_lo_s'] is None for r in d['rows'] if r['status']=='ok')" "$tmp/u.json"
+check $? "--uncalibrated: no band"
+
 if "$ts" validate "$deck" --plot "$tmp/v.png" >/dev/null 2>"$tmp/err"; then
   [ -s "$tmp/v.png" ]
   check $? "--plot writes a PNG"
