@@ -109,9 +109,12 @@ main (int argc, char **argv)
         }
     }
   double mape = ok ? sum / ok : NAN, loso = ln ? lsum / ln : NAN, cover = banded ? 100.0 * inside / banded : NAN;
-  printf ("modelled %u/%u rows; in-sample MAPE %.1f%%, max %.1f%%; leave-one-source-out MAPE %.1f%%, max %.1f%%; "
-          "90%% band holds the measurement in %.0f%% of %u rows\n",
-          ok, n, mape, max, loso, lmax, cover, banded);
+  printf ("modelled %u/%u rows; in-sample MAPE %.1f%%, max %.1f%%; ", ok, n, mape, max);
+  if (ln > 0)
+    printf ("leave-one-source-out MAPE %.1f%%, max %.1f%%; ", loso, lmax);
+  else
+    printf ("leave-one-source-out not run (--no-fit); ");
+  printf ("90%% band holds the measurement in %.0f%% of %u rows\n", cover, banded);
   printf ("targets: in-sample MAPE <= 5%% and max <= 15%%, LOSO MAPE <= 8%%, coverage >= 85%%\n");
 
   printf ("\n== 3. the seed records (shipped profiles) ==\n");

@@ -428,6 +428,13 @@ sim_calibration_fit (const SimValidateDeck *deck, const SimCalibrationOptions *o
   out->generation = g_new (int, n);
   c.row_params = g_new (RowParams, n);
   gboolean ok = TRUE;
+  gboolean bf16_rows[SIM_CALIBRATION_N_GENERATIONS] = { FALSE };
+  for (guint i = 0; i < n; i++)
+    {
+      int g = sim_calibration_generation_of_gpu (sim_validate_deck_row (deck, i)->gpu);
+      if (g >= 0 && strcmp (sim_validate_deck_row (deck, i)->precision, "bf16") == 0)
+        bf16_rows[g] = TRUE;
+    }
   /* The constants: from each row's uncalibrated profile (the bound 1/e_max is the tightest over the
    * generation's GPUs). */
   for (guint i = 0; i < n && ok; i++)
@@ -462,15 +469,8 @@ sim_calibration_fit (const SimValidateDeck *deck, const SimCalibrationOptions *o
             continue;
           /* BF16 inside an FP8/FP4 run is fitted only where BF16 rows of the generation exist; else the
            * microbenchmark figure stands. */
-          if (a == 1)
-            {
-              gboolean bf16_rows = FALSE;
-              for (guint b = 0; b < n; b++)
-                bf16_rows |= sim_calibration_generation_of_gpu (sim_validate_deck_row (deck, b)->gpu) == g
-                             && strcmp (sim_validate_deck_row (deck, b)->precision, "bf16") == 0;
-              if (!bf16_rows)
-                continue;
-            }
+          if (a == 1 && !bf16_rows[g])
+            continue;
           g_autofree char *key = g_strdup_printf ("gemm_insitu_%s", model_dtype_name (dts[a]));
           c.row_params[i][t++] = add_param (out, g, key, TRUE, 1.0, PRIOR_SCALE_SD, 0.3, 1.0 / gpu->gemm_eff_max[dts[a]]);
         }
@@ -499,8 +499,7 @@ sim_calibration_fit (const SimValidateDeck *deck, const SimCalibrationOptions *o
   g_autofree double *T0 = g_new0 (double, n);
   g_autofree double *r = g_new0 (double, n);
   g_autofree double *r0 = g_new0 (double, n);
-  g_autofree double *J = g_new0 (double, (gsize) n * MAX (np, 1));
-  g_autofree double *J0 = g_new0 (double, (gsize) n * MAX (np, 1));
+  g_autofree double *J = g_new0 (double, (gsize) n * MAX (np, 1)); /* at the prior, for every step */
   g_autofree gboolean *use = g_new0 (gboolean, n);
   g_autofree double *one_step = g_new0 (double, MAX (np, 1));
   for (int k = 0; k < np; k++)
@@ -513,19 +512,19 @@ sim_calibration_fit (const SimValidateDeck *deck, const SimCalibrationOptions *o
   out->weight = g_new0 (double, n);
   int iterations = options->iterations > 0 ? options->iterations : 6;
   gint64 t1 = g_get_monotonic_time ();
-  ok = linearize (&c, phi, use, T, r, J, error);
+  if (ok)
+    ok = linearize (&c, phi, use, T, r, J, error);
   out->jacobian_s = (double) (g_get_monotonic_time () - t1) / 1e6;
   t1 = g_get_monotonic_time ();
   if (ok)
     {
       memcpy (T0, T, sizeof (double) * n);
       memcpy (r0, r, sizeof (double) * n);
-      memcpy (J0, J, sizeof (double) * n * MAX (np, 1));
     }
   int param_gen[SIM_CALIBRATION_MAX_PARAMS];
   for (int k = 0; k < np; k++)
     param_gen[k] = out->params[k].generation;
-  Chord ch = { &c, n, np, out->generation, param_gen, J0, phi0, sd0, lo, hi, iterations };
+  Chord ch = { &c, n, np, out->generation, param_gen, J, phi0, sd0, lo, hi, iterations };
   if (ok)
     ok = chord (&ch, use, phi, T, r, cov, out->weight, one_step, &out->iterations, error);
   out->steps_s = (double) (g_get_monotonic_time () - t1) / 1e6;

@@ -86,6 +86,13 @@ group_free (gpointer p)
   g_free (g);
 }
 
+/* The measurement lies inside the row's band (a banded, modelled row). */
+static gboolean
+in_band (const SimValidateResult *x)
+{
+  return x->measured_s >= x->band_lo_s && x->measured_s <= x->band_hi_s;
+}
+
 /* by = 0 all, 1 source, 2 gpu */
 static GPtrArray *
 groups_by (const SimValidateDeck *deck, const SimValidateResult *res, int by)
@@ -103,7 +110,7 @@ groups_by (const SimValidateDeck *deck, const SimValidateResult *res, int by)
           if (res[i].band_hi_s > 0)
             {
               g->banded++;
-              g->in_band += res[i].measured_s >= res[i].band_lo_s && res[i].measured_s <= res[i].band_hi_s;
+              g->in_band += in_band (&res[i]);
             }
         }
       if (isfinite (res[i].loso_pct))
@@ -164,10 +171,7 @@ write_text (FILE *out, const SimValidateDeck *deck, const SimValidateResult *res
         }
       SimBreakdown b = main_loss (x);
       g_autofree char *band = x->band_hi_s > 0 ? g_strdup_printf ("%.4g–%.4g%s", x->band_lo_s, x->band_hi_s,
-                                                                 x->measured_s < x->band_lo_s
-                                                                         || x->measured_s > x->band_hi_s
-                                                                     ? " OUT"
-                                                                     : "")
+                                                                 in_band (x) ? "" : " OUT")
                                                : g_strdup ("-");
       g_autofree char *loso = isfinite (x->loso_pct) ? g_strdup_printf ("%+.1f", x->loso_pct) : g_strdup ("-");
       fprintf (out, "%-52s %11.4f %11.4f %+8.1f %8s %-20s compute %.3f s; %s %.3f s (%.0f%%); MFU %.1f%%%s\n", r->id,
@@ -240,16 +244,6 @@ write_tsv (FILE *out, const SimValidateDeck *deck, const SimValidateResult *res)
 }
 
 static void
-json_double_or_null (JsonBuilder *b, const char *name, gboolean known, double v)
-{
-  json_builder_set_member_name (b, name);
-  if (known)
-    json_builder_add_double_value (b, v);
-  else
-    json_builder_add_null_value (b);
-}
-
-static void
 json_stats (JsonBuilder *b, const Group *g)
 {
   SimValidateStats st;
@@ -278,9 +272,9 @@ json_stats (JsonBuilder *b, const Group *g)
     }
   SimValidateStats lo;
   sim_validate_stats ((const double *) g->loso->data, g->loso->len, &lo);
-  json_double_or_null (b, "loso_mape_pct", lo.n > 0, lo.mape_pct);
-  json_double_or_null (b, "loso_max_abs_error_pct", lo.n > 0, lo.max_abs_pct);
-  json_double_or_null (b, "band_coverage_pct", g->banded > 0, 100.0 * g->in_band / MAX (g->banded, 1));
+  sim_report_json_double_or_null (b, "loso_mape_pct", lo.n > 0, lo.mape_pct);
+  sim_report_json_double_or_null (b, "loso_max_abs_error_pct", lo.n > 0, lo.max_abs_pct);
+  sim_report_json_double_or_null (b, "band_coverage_pct", g->banded > 0, 100.0 * g->in_band / MAX (g->banded, 1));
 }
 
 static void
@@ -326,9 +320,9 @@ write_json (FILE *out, const SimValidateDeck *deck, const SimValidateResult *res
         {
           json_builder_set_member_name (b, "mfu");
           json_builder_add_double_value (b, x->mfu);
-          json_double_or_null (b, "band_lo_s", x->band_hi_s > 0, x->band_lo_s);
-          json_double_or_null (b, "band_hi_s", x->band_hi_s > 0, x->band_hi_s);
-          json_double_or_null (b, "loso_error_pct", isfinite (x->loso_pct), x->loso_pct);
+          sim_report_json_double_or_null (b, "band_lo_s", x->band_hi_s > 0, x->band_lo_s);
+          sim_report_json_double_or_null (b, "band_hi_s", x->band_hi_s > 0, x->band_hi_s);
+          sim_report_json_double_or_null (b, "loso_error_pct", isfinite (x->loso_pct), x->loso_pct);
           json_builder_set_member_name (b, "memory_gib");
           json_builder_add_double_value (b, x->memory_gib);
           json_builder_set_member_name (b, "memory_over");

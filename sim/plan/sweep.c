@@ -764,15 +764,9 @@ sim_sweep_write (FILE *out, const SimSweep *sw, SimSweepRow *const *rows, guint 
               fprintf (out, ", \"step_s\": ");
               json_number (out, w->step_s);
               fprintf (out, ", \"step_time_lo_s\": ");
-              if (w->step_hi_s > 0)
-                json_number (out, w->step_lo_s);
-              else
-                fprintf (out, "null");
+              json_number (out, w->step_hi_s > 0 ? w->step_lo_s : NAN);
               fprintf (out, ", \"step_time_hi_s\": ");
-              if (w->step_hi_s > 0)
-                json_number (out, w->step_hi_s);
-              else
-                fprintf (out, "null");
+              json_number (out, w->step_hi_s > 0 ? w->step_hi_s : NAN);
               fprintf (out, ", \"breakdown_s\": {");
               for (int p = 0; p < SIM_EST_COUNT; p++)
                 {

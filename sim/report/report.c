@@ -381,6 +381,16 @@ write_json (FILE *out, const SimScenario *sc, const SimReportWorkload *w, const 
 }
 
 void
+sim_report_json_double_or_null (JsonBuilder *b, const char *name, gboolean known, double v)
+{
+  json_builder_set_member_name (b, name);
+  if (known)
+    json_builder_add_double_value (b, v);
+  else
+    json_builder_add_null_value (b);
+}
+
+void
 sim_report_print_json (FILE *out, JsonBuilder *b)
 {
   g_autoptr (JsonGenerator) gen = json_generator_new ();
@@ -492,16 +502,8 @@ json_prediction (JsonBuilder *b, const SimScenario *sc, const SimRunnerPredictio
   const SimRunnerResult *r = &p->step;
   json_builder_set_member_name (b, "step_time_s");
   json_builder_add_double_value (b, p->step_s);
-  json_builder_set_member_name (b, "step_time_lo_s");
-  if (p->step_hi_s > 0)
-    json_builder_add_double_value (b, p->step_lo_s);
-  else
-    json_builder_add_null_value (b);
-  json_builder_set_member_name (b, "step_time_hi_s");
-  if (p->step_hi_s > 0)
-    json_builder_add_double_value (b, p->step_hi_s);
-  else
-    json_builder_add_null_value (b);
+  sim_report_json_double_or_null (b, "step_time_lo_s", p->step_hi_s > 0, p->step_lo_s);
+  sim_report_json_double_or_null (b, "step_time_hi_s", p->step_hi_s > 0, p->step_hi_s);
   json_builder_set_member_name (b, "band_level");
   json_builder_add_double_value (b, p->band_level);
   json_builder_set_member_name (b, "mfu");

@@ -16,6 +16,8 @@ typedef enum { SIM_REPORT_TEXT, SIM_REPORT_TSV, SIM_REPORT_JSON } SimReportForma
 gboolean sim_report_parse_format (const char *s, SimReportFormat *out);
 /* Prints the document built in b (a finished JsonBuilder) pretty, with a final newline. */
 void sim_report_print_json (FILE *out, JsonBuilder *b);
+/* Member `name`: v where known, else null. */
+void sim_report_json_double_or_null (JsonBuilder *b, const char *name, gboolean known, double v);
 
 /* Numbers derived from a resolved scenario. FLOPs count one optimizer step over all GPUs. */
 typedef struct {
