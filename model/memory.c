@@ -19,6 +19,14 @@
  *                     mask and output), s_q = s/cp; fused (FlashAttention): 4*a*s_q*b/t (fp32 LSE)
  *   GPT-3 shape, unfused, dropout: sbh(34 + 5as/h) at t = 1; sbh(10 + 24/t + 5as/(ht)) with TP;
  *   sbh/t (34 + 5as/h) with TP+SP -- Table 2 exactly.
+ *   Low-precision GEMM layers (model_layer_matmul_dtype fp8/fp4) keep the inputs of their GEMMs in
+ *   that dtype, not in e: Transformer Engine quantizes a GEMM input once and saves the quantized
+ *   (transposed) copy for the weight-gradient GEMM (TE 1.x pytorch/module/linear.py
+ *   save_for_backward(inputmat_t) when fp8_wgrad; TE 2.x keeps the columnwise quantized tensor).
+ *   These are the QKV and FC1 inputs (norm outputs), the projection input and the FC2 input
+ *   (expert FC1/FC2 inputs in MoE layers); Q, K, V (saved by the attention kernel), the norm inputs
+ *   and the activation input stay in e. Stored bytes per element: FP8 1, NVFP4 0.5 + one E4M3 scale
+ *   per 16 elements (TE 2.x NVFP4 block scaling).
  *   selective recompute drops the score term (34 sbh/t with SP); full recompute keeps the layer
  *   input, 2sbh (/t with SP: Megatron checkpoints the SP-sharded hidden state), plus one layer's
  *   full activations as the working set of the recomputed layer.
@@ -74,24 +82,27 @@ model_memory_activation_layer (const ModelShape *shape, const ModelPlan *plan, i
   if (plan->recompute == MODEL_RECOMPUTE_FULL)
     return e * h * Ts; /* the checkpointed layer input */
 
-  double kept = Ts * (4.0 * h * e + (plan->dropout ? 2.0 * h : 0.0));
-  double split = T * e * (q + kv + kv + q) / t;
+  /* g: bytes per element of a saved GEMM input (e, or the layer's low-precision dtype). */
+  ModelDtype mdt = model_layer_matmul_dtype (s, plan, layer);
+  double g = mdt == MODEL_DTYPE_FP8 ? 1.0 : mdt == MODEL_DTYPE_FP4 ? 0.5 + 1.0 / 16.0 : e;
+  double kept = Ts * (2.0 * h * e + 2.0 * h * g + (plan->dropout ? 2.0 * h : 0.0));
+  double split = T * (e * (q + kv + kv) + g * q) / t;
   if (model_shape_layer_is_moe (s, layer))
     {
       int etp = model_plan_expert_tp (plan);
       double d = Ts * s->moe_top_k * (s->moe_capacity_factor > 0 ? s->moe_capacity_factor : 1.0);
       double fe = s->moe_ffn_hidden;
-      split += e * h * d * etp + e * (glu ? 2.0 : 1.0) * fe * d + e * fe * d + 4.0 * s->moe_experts * Ts;
+      split += g * h * d * etp + e * (glu ? 2.0 : 1.0) * fe * d + g * fe * d + 4.0 * s->moe_experts * Ts;
       if (s->moe_shared_experts > 0)
         {
           double fs = (double) s->moe_shared_experts * fe;
-          split += T * e * ((glu ? 2.0 : 1.0) * fs + fs) / t;
+          split += T * (e * (glu ? 2.0 : 1.0) * fs + g * fs) / t;
         }
     }
   else
     {
       double f = s->ffn_hidden;
-      split += T * e * ((glu ? 2.0 : 1.0) * f + f) / t;
+      split += T * (e * (glu ? 2.0 : 1.0) * f + g * f) / t;
     }
   double a = s->heads / t;
   double sq = (double) s->seq_len / plan->cp;

@@ -234,6 +234,32 @@ test_fp8_param_gather (void)
   g_assert_cmpfloat (a.total_bytes - b.total_bytes, ==, 5435817984.0);
 }
 
+/* Low-precision GEMM layers save their GEMM inputs quantized (Transformer Engine keeps the FP8
+ * transposed input for the weight gradient). GPT-3 175B, b 1, t 8 with SP, fused attention, no
+ * dropout: per token and TP rank the BF16 layer keeps 32h/t bytes = 4h·2 (norm inputs and outputs)
+ * + (3h + h)·2 (Q, K, V, projection input) + (4h + 4h)·2 (FC1 output, FC2 input), all /t. FP8
+ * saves one byte on each of the QKV, FC1, projection and FC2 inputs: h + h + h + 4h = 7h per token
+ * (/t), the LSE term unchanged; NVFP4 saves 1.4375 bytes on each. A BF16 layer of the recipe saves
+ * nothing. */
+static void
+test_lowp_saved_inputs (void)
+{
+  ModelShape s = finished (preset_gpt3_175b ());
+  ModelPlan p;
+  model_plan_init (&p);
+  p.tp = 8, p.sp = TRUE;
+  double bf16 = model_memory_activation_layer (&s, &p, 1);
+  double tok = 2048.0 * 12288 / 8; /* s·h/t */
+  g_assert_cmpfloat (bf16, ==, tok * 32 + 98304);
+  p.matmul_dtype = MODEL_DTYPE_FP8;
+  g_assert_cmpfloat (model_memory_activation_layer (&s, &p, 1), ==, bf16 - 7 * tok);
+  p.matmul_dtype = MODEL_DTYPE_FP4;
+  g_assert_cmpfloat (model_memory_activation_layer (&s, &p, 1), ==, bf16 - 7 * 1.4375 * tok);
+  p.matmul_dtype = MODEL_DTYPE_FP8;
+  p.bf16_layers_first = 1;
+  g_assert_cmpfloat (model_memory_activation_layer (&s, &p, 0), ==, bf16);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -243,6 +269,7 @@ main (int argc, char **argv)
   g_test_add_func ("/model/memory/megatron-distributed-optimizer", test_megatron_distributed_optimizer);
   g_test_add_func ("/model/memory/korthikanti-table2", test_korthikanti_table2);
   g_test_add_func ("/model/memory/in-flight", test_in_flight);
+  g_test_add_func ("/model/memory/lowp-saved-inputs", test_lowp_saved_inputs);
   g_test_add_func ("/model/memory/reference-cases-fit", test_reference_cases_fit);
   g_test_add_func ("/model/memory/out-of-memory", test_out_of_memory);
   g_test_add_func ("/model/memory/moe-states", test_moe_states);

@@ -171,8 +171,13 @@ test_embedded_default (void)
   g_assert_cmpstr (files[0], ==, "embedded:calibration/hopper.ini"); /* included by the profile */
   g_assert_cmpstr (files[1], ==, "embedded:hardware/h100-sxm.ini");
   g_assert_cmpstr (files[4], ==, "embedded:tp-overlap/h100-tp4-pp8-mbs1.ini");
-  g_assert_cmpstr (files[5], ==, "embedded:runs/gpt3-175b-mlperf-v3.1.ini");
-  g_assert_null (files[6]);
+  g_assert_cmpstr (files[5], ==, "embedded:reliability/llama3-405b-h100.ini");
+  g_assert_cmpstr (files[6], ==, "embedded:runs/gpt3-175b-mlperf-v3.1.ini");
+  g_assert_null (files[7]);
+  /* Shipped failure rates: goodput has something to say on the default scenario. */
+  double gpu_rate = 0;
+  g_assert_true (sim_scenario_get_number (sc, "reliability", "gpu_failures_per_day", &gpu_rate));
+  g_assert_cmpfloat (gpu_rate, >, 0);
   /* 1,344 nodes × 8 H100, TP4 PP8 → DP 10752/32 = 336; GBS 2,688 = 336 × 8 (reference/mlperf.md). */
   const ModelPlan *plan = sim_scenario_plan (sc);
   g_assert_cmpint (plan->gpus, ==, 10752);
@@ -251,7 +256,7 @@ test_disk_precedence (void)
   const char *files[] = { path, NULL };
   g_autoptr (SimScenario) sc = load_ok (files, NULL);
   const char *const *f = sim_scenario_files (sc);
-  g_assert_cmpstr (f[5], ==, path);
+  g_assert_cmpstr (f[6], ==, path);
   g_assert_false (g_str_has_prefix (f[0], "embedded:"));
   g_assert_cmpint (sim_scenario_plan (sc)->dp, ==, 336);
 }

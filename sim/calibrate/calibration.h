@@ -22,9 +22,10 @@
  * ((φ_k − φ0_k)/σ0_k) and Huber weights (c = 1.345 robust σ, IRLS) so that a row the physics
  * does not cover (e.g. ZeRO-3 of 2021) cannot drag a generation's constants. Covariance: GSL's
  * (XᵀX)⁻¹ scaled by χ²/dof of the augmented system.
- * Leave-one-source-out: each source's rows are left out of the linear solve at the prior point
- * (the Jacobian at the microbenchmark profile, which depends on no measurement), and its rows
- * simulated at that fold's constants: a fold never reads its source's step times.
+ * Leave-one-source-out: each source's rows are left out of one Gauss–Newton step from the prior
+ * point (residuals and Jacobian at the microbenchmark profile, which depend on no measurement), and
+ * its rows simulated at that fold's constants: a fold never reads its source's step times, and the
+ * folds cost one simulation per row (the full fit's one-step gap says how near one step lands).
  * Band: per generation, σ_band = q90(|r_loso|) / 1.645 over its rows, so that a 90% band
  * T·exp(±z·σ_band) would have covered 90% of the deck's rows out of sample. */
 #pragma once
