@@ -26,6 +26,17 @@ out=$("$t" run "$tmp/s.ini" 2>&1); rc=$?
 ok $rc "run exits 0"
 echo "$out" | grep -q "== Prediction (simulated step) ==" ; ok $? "text report has the prediction"
 echo "$out" | grep -q "pipeline bubble" ; ok $? "text report has the breakdown"
+# The answer leads: the first section is the answer (step time, memory fit, largest loss); the
+# resolved keys come only with --explain, and the answer's step time is the prediction's.
+first=$(echo "$out" | grep -m1 '^== ')
+[ "$first" = "== Answer ==" ]; ok $? "text report leads with the answer ($first)"
+ans=$(echo "$out" | sed -n '/^== Answer ==/,/^$/p')
+echo "$ans" | grep -q '^memory per GPU .*fits' && echo "$ans" | grep -q '^largest loss '
+ok $? "the answer has the memory fit and the largest loss"
+s1=$(echo "$out" | awk '/^step time/ { print $3 }' | sort -u | wc -l)
+[ "$s1" = 1 ]; ok $? "the answer's step time is the prediction's"
+! echo "$out" | grep -q "== Scenario as resolved ==" ; ok $? "resolved keys hidden by default"
+"$t" run "$tmp/s.ini" --explain 2>&1 | grep -q "== Scenario as resolved ==" ; ok $? "--explain prints them"
 js=$("$t" run "$tmp/s.ini" --format json 2>&1); ok $? "json exits 0"
 a=$(echo "$js" | sed -n 's/^  "step_time_s" : \([0-9.e+-]*\),*$/\1/p')
 [ -n "$a" ]; ok $? "json has a top-level step_time_s ($a)"

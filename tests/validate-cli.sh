@@ -77,7 +77,7 @@ check $? "a malformed deck exits 2 naming file, line and column"
 "$ts" validate "$deck" --row gpt350m_h100_tp2pp2 >"$tmp/row.sh" 2>"$tmp/err"
 rc=$?
 want=$(awk -F'\t' '$1 == "gpt350m_h100_tp2pp2" { printf "%.4f", $5 }' "$tmp/v.tsv")
-got=$(TS="$ts" sh -c "$(sed 's|^trainsim |"$TS" |' "$tmp/row.sh")" 2>/dev/null | awk '/^step time/ { print $3 }')
+got=$(TS="$ts" sh -c "$(sed 's|^trainsim |"$TS" |' "$tmp/row.sh")" 2>/dev/null | awk '/^step time/ { print $3; exit }')
 [ $rc -eq 0 ] && [ -n "$want" ] && [ "$got" = "$want" ]
 check $? "--row prints a trainsim run command that predicts the row's step ($got s, validate $want s)"
 "$ts" validate "$deck" --row no_such_row >/dev/null 2>"$tmp/err"

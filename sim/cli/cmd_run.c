@@ -43,7 +43,7 @@ sim_cmd_run (int argc, char **argv)
   g_auto (GStrv) files = NULL;
   g_auto (GStrv) layers = NULL;
   g_autofree char *format_name = NULL;
-  gboolean keys = FALSE, list = FALSE, full = FALSE, no_sim = FALSE;
+  gboolean keys = FALSE, list = FALSE, full = FALSE, no_sim = FALSE, explain = FALSE;
   int base_gpus = 0;
   double band = 0.9;
   g_autofree char *scaling = NULL;
@@ -56,6 +56,9 @@ sim_cmd_run (int argc, char **argv)
     { "list", 0, 0, G_OPTION_ARG_NONE, &list, "List the scenarios embedded in the binary", NULL },
     { "full", 0, 0, G_OPTION_ARG_NONE, &full, "Simulate every rank (default: one per pipeline stage, "
       "every flow still on the fabric)", NULL },
+    { "explain", 'v', 0, G_OPTION_ARG_NONE, &explain, "Text: also print every resolved key with its value, "
+      "file:line and source (the answer comes first either way)", NULL },
+    { "verbose", 0, G_OPTION_FLAG_HIDDEN, G_OPTION_ARG_NONE, &explain, "Same as --explain", NULL },
     { "no-simulate", 0, 0, G_OPTION_ARG_NONE, &no_sim, "Only the workload report (no step simulation)", NULL },
     { "base-gpus", 0, 0, G_OPTION_ARG_INT, &base_gpus, "Scaling efficiency against this many GPUs "
       "(DP shrunk to fit)", "N" },
@@ -183,7 +186,7 @@ sim_cmd_run (int argc, char **argv)
       g_error_free (error);
       return status;
     }
-  if (!sim_report_write_prediction (stdout, sc, format, argv_text, no_sim ? NULL : &pred, &error))
+  if (!sim_report_write_prediction (stdout, sc, format, argv_text, no_sim ? NULL : &pred, explain, &error))
     {
       fprintf (stderr, "%s\n", error->message);
       int status = error->domain == SIM_SCENARIO_ERROR ? 2 : 1;

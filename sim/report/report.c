@@ -118,9 +118,76 @@ location (const SimScenarioValue *v)
 
 static void write_text_prediction (FILE *out, const SimScenario *sc, const SimReportWorkload *w,
                                    const SimRunnerPrediction *p);
+static const char *const bd_text[SIM_BD_COUNT];
+
+/* A duration in the unit a planner reads it in. */
+static char *
+duration (double s)
+{
+  if (s < 120)
+    return g_strdup_printf ("%.3g s", s);
+  if (s < 2 * 3600)
+    return g_strdup_printf ("%.3g min", s / 60);
+  if (s < 2 * 86400)
+    return g_strdup_printf ("%.3g h", s / 3600);
+  return g_strdup_printf ("%.3g days", s / 86400);
+}
+
+/* The answer first: the step time with its band, throughput, memory fit, time to train and the
+ * largest loss, each on one line; the sections below say how each was reached. */
+static void
+write_text_answer (FILE *out, const SimScenario *sc, const SimReportWorkload *w, const SimRunnerPrediction *p)
+{
+  const SimScenarioRun *run = sim_scenario_run (sc);
+  fprintf (out, "\n== Answer ==\n");
+  if (p)
+    {
+      fprintf (out, "step time            %.4f s", p->step_s);
+      if (p->step_hi_s > 0)
+        fprintf (out, " (%.4f–%.4f, %.0f%%)", p->step_lo_s, p->step_hi_s, 100 * p->band_level);
+      else
+        fprintf (out, " (no band: profile not calibrated)");
+      if (w->measured_step_s > 0)
+        fprintf (out, "; measured %.4f s (%+.1f%%)", w->measured_step_s,
+                 100.0 * (p->step_s - w->measured_step_s) / w->measured_step_s);
+      fprintf (out, "\nthroughput           %.4g tokens/s, MFU %.1f%%\n", p->step.tokens_per_s, 100 * p->step.mfu);
+    }
+  else
+    fprintf (out, "step time            not simulated; LOWER BOUND %.4f s (matmuls at peak, nothing else)\n",
+             w->ideal_step_s);
+  fprintf (out, "memory per GPU       %.2f GiB of %.2f GiB: %s\n", w->memory.total_bytes / GIB,
+           w->memory_capacity_bytes / GIB, w->memory_fits ? "fits" : "DOES NOT FIT");
+  if (p && p->time_to_train_s > 0)
+    {
+      g_autofree char *t = duration (p->time_to_train_s);
+      fprintf (out, "time to train        %s (%.0f steps", t, p->steps);
+      if (p->step_hi_s > 0)
+        {
+          g_autofree char *lo = duration (p->time_to_train_s - p->steps * (p->step_s - p->step_lo_s));
+          g_autofree char *hi = duration (p->time_to_train_s + p->steps * (p->step_hi_s - p->step_s));
+          fprintf (out, "; %s to %s with the band", lo, hi);
+        }
+      fprintf (out, ")\n");
+    }
+  else if (!p && run->steps > 0)
+    {
+      g_autofree char *t = duration (w->ideal_time_to_train_s);
+      fprintf (out, "time to train        LOWER BOUND %s\n", t);
+    }
+  if (p)
+    {
+      const SimRunnerResult *r = &p->step;
+      int worst = sim_report_largest_loss (r);
+      double sim_step = r->step_ns / 1e9;
+      if (worst >= 0 && sim_step > 0)
+        fprintf (out, "largest loss         %s, %.1f%% of the step\n", bd_text[worst],
+                 100.0 * r->breakdown_s[worst] / sim_step);
+    }
+}
 
 static void
-write_text (FILE *out, const SimScenario *sc, const SimReportWorkload *w, const SimRunnerPrediction *pred)
+write_text (FILE *out, const SimScenario *sc, const SimReportWorkload *w, const SimRunnerPrediction *pred,
+            gboolean explain)
 {
   const ModelShape *shape = sim_scenario_shape (sc);
   const ModelPlan *plan = sim_scenario_plan (sc);
@@ -134,9 +201,15 @@ write_text (FILE *out, const SimScenario *sc, const SimReportWorkload *w, const 
   fprintf (out, "files:");
   for (const char *const *f = sim_scenario_files (sc); *f; f++)
     fprintf (out, " %s", *f);
-  fprintf (out, "\n\n== Scenario as resolved ==\n");
+  fprintf (out, "\n");
+  write_text_answer (out, sc, w, pred);
+  if (!explain)
+    fprintf (out, "\n(%u keys resolved from the files above: `--explain` prints each with its value, file:line "
+                  "and source; `--format json` carries everything)\n", sim_scenario_n_values (sc));
+  else
+    fprintf (out, "\n== Scenario as resolved ==\n");
   const char *group = "";
-  for (guint i = 0; i < sim_scenario_n_values (sc); i++)
+  for (guint i = 0; explain && i < sim_scenario_n_values (sc); i++)
     {
       const SimScenarioValue *v = sim_scenario_value (sc, i);
       if (strcmp (v->group, "scenario") == 0 && (strcmp (v->key, "description") == 0 || strcmp (v->key, "include") == 0))
@@ -404,12 +477,12 @@ sim_report_print_json (FILE *out, JsonBuilder *b)
 gboolean
 sim_report_write (FILE *out, const SimScenario *sc, SimReportFormat format, const char *argv_text, GError **error)
 {
-  return sim_report_write_prediction (out, sc, format, argv_text, NULL, error);
+  return sim_report_write_prediction (out, sc, format, argv_text, NULL, TRUE, error);
 }
 
 gboolean
 sim_report_write_prediction (FILE *out, const SimScenario *sc, SimReportFormat format, const char *argv_text,
-                             const SimRunnerPrediction *pred, GError **error)
+                             const SimRunnerPrediction *pred, gboolean explain, GError **error)
 {
   SimReportWorkload w;
   if (!sim_report_workload (sc, &w, error))
@@ -417,7 +490,7 @@ sim_report_write_prediction (FILE *out, const SimScenario *sc, SimReportFormat f
   switch (format)
     {
     case SIM_REPORT_TEXT:
-      write_text (out, sc, &w, pred);
+      write_text (out, sc, &w, pred, explain);
       break;
     case SIM_REPORT_TSV:
       write_tsv (out, sc, &w, argv_text, pred);
@@ -431,6 +504,16 @@ sim_report_write_prediction (FILE *out, const SimScenario *sc, SimReportFormat f
 
 /* ---------------------------------------------------------------------------------------------- */
 /* The simulated prediction (sim/step/runner.h). */
+
+int
+sim_report_largest_loss (const SimRunnerResult *r)
+{
+  int worst = -1;
+  for (int i = SIM_BD_TP; i < SIM_BD_COUNT; i++)
+    if (i != SIM_BD_OPTIMIZER && (worst < 0 || r->breakdown_s[i] > r->breakdown_s[worst]))
+      worst = i;
+  return worst;
+}
 
 static const char *const bd_text[SIM_BD_COUNT] = {
   "compute", "exposed TP comm", "exposed CP comm", "exposed PP comm", "exposed DP comm",
@@ -467,11 +550,7 @@ write_text_prediction (FILE *out, const SimScenario *sc, const SimReportWorkload
   fprintf (out, "communication busy   tp %.4f s, cp %.4f s, pp %.4f s, dp %.4f s, ep %.4f s (overlapped or not)\n",
            r->comm_busy_s[SIM_BD_TP], r->comm_busy_s[SIM_BD_CP], r->comm_busy_s[SIM_BD_PP],
            r->comm_busy_s[SIM_BD_DP], r->comm_busy_s[SIM_BD_EP]);
-  /* Critical path: the largest non-compute component of the critical rank. */
-  int worst = -1;
-  for (int i = SIM_BD_TP; i < SIM_BD_COUNT; i++)
-    if (i != SIM_BD_OPTIMIZER && (worst < 0 || r->breakdown_s[i] > r->breakdown_s[worst]))
-      worst = i;
+  int worst = sim_report_largest_loss (r);
   fprintf (out, "critical path        rank %d (stage %d of %d) finishes last; compute %.1f%% of its step, "
            "largest loss: %s (%.1f%%)\n", r->critical_rank, r->critical_stage, plan->pp,
            100.0 * r->breakdown_s[SIM_BD_COMPUTE] / sim_step, bd_text[worst],

@@ -46,13 +46,20 @@ typedef struct {
  * no peak in the hardware profile. */
 gboolean sim_report_workload (const SimScenario *sc, SimReportWorkload *out, GError **error);
 
-/* Writes the report. `argv_text` (may be NULL) is the command line, for provenance. */
+/* Writes the report. `argv_text` (may be NULL) is the command line, for provenance. Text leads with
+ * the answer (step time and band, throughput, memory fit, time to train, largest loss); this call
+ * also prints every resolved key with its file:line and source (explain). */
 gboolean sim_report_write (FILE *out, const SimScenario *sc, SimReportFormat format, const char *argv_text,
                            GError **error);
 
 /* The same with the simulated prediction (sim/step/runner.h): a prediction section in text, extra columns
  * in TSV, and in JSON the top-level members step_time_s, mfu, tokens_per_s and breakdown (seconds
- * per component of the critical rank's step) beside a `prediction` object. pred may be NULL. */
+ * per component of the critical rank's step) beside a `prediction` object. pred may be NULL.
+ * explain: text lists every resolved key (TSV and JSON are complete either way). */
 gboolean sim_report_write_prediction (FILE *out, const SimScenario *sc, SimReportFormat format,
                                       const char *argv_text, const SimRunnerPrediction *pred,
-                                      GError **error);
+                                      gboolean explain, GError **error);
+
+/* The largest loss of a simulated step: the breakdown component other than compute and the
+ * optimizer with the most seconds on the critical rank (a SimBreakdown). */
+int sim_report_largest_loss (const SimRunnerResult *r);
