@@ -30,5 +30,10 @@ if [ -n "${TRAINSIM:-}" ] && [ -x "$TRAINSIM" ]; then
   expect "trainsim run takes the emitted scenario" 0 "" "$TRAINSIM" run "$tmp/run.ini"
 fi
 rm -rf "$tmp"
+# Without a usable GPU (as on CI) a real run exits 77, automake's SKIP, with a one-line reason.
+if ! command -v nvidia-smi >/dev/null 2>&1 || ! nvidia-smi -L >/dev/null 2>&1; then
+  expect "no GPU: exit 77 with the reason" 77 "skipped: no.*CUDA device" \
+    "$bin" --model "$src/calib/trainer/models/gpt2-124m.ini" --steps 1
+fi
 echo "1..$n"
 exit $fail

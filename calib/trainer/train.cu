@@ -78,7 +78,8 @@ usage (FILE *f)
     "  --fabric NAME         trainsim fabric profile (default from the hardware)\n"
     "  --peak-tflops X       dense BF16 peak for MFU (default from the hardware table)\n"
     "  --dry-run             no GPU needed: check the plan, print it, write --emit-scenario, exit\n"
-    "                        (with --hardware NAME, --gpus N and --gpus-per-node M, default min(N, 8))\n",
+    "                        (with --hardware NAME, --gpus N and --gpus-per-node M, default min(N, 8))\n"
+    "Exit status: 0 trained, 1 failed, 2 bad usage, 77 no usable CUDA device (automake's SKIP).\n",
     TRAINER_DATA_DEFAULT_DIR);
 }
 
@@ -195,6 +196,9 @@ typedef struct {
   int nchildren;
 } Procs;
 
+/* "Cannot run here": automake's SKIP status, so a CPU-only CI tells a skip from a failure. */
+#define EXIT_NO_GPU 77
+
 /* Number of CUDA devices, asked in a child so this process has no CUDA context before fork. */
 static int
 probe_devices (void)
@@ -265,8 +269,8 @@ setup_procs (int *argc, char ***argv, Options *o, Procs *p)
     n = probe_devices ();
   if (n < 1)
     {
-      fprintf (stderr, "trainsim-trainer: no CUDA device found\n");
-      exit (1);
+      fprintf (stderr, "trainsim-trainer: skipped: no CUDA device found\n");
+      exit (EXIT_NO_GPU);
     }
   p->size = p->local_size = n;
   p->nodes = 1;
@@ -321,7 +325,9 @@ finish_procs (Procs *p, int rc)
   for (int i = 0; i < p->nchildren; i++)
     {
       int status = 0;
-      if (waitpid (p->children[i], &status, 0) < 0 || !WIFEXITED (status) || WEXITSTATUS (status) != 0)
+      if (waitpid (p->children[i], &status, 0) < 0 || !WIFEXITED (status))
+        rc = 1;
+      else if (WEXITSTATUS (status) != 0 && !(rc == EXIT_NO_GPU && WEXITSTATUS (status) == EXIT_NO_GPU))
         rc = 1;
     }
   free (p->children);
@@ -518,9 +524,9 @@ main (int argc, char **argv)
   cudaError_t ce = cudaGetDeviceCount (&ndev);
   if (ce != cudaSuccess || ndev < 1)
     {
-      fprintf (stderr, "trainsim-trainer: no usable CUDA device (%s): run it on a GPU machine\n",
+      fprintf (stderr, "trainsim-trainer: skipped: no usable CUDA device (%s): run it on a GPU machine\n",
                ce != cudaSuccess ? cudaGetErrorString (ce) : "none found");
-      return finish_procs (&p, 1);
+      return finish_procs (&p, EXIT_NO_GPU);
     }
   CK (cudaSetDevice (p.local_rank % ndev));
   cudaDeviceProp prop;
