@@ -26,3 +26,4 @@ include tests/goodput.mk
 include tests/compare.mk
 include tests/planning.mk
 include tests/validate.mk
+include tests/import.mk

@@ -16,3 +16,4 @@ int sim_cmd_sweep (int argc, char **argv);
 int sim_cmd_search (int argc, char **argv);
 int sim_cmd_validate (int argc, char **argv);
 int sim_cmd_sensitivity (int argc, char **argv);
+int sim_cmd_import (int argc, char **argv);

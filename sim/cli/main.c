@@ -25,6 +25,7 @@ static const Command commands[] = {
   { "goodput", sim_cmd_goodput, "expected time to train and goodput under failures and checkpoints; cost" },
   { "validate", sim_cmd_validate, "predicted vs measured step time for every row of a validation deck" },
   { "sensitivity", sim_cmd_sensitivity, "how much the step moves per percent of each hardware and fabric constant" },
+  { "import", sim_cmd_import, "a Megatron-LM argument list or NeMo config as a scenario; lists what is not mapped" },
 };
 
 static void
