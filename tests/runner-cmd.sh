@@ -45,5 +45,10 @@ for k in mfu tokens_per_s breakdown; do
 done
 b=$("$t" run "$tmp/s.ini" --full --format json 2>&1 | sed -n 's/^  "step_time_s" : \([0-9.e+-]*\),*$/\1/p')
 [ -n "$a" ] && [ "$a" = "$b" ]; ok $? "--full agrees with representatives ($a = $b)"
+# The fixed per-step host time ends the step on every rank: it adds exactly itself.
+z=$("$t" run "$tmp/s.ini" --set hardware.step_overhead_ms=0 --format json 2>&1 | sed -n 's/^  "step_time_s" : \([0-9.e+-]*\),*$/\1/p')
+c=$("$t" run "$tmp/s.ini" --set hardware.step_overhead_ms=7.5 --format json 2>&1 | sed -n 's/^  "step_time_s" : \([0-9.e+-]*\),*$/\1/p')
+awk -v a="$z" -v c="$c" 'BEGIN { d = c - a - 0.0075; exit !(a > 0 && d < 1e-9 && d > -1e-9) }'
+ok $? "step_overhead_ms adds itself to the step ($z -> $c)"
 echo "1..$n"
 exit $fail

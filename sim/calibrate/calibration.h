@@ -10,15 +10,23 @@
  *                     no GEMM beats its peak. Prior 1 ± 0.5.
  *   mem_insitu        scale on mem_eff (STREAM-type bandwidth) for memory-bound kernels: norms,
  *                     activations, casts, amax, transposes, optimizer. Range [0.3, 1/mem_eff]. Prior 1 ± 0.5.
+ * Not fitted: attn_insitu (the same kind of scale on attn_eff / attn_bwd_eff; a user's layer may set
+ *                     it). Tried on the deck (2026-11-25, /tmp/cal8): Blackwell ran to its bound
+ *                     (1.82, attention at peak) and its leave-one-source-out MAPE went 10.9% -> 17.5%;
+ *                     the deck's rows do not tell attention from the GEMM and memory-bound scales.
  *   launch_us         per-kernel launch and host gap added to every kernel. Range [0, 30] µs.
  *                     Prior 3 ± 3 µs (ASSUMPTION: a CUDA kernel launch costs a few µs of host time;
  *                     CUDA graphs remove most of it, eager PyTorch does not).
+ *   step_overhead_ms  fixed time per step after the optimizer on every rank: the host work between
+ *                     steps (next batch, loss and grad-norm reductions and their synchronizations,
+ *                     logging, timers). Range [0, 200] ms. Prior 5 ± 10 ms (ASSUMPTION: a few ms in
+ *                     tuned Megatron/NeMo loops; the deck's short steps, 60–400 ms, pin it).
  * Model: row i's residual r_i(φ) = T_i(φ) / M_i − 1, T_i the simulated step of the row's scenario
  * (sim/validate.h) with φ set; φ = 1/scale for the scales (step time is close to linear in 1/scale:
- * a compute-bound kernel's time is F/(P·e·s)) and φ = launch_us. Gauss–Newton with the forward-
- * difference Jacobian of the prior point (one simulation per row and constant of its generation,
- * 5% or 2 µs steps) kept for every step (chord method: later steps simulate each row once), each
- * linear step a weighted least squares with one prior row per constant
+ * a compute-bound kernel's time is F/(P·e·s)) and φ = launch_us, step_overhead_ms. Gauss–Newton
+ * from the forward-difference Jacobian of the prior point (one simulation per row and constant of
+ * its generation, 5% or 2 µs / 2 ms steps), corrected after each step by Broyden's rank-one update
+ * (later steps simulate each row once), each linear step a weighted least squares with one prior row per constant
  * ((φ_k − φ0_k)/σ0_k) and Huber weights (c = 1.345 robust σ, IRLS) so that a row the physics
  * does not cover (e.g. ZeRO-3 of 2021) cannot drag a generation's constants. Covariance: GSL's
  * (XᵀX)⁻¹ scaled by χ²/dof of the augmented system.
@@ -93,7 +101,7 @@ typedef struct {
   double *weight;              /* per row: Huber weight in the last step */
   double band_log_sigma[SIM_CALIBRATION_N_GENERATIONS];
   guint band_rows[SIM_CALIBRATION_N_GENERATIONS];
-  double one_step_gap;         /* max |φ_one-step-from-prior − φ_fit| / φ_fit: how linear the model is */
+  double one_step_gap;         /* max |φ_one-step-from-prior − φ_fit| / σ0 (prior sd): how linear the model is */
   int iterations;               /* Gauss–Newton steps taken */
   double jacobian_s, steps_s, loso_s; /* wall time of the prior Jacobian, the later steps, the folds */
   guint simulations;

@@ -27,8 +27,8 @@ static const GpuProfile gpu_profiles[] = {
 
 const char *const sim_validate_uncalibrated_sets[] = {
   "hardware.gemm_insitu_fp16=1", "hardware.gemm_insitu_bf16=1", "hardware.gemm_insitu_fp8=1",
-  "hardware.gemm_insitu_fp4=1", "hardware.mem_insitu=1", "hardware.launch_us=0", "calibration.band_log_sigma=0",
-  "calibration.generation=none", NULL,
+  "hardware.gemm_insitu_fp4=1", "hardware.mem_insitu=1", "hardware.attn_insitu=1", "hardware.launch_us=0",
+  "hardware.step_overhead_ms=0", "calibration.band_log_sigma=0", "calibration.generation=none", NULL,
 };
 
 const char *

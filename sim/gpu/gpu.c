@@ -9,7 +9,8 @@
  *              e_max is measured per dtype (FP8 and BF16 GEMMs of the same GPU reach different
  *              fractions of their peaks, e.g. H100 0.71 vs 0.80 in the profiles' sources); G_half is
  *              the dtype's own curve when measured, else the profile's one measured curve;
- *   attention  attn_eff (fused flash attention, fraction of peak); its backward attn_bwd_eff;
+ *   attention  attn_eff (fused flash attention, fraction of peak); its backward attn_bwd_eff; both
+ *              times attn_insitu where the generation is calibrated;
  *   memory     no FLOP term.
  * Every constant (P, W, e_max, G_half, attn_eff, mem_eff, launch_ns, overlap_slowdown) comes from the
  * [hardware] profile, where each carries its source. The 128×128 tile is the common CTA tile of
@@ -78,6 +79,7 @@ sim_gpu_kernel_ns (const SimGpuSpec *spec, const SimGpuKernel *kernel)
       double peak = spec->peak_flops[d];
       double eff = kernel->kind == SIM_KERNEL_ATTENTION_BWD && spec->attn_bwd_eff > 0 ? spec->attn_bwd_eff
                                                                                       : spec->attn_eff;
+      eff *= spec->attn_insitu > 0 ? spec->attn_insitu : 1.0;
       if (kernel->kind == SIM_KERNEL_GEMM)
         {
           /* Peak scales with the SMs the GEMM is given; waves are counted over them. */

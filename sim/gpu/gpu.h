@@ -34,8 +34,10 @@ typedef struct {
    * HBM shared with neighbours, real data). 0 = 1 (not calibrated). */
   double gemm_insitu[MODEL_DTYPE_COUNT];
   double mem_insitu;
+  double attn_insitu;                   /* on attn_eff and attn_bwd_eff */
   double nvlink_eff;                    /* achieved NVLink bus bandwidth / line rate */
   gint64 launch_ns;                     /* per-kernel launch/tail overhead */
+  gint64 step_overhead_ns;              /* fixed per-step host time after the optimizer (0: none) */
   double overlap_slowdown;              /* compute slowdown while communication kernels share SMs */
 } SimGpuSpec;
 
@@ -44,8 +46,8 @@ typedef struct {
  *   GEMM:      gemm_eff_max[dtype] · s[dtype] · G / (G + G_half[dtype]) · wave(M, N)   (G = 2MNK / 1e9,
  *              s = gemm_insitu, 1 when not calibrated),
  *              G_half[dtype] = gemm_eff_half_gflop[dtype], or gemm_eff_half_gflop_any when 0
- *   attention: attn_eff; a flash backward (SIM_KERNEL_ATTENTION_BWD) attn_bwd_eff when the
- *              profile gives it
+ *   attention: attn_eff · a; a flash backward (SIM_KERNEL_ATTENTION_BWD) attn_bwd_eff · a when the
+ *              profile gives it (a = attn_insitu, 1 when not calibrated)
  *   memory:    no FLOP term (bytes only); the bandwidth is hbm_bw · mem_eff · mem_insitu. */
 typedef enum { SIM_KERNEL_GEMM, SIM_KERNEL_ATTENTION, SIM_KERNEL_MEMORY, SIM_KERNEL_ATTENTION_BWD } SimKernelKind;
 

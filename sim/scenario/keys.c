@@ -215,8 +215,13 @@ const Key sim_scenario_keys[] = {
     "pipelining chunk of chains and trees (NCCL_BUFFSIZE 4 MiB / 8 steps)" },
   { "hardware", "mem_insitu", T_DOUBLE, "", 1, OPT, 0, 2, NULL, TRUE, S_DOUBLE, GP (mem_insitu),
     "in-situ scale on mem_eff fitted on published step times (scenarios/calibration/); absent: 1" },
+  { "hardware", "attn_insitu", T_DOUBLE, "", 1, OPT, 0, 2, NULL, TRUE, S_DOUBLE, GP (attn_insitu),
+    "in-situ scale on attn_eff and attn_bwd_eff (a calibration layer's; the shipped deck does not pin it); absent: 1" },
   { "hardware", "launch_us", T_DOUBLE, "us", 1e3, OPT, 0, 1e5, NULL, TRUE, S_NS, GP (launch_ns),
     "per-kernel launch and tail overhead; absent: not known" },
+  { "hardware", "step_overhead_ms", T_DOUBLE, "ms", 1e6, OPT, 0, 1e4, NULL, TRUE, S_NS, GP (step_overhead_ns),
+    "fixed time per training step after the optimizer on every rank (host work between steps: data, "
+    "loss and grad-norm reductions, logging, timers); absent: 0" },
   { "hardware", "overlap_slowdown", T_DOUBLE, "", 1, OPT, 0, 1, NULL, TRUE, S_DOUBLE, GP (overlap_slowdown),
     "compute slowdown while communication kernels share SMs; absent: not known" },
   /* Written by `trainsim fit` (calib/profile.c): fitted constants and measured tables, one list entry

@@ -610,7 +610,9 @@ sim_runner_build_program (Program *p, LayerCtx *c, int stage, int dpcp)
           bytes -= MIN (bytes, ag_cap);
         }
     }
-  p->end_op = compute (b, "step_end", 0, 0, SIM_BD_OPTIMIZER);
+  /* The fixed per-step host time (hardware step_overhead_ms; fitted per generation where calibrated)
+   * closes the step on every rank. */
+  p->end_op = compute (b, "step_end", c->gpu->step_overhead_ns, 0, SIM_BD_OPTIMIZER);
   for (int i = 0; i < n_final; i++)
     edge (b, ag_ops[i], p->end_op);
   program_from_builder (p, b);
