@@ -11,6 +11,7 @@
 #include "config.h"
 #include "calib/measure.h"
 
+#include <limits.h>
 #include <math.h>
 #include <string.h>
 #include "calib/fit.h"
@@ -123,6 +124,14 @@ parse_double (const char *s, double *out)
   return *end == '\0';
 }
 
+/* A count in 0..INT_MAX (NaN, a fraction or a figure out of range is not one: converting it to int
+ * would be undefined). */
+static gboolean
+is_count (double v)
+{
+  return v >= 0 && v <= INT_MAX && v == floor (v);
+}
+
 static guint
 add_source (CalibMeasureSet *set, const char *name)
 {
@@ -175,10 +184,11 @@ load_nccl_tests (CalibMeasureSet *set, const char *name, char **lines, GError **
           nranks++;
           /* "… Pid 1234 on HOST device …": distinct hosts are the node count. */
           const char *on = strstr (r, " on ");
-          const char *dev = on ? strstr (on, " device ") : NULL;
+          /* From the space after "on", so "on device" (no host) cannot end before the host starts. */
+          const char *dev = on ? strstr (on + 3, " device ") : NULL;
           if (dev != NULL)
             {
-              g_autofree char *host = g_strstrip (g_strndup (on + 4, (gsize) (dev - on - 4)));
+              g_autofree char *host = g_strstrip (g_strndup (on + 3, (gsize) (dev - (on + 3))));
               g_hash_table_add (hosts, g_steal_pointer (&host));
             }
           const char *br = strchr (l, ']');
@@ -225,7 +235,8 @@ load_nccl_tests (CalibMeasureSet *set, const char *name, char **lines, GError **
                     && parse_double (g_ptr_array_index (t, n - 5), &oop_w)
                     && parse_double (g_ptr_array_index (t, n - 4), &ip_t)
                     && parse_double (g_ptr_array_index (t, n - 2), &ip_bus)
-                    && parse_double (g_ptr_array_index (t, n - 1), &ip_w);
+                    && parse_double (g_ptr_array_index (t, n - 1), &ip_w)
+                    && (isnan (oop_w) || is_count (oop_w)) && (isnan (ip_w) || is_count (ip_w));
       g_ptr_array_unref (t);
       if (!ok)
         continue; /* nccl-tests also prints non-'#' banners (warnings, NCCL INFO); only data rows parse */
@@ -308,6 +319,45 @@ num (Row *r, const char *name, double *out)
   return TRUE;
 }
 
+/* A column that is a count (ranks, matrix and attention sizes): a whole number in 1..INT_MAX. */
+static gboolean
+count (Row *r, const char *name, double *out)
+{
+  const char *s;
+  if (!field (r, name, &s))
+    return FALSE;
+  if (!parse_double (s, out) || *out < 1 || !is_count (*out))
+    {
+      g_set_error (r->error, CALIB_FIT_ERROR, CALIB_FIT_ERROR_INPUT,
+                   "%s:%u: column '%s' is '%s', not a whole number from 1 to %d", r->file, r->line, name, s, INT_MAX);
+      return FALSE;
+    }
+  return TRUE;
+}
+
+/* The #wrong column: a count, or N/A when the bench did not check. */
+static gboolean
+wrong_count (Row *r, int *out)
+{
+  const char *s;
+  double v;
+  if (!field (r, "wrong", &s))
+    return FALSE;
+  if (strcmp (s, "N/A") == 0)
+    {
+      *out = -1;
+      return TRUE;
+    }
+  if (!parse_double (s, &v) || !is_count (v))
+    {
+      g_set_error (r->error, CALIB_FIT_ERROR, CALIB_FIT_ERROR_INPUT,
+                   "%s:%u: column 'wrong' is '%s', not a count of wrong results (or N/A)", r->file, r->line, s);
+      return FALSE;
+    }
+  *out = (int) v;
+  return TRUE;
+}
+
 static gboolean
 load_tsv (CalibMeasureSet *set, const char *name, char **lines, GError **error)
 {
@@ -325,7 +375,7 @@ load_tsv (CalibMeasureSet *set, const char *name, char **lines, GError **error)
           if (g_str_has_prefix (l, "# gpu\t"))
             set_gpu (set, src, l + 6);
           if (g_str_has_prefix (l, "# nodes\t"))
-            nodes = atoi (l + 8);
+            nodes = (int) CLAMP (g_ascii_strtoll (l + 8, NULL, 10), 0, INT_MAX);
           continue;
         }
       g_auto (GStrv) f = g_strsplit (l, "\t", -1);
@@ -344,19 +394,18 @@ load_tsv (CalibMeasureSet *set, const char *name, char **lines, GError **error)
       CalibPoint p = { 0 };
       p.source = src;
       p.time_us_p10 = p.time_us_p90 = NAN;
-      const char *kind = f[0], *s, *w;
+      const char *kind = f[0], *s;
       double v;
       if (!num (&r, "time_us_median", &p.time_us) || !num (&r, "time_us_p10", &p.time_us_p10)
-          || !num (&r, "time_us_p90", &p.time_us_p90) || !field (&r, "wrong", &w) || !field (&r, "dtype", &s))
+          || !num (&r, "time_us_p90", &p.time_us_p90) || !wrong_count (&r, &p.wrong) || !field (&r, "dtype", &s))
         return FALSE;
       p.dtype = g_string_chunk_insert_const (set->strings, s);
-      p.wrong = strcmp (w, "N/A") == 0 ? -1 : atoi (w);
       if (!reject_wrong (name, i + 1, p.wrong, error))
         return FALSE;
       if (strcmp (kind, "nccl") == 0)
         {
           p.kind = CALIB_KIND_NCCL;
-          if (!field (&r, "op", &s) || !num (&r, "size_bytes", &p.size_bytes) || !num (&r, "nranks", &v)
+          if (!field (&r, "op", &s) || !num (&r, "size_bytes", &p.size_bytes) || !count (&r, "nranks", &v)
               || !num (&r, "busbw_GBps", &p.rate))
             return FALSE;
           p.nranks = (int) v;
@@ -367,10 +416,11 @@ load_tsv (CalibMeasureSet *set, const char *name, char **lines, GError **error)
           double m, n, k;
           p.kind = CALIB_KIND_GEMM;
           s = "gemm";
-          if (!num (&r, "M", &m) || !num (&r, "N", &n) || !num (&r, "K", &k) || !num (&r, "TFLOPS_median", &p.rate))
+          if (!count (&r, "M", &m) || !count (&r, "N", &n) || !count (&r, "K", &k)
+              || !num (&r, "TFLOPS_median", &p.rate))
             return FALSE;
           double batch = 1;
-          if (col_index (hdr, "batch") >= 0 && !num (&r, "batch", &batch))
+          if (col_index (hdr, "batch") >= 0 && !count (&r, "batch", &batch))
             return FALSE;
           p.m = (gint64) m, p.n = (gint64) n, p.k = (gint64) k, p.batch = (gint64) batch;
           p.flop = 2.0 * m * n * k * batch;
@@ -379,8 +429,8 @@ load_tsv (CalibMeasureSet *set, const char *name, char **lines, GError **error)
         {
           double b, h, hk, sq, d;
           p.kind = CALIB_KIND_ATTENTION;
-          if (!field (&r, "pass", &s) || !num (&r, "B", &b) || !num (&r, "H", &h) || !num (&r, "Hkv", &hk)
-              || !num (&r, "S", &sq) || !num (&r, "D", &d) || !num (&r, "TFLOPS_median", &p.rate))
+          if (!field (&r, "pass", &s) || !count (&r, "B", &b) || !count (&r, "H", &h) || !count (&r, "Hkv", &hk)
+              || !count (&r, "S", &sq) || !count (&r, "D", &d) || !num (&r, "TFLOPS_median", &p.rate))
             return FALSE;
           p.b = (int) b, p.h = (int) h, p.hkv = (int) hk, p.s = (int) sq, p.d = (int) d;
           /* Same convention as the bench: causal forward 4·B·H·S²·D/2, backward twice that. */

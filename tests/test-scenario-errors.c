@@ -252,6 +252,32 @@ test_shape_rule (void)
 }
 
 static void
+test_binary_file (void)
+{
+  /* Not text: refused at the first NUL or non-UTF-8 byte, by line and column (a file of NULs once
+   * loaded as an empty key file and failed only later, on a missing [model] key). */
+  static const struct { const char *bytes; gsize len; const char *prefix; } cases[] = {
+    { "\0\0\0\0", 4, "@:1: column 1: a NUL byte: this is not a text file" },
+    { "\x89PNG\r\n\x1a\n\0\0\0\rIHDR", 16, "@:1: column 1: byte 0x89 is not UTF-8 text" },
+    { "[scenario]\nname = x\0y\n", 22, "@:2: column 9: a NUL byte" },
+  };
+  for (gsize i = 0; i < G_N_ELEMENTS (cases); i++)
+    {
+      g_autofree char *path = g_build_filename (tmpdir, "binary.ini", NULL);
+      g_assert_true (g_file_set_contents (path, cases[i].bytes, (gssize) cases[i].len, NULL));
+      const char *args[] = { "run", path, NULL };
+      g_autofree char *out = NULL, *err = NULL;
+      int rc = run_trainsim (args, &out, &err);
+      g_auto (GStrv) parts = g_strsplit (cases[i].prefix, "@", -1);
+      g_autofree char *prefix = g_strjoinv (path, parts);
+      if (!g_str_has_prefix (err, prefix))
+        g_error ("expected stderr to start with\n  %s\ngot\n  %s", prefix, err);
+      g_assert_cmpint (rc, ==, 2);
+      g_assert_cmpstr (out, ==, "");
+    }
+}
+
+static void
 test_bad_format (void)
 {
   g_autofree char *path = write_file ("good.ini", base);
@@ -287,6 +313,7 @@ main (int argc, char **argv)
   g_test_add_func ("/scenario/errors/plan-rule", test_plan_rule);
   g_test_add_func ("/scenario/errors/shape-rule", test_shape_rule);
   g_test_add_func ("/scenario/errors/bad-format", test_bad_format);
+  g_test_add_func ("/scenario/errors/binary-file", test_binary_file);
   int rc = g_test_run ();
   /* Clean up the temporary files. */
   GDir *dir = g_dir_open (tmpdir, 0, NULL);

@@ -58,7 +58,7 @@ fail (GError **error, const char *path, int line, const char *fmt, ...)
 
 /* Parses the rows of a trainer log into per-phase value arrays (seconds). */
 static gboolean
-parse_rows (const char *path, char *text, int skip, SimTrainerLog *out, GArray *values[SIM_PHASE_COUNT],
+parse_rows (const char *path, const char *text, int skip, SimTrainerLog *out, GArray *values[SIM_PHASE_COUNT],
             GError **error)
 {
   int col[SIM_PHASE_COUNT];
@@ -137,18 +137,27 @@ parse_rows (const char *path, char *text, int skip, SimTrainerLog *out, GArray *
 }
 
 gboolean
-sim_trainer_log_read (const char *path, int skip, SimTrainerLog *out, GError **error)
+sim_trainer_log_parse (const char *name, const char *text, int skip, SimTrainerLog *out, GError **error)
 {
   memset (out, 0, sizeof *out);
   out->provenance = g_ptr_array_new_with_free_func (g_free);
-  g_autofree char *text = NULL;
-  if (!g_file_get_contents (path, &text, NULL, error))
-    return FALSE;
   GArray *values[SIM_PHASE_COUNT];
   for (int p = 0; p < SIM_PHASE_COUNT; p++)
     values[p] = g_array_new (FALSE, FALSE, sizeof (double));
-  gboolean ok = parse_rows (path, text, skip, out, values, error);
+  gboolean ok = parse_rows (name, text, skip, out, values, error);
   for (int p = 0; p < SIM_PHASE_COUNT; p++)
     g_array_free (values[p], TRUE);
   return ok;
+}
+
+gboolean
+sim_trainer_log_read (const char *path, int skip, SimTrainerLog *out, GError **error)
+{
+  g_autofree char *text = NULL;
+  if (!g_file_get_contents (path, &text, NULL, error))
+    {
+      memset (out, 0, sizeof *out);
+      return FALSE;
+    }
+  return sim_trainer_log_parse (path, text, skip, out, error);
 }

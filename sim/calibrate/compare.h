@@ -28,8 +28,10 @@ typedef struct {
 
 /* Reads a trainer TSV: `#` provenance lines, a header row naming the columns (step, step_ms and
  * optionally forward_ms, backward_ms, optimizer_ms, comm_exposed_ms), one row per step. Skips the
- * first `skip` steps. Errors name FILE:LINE and the column. */
+ * first `skip` steps. Errors name FILE:LINE and the column. *out is set even on failure: clear it. */
 gboolean sim_trainer_log_read (const char *path, int skip, SimTrainerLog *out, GError **error);
+/* The same on a log's text; `name` stands for the file in messages. */
+gboolean sim_trainer_log_parse (const char *name, const char *text, int skip, SimTrainerLog *out, GError **error);
 void sim_trainer_log_clear (SimTrainerLog *log);
 
 /* Signed relative error of a prediction in percent: 100 (predicted - measured) / measured. */

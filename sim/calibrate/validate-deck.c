@@ -372,10 +372,11 @@ convert_row (SimValidateDeck *deck, GPtrArray *fields, int line, SimValidateRow 
 #undef STR
 #undef INT
 #undef ENUM
-  /* The invariants of DECK.md. */
-  if ((gint64) r->tp * r->pp * r->cp * r->dp != r->gpus)
+  /* The invariants of DECK.md. The products are taken where they cannot overflow: tp·pp·cp·dp of
+   * degrees up to 10^7 in double (exact whenever it can equal gpus), dp·micro_batch in gint64. */
+  if ((double) r->tp * r->pp * r->cp * r->dp != r->gpus)
     return row_error (error, name, line, "tp·pp·cp·dp differs from gpus; fix the parallel degrees");
-  if (r->global_batch_seqs % (r->dp * r->micro_batch) != 0)
+  if (r->global_batch_seqs % ((gint64) r->dp * r->micro_batch) != 0)
     return row_error (error, name, line, "global_batch_seqs is not divisible by dp·micro_batch");
   if (r->pp == 1 && r->vpp != 1)
     return row_error (error, name, line, "vpp must be 1 when pp is 1");

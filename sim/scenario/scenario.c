@@ -1,4 +1,4 @@
-/* Stays ~1250 lines: loading (files, includes, line index, --set) and resolving (defaults, derived
+/* Stays ~1300 lines: loading (files, includes, line index, --set) and resolving (defaults, derived
  * keys, checks, error locations) share the entry table and its helpers; the key table is keys.c. */
 /* Scenario loader: layered GLib key files, one key table, strict checks, SI conversion.
  *
@@ -443,6 +443,31 @@ index_lines (const char *display, const char *text, LineIndex *ix, GError **erro
   return TRUE;
 }
 
+/* A scenario is UTF-8 text. A binary file (a NUL byte, a byte that is not UTF-8) is refused at the
+ * first such byte, before a NUL could cut its text short and leave a file that only lacks keys. */
+static gboolean
+check_text (const char *display, const char *text, gsize len, GError **error)
+{
+  const char *bad = NULL;
+  if (g_utf8_validate_len (text, len, &bad))
+    return TRUE;
+  int line = 1;
+  const char *start = text;
+  for (const char *p = text; p < bad; p++)
+    if (*p == '\n')
+      line++, start = p + 1;
+  int column = (int) (bad - start) + 1;
+  if (*bad == '\0')
+    g_set_error (error, SIM_SCENARIO_ERROR, SIM_SCENARIO_ERROR_SYNTAX,
+                 "%s:%d: column %d: a NUL byte: this is not a text file; a scenario is a UTF-8 key file", display,
+                 line, column);
+  else
+    g_set_error (error, SIM_SCENARIO_ERROR, SIM_SCENARIO_ERROR_SYNTAX,
+                 "%s:%d: column %d: byte 0x%02x is not UTF-8 text; a scenario is a UTF-8 key file (save it as "
+                 "UTF-8)", display, line, column, (guchar) *bad);
+  return FALSE;
+}
+
 static int
 index_line (const LineIndex *ix, const char *group, const char *key)
 {
@@ -598,6 +623,8 @@ add_file_internal (SimScenario *sc, const char *path, const char *included_from,
         return FALSE;
       }
   const char *file = keep (sc, g_strdup (display));
+  if (!check_text (file, text, len, error))
+    return FALSE;
 
   LineIndex ix = { 0 };
   if (!index_lines (file, text, &ix, error))
