@@ -291,7 +291,7 @@ linearize (Ctx *c, const double *phi, const gboolean *use, double *T, double *r,
           g_array_append_val (jobs, b);
         }
     }
-  run_jobs (c, &g_array_index (jobs, Job, 0), jobs->len);
+  run_jobs (c, (Job *) (void *) jobs->data, jobs->len);
   if (J)
     memset (J, 0, sizeof (double) * n * c->np);
   for (guint a = 0; a < jobs->len; a++)
@@ -632,7 +632,7 @@ sim_calibration_fit (const SimValidateDeck *deck, const SimCalibrationOptions *o
               }
         }
       if (ok)
-        run_jobs (&c, &g_array_index (jobs, Job, 0), jobs->len);
+        run_jobs (&c, (Job *) (void *) jobs->data, jobs->len);
       for (guint a = 0; ok && a < jobs->len; a++)
         {
           const Job *j = &g_array_index (jobs, Job, a);
