@@ -11,8 +11,9 @@ top=$(pwd)
 mode=${1:-run}
 [ $# -gt 0 ] && shift
 
+# groff-base: tests/man-pages.sh renders the manual pages (it skips that without groff or man).
 pkgs="build-essential autoconf automake libtool pkg-config libglib2.0-dev libglib2.0-dev-bin \
-libgsl-dev libjson-glib-dev gnuplot-nox libopenmpi-dev openmpi-bin fortunes"
+libgsl-dev libjson-glib-dev gnuplot-nox libopenmpi-dev openmpi-bin fortunes groff-base"
 missing=""
 for p in $pkgs; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'ok installed' || missing="$missing $p"

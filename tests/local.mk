@@ -27,3 +27,4 @@ include tests/compare.mk
 include tests/planning.mk
 include tests/validate.mk
 include tests/import.mk
+include tests/man.mk

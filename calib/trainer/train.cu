@@ -54,6 +54,9 @@ usage (FILE *f)
 {
   fprintf (f,
     "usage: trainsim-trainer --model FILE [options]\n"
+    "Trains a GPT-2 or Llama style transformer on GPUs (cuBLASLt, NCCL) and times every step.\n"
+    "With --emit-scenario it also writes the trainsim scenario of the run, so that `trainsim compare`\n"
+    "holds the measured steps against trainsim's prediction.\n"
     "  --model FILE          trainsim model file (scenarios/models/NAME.ini): the [model] group\n"
     "  --seq-len N           tokens per sequence (default: [training] seq_len of the file, else 1024)\n"
     "  --micro-batch N       sequences per micro-batch per GPU (default 8)\n"
@@ -62,7 +65,7 @@ usage (FILE *f)
     "  --zero 0|1            0: all-reduce gradients; 1: distributed optimizer (default 0)\n"
     "  --dp-bucket-MiB N     gradient bucket size (default 40)\n"
     "  --dp-overlap 0|1      launch buckets during backward (default 1)\n"
-    "  --recompute none|full activation recomputation (default none)\n"
+    "  --recompute none|full  activation recomputation (default none)\n"
     "  --attention gemm|flash  cuBLASLt GEMMs + fused softmax, or the flash-style kernel (default gemm)\n"
     "  --gpus N              without mpirun: processes (GPUs) on this node; 0: all (default 1)\n"
     "  --lr X --min-lr-frac X --warmup N --weight-decay X --clip X --beta1 X --beta2 X --eps X\n"

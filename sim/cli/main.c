@@ -1,6 +1,7 @@
 /* trainsim: one binary, subcommands. With no arguments it runs the embedded default scenario.
  * Each subcommand lives in sim/cmd_<name>.c and parses its own options with GOption. */
 #include "config.h"
+#include <locale.h>
 #include <stdio.h>
 #include <string.h>
 #include <glib.h>
@@ -37,12 +38,20 @@ usage (FILE *out)
                 "(MLPerf Training v3.1 GPT-3 175B on 10,752 H100).\n\nCommands:\n");
   for (gsize i = 0; i < G_N_ELEMENTS (commands); i++)
     fprintf (out, "  %-12s %s\n", commands[i].name, commands[i].summary);
-  fprintf (out, "\n`trainsim COMMAND --help` describes each. `trainsim --version` prints the version.\n");
+  fprintf (out, "\n`trainsim COMMAND --help` describes each, as does its manual page trainsim-COMMAND(1).\n\n"
+                "Options:\n"
+                "  -h, --help       Show this help\n"
+                "  -V, --version    Print the version and the git revision it was built from\n\n"
+                "Any other option without a command is one of `trainsim run`, on the default scenario.\n");
 }
 
 int
 main (int argc, char **argv)
 {
+  /* Only the character set: GLib converts --help text and option arguments between it and UTF-8,
+   * and in the C locale prints '?' for every non-ASCII character (OPTION…). Numbers stay in the C
+   * locale's format (LC_NUMERIC is left alone). */
+  setlocale (LC_CTYPE, "");
   if (argc < 2 || argv[1][0] == '-')
     {
       if (argc >= 2 && (strcmp (argv[1], "--version") == 0 || strcmp (argv[1], "-V") == 0))
