@@ -119,6 +119,7 @@ location (const SimScenarioValue *v)
 static void write_text_prediction (FILE *out, const SimScenario *sc, const SimReportWorkload *w,
                                    const SimRunnerPrediction *p);
 static const char *const bd_text[SIM_BD_COUNT];
+static int largest_loss (const SimRunnerResult *r);
 
 /* A duration in the unit a planner reads it in. */
 static char *
@@ -177,7 +178,7 @@ write_text_answer (FILE *out, const SimScenario *sc, const SimReportWorkload *w,
   if (p)
     {
       const SimRunnerResult *r = &p->step;
-      int worst = sim_report_largest_loss (r);
+      int worst = largest_loss (r);
       double sim_step = r->step_ns / 1e9;
       if (worst >= 0 && sim_step > 0)
         fprintf (out, "largest loss         %s, %.1f%% of the step\n", bd_text[worst],
@@ -505,8 +506,10 @@ sim_report_write_prediction (FILE *out, const SimScenario *sc, SimReportFormat f
 /* ---------------------------------------------------------------------------------------------- */
 /* The simulated prediction (sim/step/runner.h). */
 
-int
-sim_report_largest_loss (const SimRunnerResult *r)
+/* The largest loss of a simulated step: the breakdown component other than compute and the
+ * optimizer with the most seconds on the critical rank (a SimBreakdown). */
+static int
+largest_loss (const SimRunnerResult *r)
 {
   int worst = -1;
   for (int i = SIM_BD_TP; i < SIM_BD_COUNT; i++)
@@ -550,7 +553,7 @@ write_text_prediction (FILE *out, const SimScenario *sc, const SimReportWorkload
   fprintf (out, "communication busy   tp %.4f s, cp %.4f s, pp %.4f s, dp %.4f s, ep %.4f s (overlapped or not)\n",
            r->comm_busy_s[SIM_BD_TP], r->comm_busy_s[SIM_BD_CP], r->comm_busy_s[SIM_BD_PP],
            r->comm_busy_s[SIM_BD_DP], r->comm_busy_s[SIM_BD_EP]);
-  int worst = sim_report_largest_loss (r);
+  int worst = largest_loss (r);
   fprintf (out, "critical path        rank %d (stage %d of %d) finishes last; compute %.1f%% of its step, "
            "largest loss: %s (%.1f%%)\n", r->critical_rank, r->critical_stage, plan->pp,
            100.0 * r->breakdown_s[SIM_BD_COMPUTE] / sim_step, bd_text[worst],

@@ -59,7 +59,3 @@ gboolean sim_report_write (FILE *out, const SimScenario *sc, SimReportFormat for
 gboolean sim_report_write_prediction (FILE *out, const SimScenario *sc, SimReportFormat format,
                                       const char *argv_text, const SimRunnerPrediction *pred,
                                       gboolean explain, GError **error);
-
-/* The largest loss of a simulated step: the breakdown component other than compute and the
- * optimizer with the most seconds on the critical rank (a SimBreakdown). */
-int sim_report_largest_loss (const SimRunnerResult *r);
