@@ -7,7 +7,9 @@
 # tests/fuzz-regress/NAME/ once fixed). Exits 1 when any harness found one.
 #   fuzz/run.sh [SECONDS] [NAME…]     NAME: scenario_file, measure, … (default: all)
 # Environment: TRAINSIM_FUZZ_BUILD_DIR (default build-fuzz), TRAINSIM_FUZZ_TAP (a file: also write
-# `ok N - fuzz NAME` lines there, which .ci/run counts), TRAINSIM_FUZZ_JOBS (make -j, default nproc).
+# `ok N - fuzz NAME` lines there, which .ci/run counts), TRAINSIM_FUZZ_JOBS (make -j, default nproc),
+# TRAINSIM_FUZZ_RESUME=1 (go on from the corpus the last run of NAME grew, so that several runs make
+# one campaign; the seeds are added again, the last run's log is kept as log.N).
 set -u
 cd "$(dirname "$0")/.."
 top=$(pwd)
@@ -38,7 +40,12 @@ printf '%-16s %12s %8s %8s\n' harness executions seconds crashes
 for name in $names; do
   n=$((n + 1))
   out=$build/fuzz-out/$name
-  rm -rf "$out"
+  if [ "${TRAINSIM_FUZZ_RESUME:-0}" = 1 ] && [ -d "$out/corpus" ]; then
+    k=1; while [ -e "$out/log.$k" ]; do k=$((k + 1)); done
+    [ -f "$out/log" ] && mv "$out/log" "$out/log.$k"
+  else
+    rm -rf "$out"
+  fi
   mkdir -p "$out/corpus"
   cp tests/fuzz-corpus/"$name"/* "$out/corpus/" 2>/dev/null
   regress=; [ -d "tests/fuzz-regress/$name" ] && regress=$top/tests/fuzz-regress/$name

@@ -47,7 +47,17 @@ model_flops_closed_form (const ModelShape *shape, gint64 vocab, double tokens)
   double n = (double) vocab * shape->hidden;
   for (int l = 0; l < shape->layers; l++)
     n += (double) model_shape_layer_matmul_params (shape, l);
-  double attn = 6.0 * shape->layers * (double) shape->heads * shape->head_dim * (shape->seq_len + 1.0);
+  /* Attention: 12·a·d FLOPs (forward + backward) per query-key pair, per query: (s + 1)/2 keys
+   * causal, s for an encoder, W(W+1)/2 + (s - W)·W over s queries in a window W < s. */
+  double s = shape->seq_len, attn = 0;
+  for (int l = 0; l < shape->layers; l++)
+    {
+      double W = shape->attention_window;
+      double keys = shape->encoder ? s
+                    : model_shape_layer_windowed (shape, l) && W < s ? (W * (W + 1) / 2 + (s - W) * W) / s
+                                                                    : (s + 1) / 2;
+      attn += 12.0 * (double) shape->heads * shape->head_dim * keys;
+    }
   return tokens * (6.0 * n + attn);
 }
 

@@ -346,6 +346,81 @@ layer_gemm (Ctx *c, const char *name, gint64 n, gint64 k, gboolean column, gbool
     op->flags |= MODEL_OP_FP8_INPUT_TRANSPOSE;
 }
 
+/* Query-key pairs one rank scores per sequence: causal (the default), every pair (an encoder), or
+ * a sliding window of W keys, W(W+1)/2 + (s - W)·W over the sequence, split evenly over CP. */
+static gint64
+attention_pairs (const Ctx *c)
+{
+  const ModelShape *s = c->s;
+  gint64 seq = s->seq_len;
+  int cp = c->p->cp;
+  if (s->encoder)
+    return seq / cp * seq;
+  if (model_shape_layer_windowed (s, c->layer) && s->attention_window < seq)
+    {
+      gint64 W = s->attention_window;
+      return (W * (W + 1) / 2 + (seq - W) * W) / cp;
+    }
+  return model_op_causal_pairs (seq, cp);
+}
+
+/* A norm over `elems` elements of width other than hidden (MLA's latent norms). */
+static void
+norm_elems (Ctx *c, const char *name, double elems, gboolean fp8_out)
+{
+  add (c, model_op_membound (name, c->phase, elems * c->act, elems * (fp8_out ? 1.0 : c->act),
+                             (c->s->norm == MODEL_NORM_LAYERNORM ? 5.0 : 3.0) * elems, c->adt));
+}
+
+/* A plain (not LayerNorm-fused, not gathered) linear [m, n, k] with its input quantization. */
+static void
+plain_gemm (Ctx *c, const char *name, gint64 m, gint64 n, gint64 k)
+{
+  gboolean transpose = quantized (c->mdt) && quantize_input (c, name, (double) m * k, FALSE, FALSE);
+  ModelOp *op = gemm (c, name, m, n, k, 1, c->mdt, FALSE);
+  if (transpose)
+    op->flags |= MODEL_OP_FP8_INPUT_TRANSPOSE;
+}
+
+/* Multi-head latent attention as Megatron-Core builds it (megatron/core/transformer/
+ * multi_latent_attention.py, MLASelfAttention; DeepSeek-V2 arXiv 2405.04434 §2.1): the down
+ * projections q_down [h, ql] and kv_down [h, kl + rope] are duplicated over TP and run on the
+ * rank's own tokens (Ts under SP); their latents are all-gathered over TP under SP (T·ql and
+ * T·(kl + rope) elements) and normalized by the LayerNorm-fused up projections q_up
+ * [ql, a/t·(nope + rope)] and kv_up [kl, a/t·(nope + v)]; rotary on the rope parts of the queries
+ * and the one shared rope key; attention with qk dim nope + rope and v dim v (timed at the mean of
+ * the two, shape->head_dim: exact FLOPs, and K/V/Q bytes within the difference of the dims); the
+ * output projection [a/t·v, h] row-parallel. Without a query latent q_up is a column-parallel
+ * [h, a/t·(nope + rope)] entered through the SP all-gather. */
+static void
+mla_projections (Ctx *c, gint64 *kv_width)
+{
+  const ModelShape *s = c->s;
+  const ModelPlan *p = c->p;
+  gint64 a = s->heads / p->tp, h = s->hidden;
+  gint64 dn = s->qk_nope_head_dim, dr = s->qk_rope_head_dim, dv = s->v_head_dim;
+  gint64 ql = s->q_lora_rank, kl = s->kv_lora_rank;
+  gboolean sp_gather = p->tp > 1 && p->sp;
+  norm (c, "attn_norm", c->Ts, ql == 0 && norm_writes_fp8 (c));
+  if (ql > 0)
+    {
+      plain_gemm (c, "q_down", c->Ts, ql, h);
+      if (sp_gather)
+        comm (c, "q_latent_ag", MODEL_COLL_ALL_GATHER, MODEL_DIM_TP, p->tp, (double) c->T * ql * c->act);
+      norm_elems (c, "q_norm", (double) c->T * ql, norm_writes_fp8 (c));
+      layer_gemm (c, "q_up", a * (dn + dr), ql, TRUE, TRUE, NULL);
+    }
+  else
+    layer_gemm (c, "q_proj", a * (dn + dr), h, TRUE, TRUE, "q_ag");
+  plain_gemm (c, "kv_down", c->Ts, kl + dr, h);
+  if (sp_gather)
+    comm (c, "kv_latent_ag", MODEL_COLL_ALL_GATHER, MODEL_DIM_TP, p->tp, (double) c->T * (kl + dr) * c->act);
+  norm_elems (c, "kv_norm", (double) c->T * kl, norm_writes_fp8 (c));
+  layer_gemm (c, "kv_up", a * (dn + dv), kl, TRUE, TRUE, NULL);
+  membound (c, "rope", (double) c->T * (a * dr + dr), (double) c->T * (a * dr + dr), 3.0);
+  *kv_width = a * (dn + dr + dv);
+}
+
 static void
 attention_block (Ctx *c)
 {
@@ -353,19 +428,28 @@ attention_block (Ctx *c)
   const ModelPlan *p = c->p;
   gint64 qd = (gint64) s->heads * s->head_dim / p->tp;
   gint64 kvd = (gint64) s->kv_heads * s->head_dim / p->tp;
-  norm (c, "attn_norm", c->Ts, norm_writes_fp8 (c));
-  layer_gemm (c, "qkv", qd + 2 * kvd, s->hidden, TRUE, TRUE, "qkv_ag");
-  if (s->position == MODEL_POS_ROPE)
-    membound (c, "rope", (double) c->T * (qd + kvd), (double) c->T * (qd + kvd), 3.0);
+  gint64 kv_width = 2 * kvd; /* K and V elements per token on this rank */
+  if (s->kv_lora_rank > 0)
+    {
+      mla_projections (c, &kv_width);
+      qd = (gint64) s->heads / p->tp * s->v_head_dim; /* the output projection's input */
+    }
+  else
+    {
+      norm (c, "attn_norm", c->Ts, norm_writes_fp8 (c));
+      layer_gemm (c, "qkv", qd + 2 * kvd, s->hidden, TRUE, TRUE, "qkv_ag");
+      if (s->position == MODEL_POS_ROPE)
+        membound (c, "rope", (double) c->T * (qd + kvd), (double) c->T * (qd + kvd), 3.0);
+    }
   if (p->cp > 1)
     {
       ModelOp *op = comm (c, "cp_kv", MODEL_COLL_CP_KV_EXCHANGE, MODEL_DIM_CP, p->cp,
-                          (double) (p->cp - 1) * c->T * 2 * kvd * c->act);
+                          (double) (p->cp - 1) * c->T * kv_width * c->act);
       op->overlap_next = TRUE;
     }
   ModelOp attn = model_op_attention ("attn", c->phase, p->micro_batch, s->heads / p->tp,
                                      s->kv_heads / p->tp, s->seq_len / p->cp, s->seq_len, s->head_dim,
-                                     model_op_causal_pairs (s->seq_len, p->cp), c->adt);
+                                     attention_pairs (c), c->adt);
   if (p->unfused_attention)
     attn.flags |= MODEL_OP_UNFUSED_BMM;
   add (c, attn);
@@ -382,6 +466,20 @@ attention_block (Ctx *c)
   residual (c, "attn_residual");
 }
 
+/* Elementwise FLOPs of the activation per output element (rough; never in model FLOPs). */
+static double
+act_flops (const ModelShape *s)
+{
+  switch (s->activation)
+    {
+    case MODEL_ACT_SWIGLU: return 6.0;
+    case MODEL_ACT_GEGLU: return 9.0;
+    case MODEL_ACT_SQUARED_RELU: return 2.0;
+    case MODEL_ACT_GELU:
+    default: return 8.0;
+    }
+}
+
 /* Dense MLP of width f (per TP rank f/tp), used for dense layers and shared experts; norm_fused:
  * FC1 is a LayerNormLinear fed by the preceding norm (dense layers; MoE shared experts share the
  * norm with the router and are plain linears). */
@@ -390,10 +488,10 @@ dense_mlp (Ctx *c, gint64 f, const char *ag, const char *fc1, const char *actn, 
            const char *rs, const char *ar, gboolean norm_fused)
 {
   const ModelShape *s = c->s;
-  gboolean glu = s->activation == MODEL_ACT_SWIGLU;
+  gboolean glu = model_shape_glu (s);
   gint64 fl = f / c->p->tp;
   layer_gemm (c, fc1, (glu ? 2 : 1) * fl, s->hidden, TRUE, norm_fused, ag);
-  membound (c, actn, (double) c->T * fl * (glu ? 2 : 1), (double) c->T * fl, glu ? 6.0 : 8.0);
+  membound (c, actn, (double) c->T * fl * (glu ? 2 : 1), (double) c->T * fl, act_flops (s));
   layer_gemm (c, fc2, s->hidden, fl, FALSE, FALSE, NULL);
   tp_leave (c, rs, ar);
 }
@@ -403,7 +501,7 @@ moe_mlp (Ctx *c)
 {
   const ModelShape *s = c->s;
   const ModelPlan *p = c->p;
-  gboolean glu = s->activation == MODEL_ACT_SWIGLU;
+  gboolean glu = model_shape_glu (s);
   int E = s->moe_experts, k = s->moe_top_k, ep = p->ep, etp = model_plan_expert_tp (p);
   gint64 h = s->hidden;
   gint64 Tm = c->Ts;
@@ -431,7 +529,7 @@ moe_mlp (Ctx *c)
     quantize_input (c, "expert_fc1", (double) m_e * (E / ep) * h, FALSE, FALSE);
   gemm (c, "expert_fc1", m_e, (glu ? 2 : 1) * fe, h, E / ep, c->mdt, FALSE);
   membound (c, "expert_act", (double) m_e * (E / ep) * fe * (glu ? 2 : 1), (double) m_e * (E / ep) * fe,
-            glu ? 6.0 : 8.0);
+            act_flops (s));
   if (quantized (c->mdt))
     quantize_input (c, "expert_fc2", (double) m_e * (E / ep) * fe, FALSE, FALSE);
   gemm (c, "expert_fc2", m_e, h, fe, E / ep, c->mdt, FALSE);
@@ -695,25 +793,50 @@ model_layer_ops (const ModelShape *shape, const ModelPlan *plan, int layer, Mode
   emit (shape, plan, layer, pass, ops, layer_forward, TRUE);
 }
 
+/* Embedding lookup of `tokens` token ids (4 bytes each) into rows of h. */
+static void
+lookup (Ctx *c, const char *name, gint64 tokens)
+{
+  double h = c->s->hidden;
+  add (c, model_op_membound (name, c->phase, (double) tokens * (h * c->act + 4), (double) tokens * h * c->act,
+                             0.0, c->adt));
+}
+
 static void
 embedding_forward (Ctx *c)
 {
   const ModelShape *s = c->s;
   gint64 h = s->hidden;
   /* Vocab-parallel lookup: every rank writes T x h (zeros for tokens outside its vocab shard). */
-  add (c, model_op_membound ("embedding", c->phase, (double) c->T * (h * c->act + 4),
-                             (double) c->T * h * c->act, 0.0, c->adt));
+  lookup (c, "embedding", c->T);
   if (s->position == MODEL_POS_LEARNED)
     membound (c, "position_add", 2.0 * c->T * h, (double) c->T * h, 1.0);
   tp_leave (c, "embedding_rs", "embedding_ar");
 }
 
+/* The head: final norm, LM head and loss over the T tokens. An encoder's masked-LM head
+ * (google-research/bert run_pretraining.py get_masked_lm_output; NVIDIA's MLPerf BERT gathers the
+ * masked positions first) scores only the masked share: a transform [h, h] (GeLU, norm, run
+ * replicated over TP) and the decoder over ceil(mlm_fraction·T) tokens. */
 static void
 head_forward (Ctx *c)
 {
   const ModelShape *s = c->s;
   const ModelPlan *p = c->p;
   gint64 vl = model_shape_padded_vocab (s, p->tp) / p->tp;
+  if (s->encoder && s->mlm_fraction > 0)
+    {
+      gint64 Tm = (gint64) ceil (s->mlm_fraction * (double) c->T);
+      gemm (c, "mlm_transform", Tm, s->hidden, s->hidden, 1, c->adt, FALSE);
+      membound (c, "mlm_act", (double) Tm * s->hidden, (double) Tm * s->hidden, 8.0);
+      norm (c, "final_norm", Tm, FALSE);
+      gemm (c, "lm_head", Tm, vl, s->hidden, 1, c->adt, TRUE);
+      add (c, model_op_membound ("loss", c->phase, (double) Tm * vl * c->act, (double) Tm * 4, 5.0 * Tm * vl,
+                                 MODEL_DTYPE_FP32));
+      if (p->tp > 1)
+        comm (c, "loss_ar", MODEL_COLL_ALL_REDUCE, MODEL_DIM_TP, p->tp, 3.0 * Tm * 4);
+      return;
+    }
   norm (c, "final_norm", c->Ts, FALSE);
   tp_enter (c, "lm_head_ag");
   gemm (c, "lm_head", c->T, vl, s->hidden, 1, c->adt, TRUE);
@@ -744,6 +867,34 @@ model_layer_head_ops (const ModelShape *shape, const ModelPlan *plan, ModelPass 
   emit (shape, plan, -1, pass, ops, head_forward, FALSE);
 }
 
+/* One multi-token-prediction module (DeepSeek-V3 §2.2; Megatron-Core multi_token_prediction.py):
+ * the embedding of the tokens shifted by d + 1 (the shared table) and the previous depth's hidden
+ * state, each normalized, concatenated and projected [2h -> h] (timed on the rank's Ts tokens:
+ * the FLOPs of the TP-split projection over T, without its collectives), one transformer layer
+ * (layer index layers + d, so MoE when the main model's layers there would be) and the shared
+ * head with its own norm and loss. */
+static void
+mtp_forward (Ctx *c)
+{
+  gint64 h = c->s->hidden;
+  lookup (c, "mtp_embedding", c->Ts);
+  norm (c, "mtp_enorm", c->Ts, FALSE);
+  norm (c, "mtp_hnorm", c->Ts, FALSE);
+  gemm (c, "mtp_eh_proj", c->Ts, h, 2 * h, 1, c->adt, FALSE);
+  layer_forward (c);
+  head_forward (c);
+}
+
+static void
+mtp_ops (const ModelShape *shape, const ModelPlan *plan, ModelPass pass, GArray *ops)
+{
+  for (int i = 0; i < shape->mtp_depth; i++)
+    {
+      int d = pass == MODEL_PASS_FORWARD ? i : shape->mtp_depth - 1 - i;
+      emit (shape, plan, shape->layers + d, pass, ops, mtp_forward, TRUE);
+    }
+}
+
 void
 model_layer_chunk_ops (const ModelShape *shape, const ModelPlan *plan, int pp_rank, int chunk,
                        ModelPass pass, GArray *ops)
@@ -760,12 +911,18 @@ model_layer_chunk_ops (const ModelShape *shape, const ModelPlan *plan, int pp_ra
       for (int l = first; l < first + n; l++)
         model_layer_ops (shape, plan, l, pass, ops);
       if (loss)
-        model_layer_head_ops (shape, plan, pass, ops);
+        {
+          mtp_ops (shape, plan, pass, ops);
+          model_layer_head_ops (shape, plan, pass, ops);
+        }
     }
   else
     {
       if (loss)
-        model_layer_head_ops (shape, plan, pass, ops);
+        {
+          model_layer_head_ops (shape, plan, pass, ops);
+          mtp_ops (shape, plan, pass, ops);
+        }
       for (int l = first + n - 1; l >= first; l--)
         model_layer_ops (shape, plan, l, pass, ops);
       if (emb)
@@ -788,7 +945,7 @@ model_layer_rank_ops (const ModelShape *shape, const ModelPlan *plan, int pp_ran
 static gint64
 mlp_rank_params (const ModelShape *s, gint64 f, int split)
 {
-  gboolean glu = s->activation == MODEL_ACT_SWIGLU;
+  gboolean glu = model_shape_glu (s);
   gint64 up = (glu ? 2 : 1) * f;
   gint64 w = (up + f) * s->hidden / split;
   return w + (s->bias ? up / split + s->hidden : 0);
@@ -806,14 +963,17 @@ chunk_params (const ModelShape *s, const ModelPlan *plan, int pp_rank, int chunk
 {
   int tp = plan->tp;
   gint64 h = s->hidden;
-  gint64 qkv = (gint64) (s->heads + 2 * s->kv_heads) * s->head_dim;
-  gint64 q = (gint64) s->heads * s->head_dim;
-  gint64 attn = (qkv * h + q * h) / tp + (s->bias ? qkv / tp + h : 0);
+  gint64 attn = model_shape_attention_rank_params (s, tp, TRUE);
   int first = 0;
   int n = model_plan_chunk_layers (plan, s, pp_rank, chunk, &first);
+  gboolean loss = model_plan_chunk_has_loss (plan, pp_rank, chunk);
   r->dense = r->expert = 0;
-  for (int l = first; l < first + n; l++)
+  /* The last chunk also holds the MTP modules: projection [2h, h] (split over TP), three norms and
+   * a layer each. */
+  for (int l = first; l < first + n + (loss ? s->mtp_depth : 0); l++)
     {
+      if (l >= first + n)
+        r->dense += 2 * h * h / tp + 3 * norm_rank_params (s);
       r->dense += attn + 2 * norm_rank_params (s);
       if (model_shape_layer_is_moe (s, l))
         {
@@ -829,9 +989,16 @@ chunk_params (const ModelShape *s, const ModelPlan *plan, int pp_rank, int chunk
   gint64 vocab_shard = model_shape_padded_vocab (s, tp) / tp * h;
   if (model_plan_chunk_has_embedding (plan, pp_rank, chunk))
     r->dense += vocab_shard + (s->position == MODEL_POS_LEARNED ? (gint64) s->max_positions * h : 0);
-  if (model_plan_chunk_has_loss (plan, pp_rank, chunk))
+  if (loss)
     {
       r->dense += norm_rank_params (s);
+      if (s->encoder)
+        {
+          /* Token types, the MLM transform and its norm, decoder bias, pooler (model/shape.h). */
+          ModelParams mp;
+          model_shape_params (s, s->vocab, &mp);
+          r->dense += mp.encoder_extra;
+        }
       /* Untied head, or the copy of the tied embedding Megatron keeps on the last stage. */
       if (!s->tied_embeddings || plan->pp > 1)
         r->dense += vocab_shard;
@@ -933,8 +1100,8 @@ model_layer_quantized_weights (const ModelShape *s, const ModelPlan *plan, int p
 {
   g_return_val_if_fail (s != NULL && plan != NULL, 0.0);
   gint64 h = s->hidden;
-  gint64 up = s->activation == MODEL_ACT_SWIGLU ? 2 : 1;
-  double qkv = (double) (s->heads + 2 * s->kv_heads) * s->head_dim, q = (double) s->heads * s->head_dim;
+  gint64 up = model_shape_glu (s) ? 2 : 1;
+  double attn = (double) model_shape_attention_rank_params (s, plan->tp, FALSE);
   double w = 0;
   if (!quantized (plan->matmul_dtype))
     return 0;
@@ -948,7 +1115,7 @@ model_layer_quantized_weights (const ModelShape *s, const ModelPlan *plan, int p
         {
           if (!quantized (model_layer_matmul_dtype (s, plan, l)))
             continue; /* a BF16 layer of the recipe: nothing to quantize */
-          w += (qkv + q) * h / plan->tp;
+          w += attn;
           if (model_shape_layer_is_moe (s, l))
             {
               double fe = (double) s->moe_ffn_hidden;

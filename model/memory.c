@@ -76,8 +76,17 @@ model_memory_activation_layer (const ModelShape *shape, const ModelPlan *plan, i
   double T = (double) plan->micro_batch * s->seq_len / plan->cp;
   double Ts = plan->sp ? T / t : T;
   double h = s->hidden;
-  double q = (double) s->heads * s->head_dim, kv = (double) s->kv_heads * s->head_dim;
-  gboolean glu = s->activation == MODEL_ACT_SWIGLU;
+  /* Saved for attention: Q, K, V (widths qw, kw, vw per token) and the output projection's input
+   * (ow); MLA also keeps its two latents, the up projections' inputs, replicated over TP. */
+  double qw = (double) s->heads * s->head_dim, kw = (double) s->kv_heads * s->head_dim, vw = kw, ow = qw;
+  double latents = 0;
+  if (s->kv_lora_rank > 0)
+    {
+      qw = kw = (double) s->heads * (s->qk_nope_head_dim + s->qk_rope_head_dim);
+      vw = ow = (double) s->heads * s->v_head_dim;
+      latents = (double) s->q_lora_rank + s->kv_lora_rank + s->qk_rope_head_dim;
+    }
+  gboolean glu = model_shape_glu (s);
 
   if (plan->recompute == MODEL_RECOMPUTE_FULL)
     return e * h * Ts; /* the checkpointed layer input */
@@ -86,7 +95,7 @@ model_memory_activation_layer (const ModelShape *shape, const ModelPlan *plan, i
   ModelDtype mdt = model_layer_matmul_dtype (s, plan, layer);
   double g = mdt == MODEL_DTYPE_FP8 ? 1.0 : mdt == MODEL_DTYPE_FP4 ? 0.5 + 1.0 / 16.0 : e;
   double kept = Ts * (2.0 * h * e + 2.0 * h * g + (plan->dropout ? 2.0 * h : 0.0));
-  double split = T * (e * (q + kv + kv) + g * q) / t;
+  double split = T * (e * (qw + kw + vw) + g * ow) / t + T * g * latents;
   if (model_shape_layer_is_moe (s, layer))
     {
       int etp = model_plan_expert_tp (plan);
@@ -153,7 +162,7 @@ largest_module (const ModelShape *s, const ModelPlan *plan)
   double h = s->hidden, t = plan->tp;
   double qkv = (double) (s->heads + 2 * s->kv_heads) * s->head_dim * h / t;
   double proj = (double) s->heads * s->head_dim * h / t;
-  double up = (s->activation == MODEL_ACT_SWIGLU ? 2.0 : 1.0) * s->ffn_hidden * h / t;
+  double up = (model_shape_glu (s) ? 2.0 : 1.0) * s->ffn_hidden * h / t;
   double down = (double) s->ffn_hidden * h / t;
   double emb = (double) model_shape_padded_vocab (s, plan->tp) / t * h;
   return MAX (MAX (MAX (qkv, proj), MAX (up, down)), emb);

@@ -240,8 +240,11 @@ vstage_layers (const ModelPlan *plan, const ModelShape *shape, int v)
   int stages = plan->pp * plan->vpp;
   if (!plan->pp_embed_loss_layers)
     return shape->layers / stages;
-  int per = (shape->layers + 2) / stages;
-  return per - (v == 0) - (v == stages - 1);
+  /* The embedding, the loss and each MTP module count as one layer (Megatron-Core's
+   * account_for_embedding/loss_in_pipeline_split; its pipeline layouts place MTP on the last
+   * stage as a layer, e.g. DeepSeek-V3's 61 + 3 = 64 over 16 stages). */
+  int per = (shape->layers + 2 + shape->mtp_depth) / stages;
+  return per - (v == 0) - (v == stages - 1) * (1 + shape->mtp_depth);
 }
 
 int
@@ -370,15 +373,17 @@ model_plan_validate (const ModelPlan *plan, const ModelShape *shape, GError **er
       if (stages < 2)
         return invalid (error, "pp_embed_loss_layers needs pp*vpp >= 2 pipeline stages "
                         "(got %d)", stages);
-      if ((shape->layers + 2) % stages != 0 || (shape->layers + 2) / stages < 2)
+      int counted = shape->layers + 2 + shape->mtp_depth;
+      if (counted % stages != 0 || counted / stages < 2 + shape->mtp_depth)
         return invalid (error,
-                        "layers + 2 = %d (embedding and loss counted as pipeline layers) is not a "
-                        "multiple of pp*vpp = %d with at least 2 per stage; change pp or vpp",
-                        shape->layers + 2, stages);
+                        "layers + 2%s = %d (%s counted as pipeline layers) is not a "
+                        "multiple of pp*vpp = %d with a transformer layer on every stage; change pp or vpp",
+                        shape->mtp_depth ? " + mtp_depth" : "", counted,
+                        shape->mtp_depth ? "embedding, loss and MTP modules" : "embedding and loss", stages);
     }
   else if (shape->layers % stages != 0)
     {
-      gboolean asym = (shape->layers + 2) % stages == 0;
+      gboolean asym = (shape->layers + 2 + shape->mtp_depth) % stages == 0;
       return invalid (error,
                       "layers %d is not divisible by pp*vpp = %d*%d = %d; pick pp and vpp whose "
                       "product divides %d%s",

@@ -88,13 +88,59 @@ model_shape_finish (ModelShape *shape, GError **error)
                  "learned position table of %d entries is shorter than seq_len %d; raise "
                  "max_positions or lower seq_len",
                  shape->max_positions, shape->seq_len);
-  if ((unsigned) shape->activation > MODEL_ACT_SWIGLU)
-    return fail (error, "activation", "unknown activation %d (gelu or swiglu)", shape->activation);
+  if ((unsigned) shape->activation > MODEL_ACT_SQUARED_RELU)
+    return fail (error, "activation", "unknown activation %d (gelu, swiglu, geglu or squared_relu)",
+                 shape->activation);
   if ((unsigned) shape->norm > MODEL_NORM_RMSNORM)
     return fail (error, "norm", "unknown norm %d (layernorm or rmsnorm)", shape->norm);
-  if ((unsigned) shape->position > MODEL_POS_ROPE)
-    return fail (error, "position", "unknown position encoding %d (learned or rope)",
+  if ((unsigned) shape->position > MODEL_POS_ALIBI)
+    return fail (error, "position", "unknown position encoding %d (learned, rope or alibi)",
                  shape->position);
+  if (shape->moe_dense_layers < 0 || shape->moe_dense_layers > shape->layers)
+    return fail (error, "moe_dense_layers", "must be between 0 and layers %d (got %d)", shape->layers,
+                 shape->moe_dense_layers);
+  if (!(shape->mlm_fraction >= 0.0 && shape->mlm_fraction <= 1.0))
+    return fail (error, "mlm_fraction", "must be between 0 and 1 (got %g)", shape->mlm_fraction);
+  if (shape->mlm_fraction > 0.0 && !shape->encoder)
+    return fail (error, "mlm_fraction", "applies to an encoder: set encoder = true or remove it");
+  if (shape->attention_window < 0)
+    return fail (error, "attention_window", "must be 0 (full attention) or positive (got %d)",
+                 shape->attention_window);
+  if (shape->window_layer_freq < 0)
+    return fail (error, "window_layer_freq", "must be positive, or 0 for 1 (got %d)",
+                 shape->window_layer_freq);
+  if (shape->window_layer_freq == 0)
+    shape->window_layer_freq = 1;
+  if (shape->attention_window > 0 && shape->encoder)
+    return fail (error, "attention_window", "a sliding window is causal; an encoder attends both ways");
+  if (shape->mtp_depth < 0)
+    return fail (error, "mtp_depth", "must be 0 or positive (got %d)", shape->mtp_depth);
+  if (shape->kv_lora_rank < 0 || shape->q_lora_rank < 0 || shape->qk_nope_head_dim < 0
+      || shape->qk_rope_head_dim < 0 || shape->v_head_dim < 0)
+    return fail (error, shape->kv_lora_rank < 0 ? "kv_lora_rank" : shape->q_lora_rank < 0 ? "q_lora_rank"
+                        : shape->qk_nope_head_dim < 0 ? "qk_nope_head_dim"
+                        : shape->qk_rope_head_dim < 0 ? "qk_rope_head_dim" : "v_head_dim",
+                 "must be 0 or positive");
+  if (shape->kv_lora_rank > 0)
+    {
+      if (shape->qk_nope_head_dim == 0 || shape->qk_rope_head_dim == 0 || shape->v_head_dim == 0)
+        return fail (error, shape->qk_nope_head_dim == 0 ? "qk_nope_head_dim"
+                            : shape->qk_rope_head_dim == 0 ? "qk_rope_head_dim" : "v_head_dim",
+                     "multi-head latent attention (kv_lora_rank > 0) needs qk_nope_head_dim, "
+                     "qk_rope_head_dim and v_head_dim");
+      if (shape->kv_heads != shape->heads)
+        return fail (error, "kv_heads", "multi-head latent attention gives every head its own key and "
+                     "value: set kv_heads = heads (%d)", shape->heads);
+      if (shape->position != MODEL_POS_ROPE)
+        return fail (error, "position", "multi-head latent attention carries rotary keys: set rope");
+      /* The attention kernel's per-head dims: qk = nope + rope, v; FLOPs and bytes are timed at
+       * their mean (exact for FLOPs, 2·(qk + v) per pair; see model/layer.c). */
+      shape->head_dim = (shape->qk_nope_head_dim + shape->qk_rope_head_dim + shape->v_head_dim) / 2;
+    }
+  else if (shape->q_lora_rank > 0 || shape->qk_nope_head_dim > 0 || shape->qk_rope_head_dim > 0
+           || shape->v_head_dim > 0)
+    return fail (error, "kv_lora_rank", "the MLA sizes (q_lora_rank, qk_*_head_dim, v_head_dim) need "
+                 "kv_lora_rank > 0");
 
   if (shape->moe_experts == 0)
     {
@@ -139,7 +185,20 @@ model_shape_layer_is_moe (const ModelShape *shape, int layer)
 {
   g_return_val_if_fail (shape != NULL, FALSE);
   int freq = shape->moe_layer_freq > 0 ? shape->moe_layer_freq : 1;
-  return shape->moe_experts > 0 && layer % freq == 0;
+  return shape->moe_experts > 0 && layer >= shape->moe_dense_layers && layer % freq == 0;
+}
+
+gboolean
+model_shape_glu (const ModelShape *shape)
+{
+  return shape->activation == MODEL_ACT_SWIGLU || shape->activation == MODEL_ACT_GEGLU;
+}
+
+gboolean
+model_shape_layer_windowed (const ModelShape *shape, int layer)
+{
+  int freq = shape->window_layer_freq > 0 ? shape->window_layer_freq : 1;
+  return shape->attention_window > 0 && layer % freq == 0;
 }
 
 int
@@ -156,20 +215,40 @@ static gint64
 mlp_params (const ModelShape *shape, gint64 f, gboolean with_bias)
 {
   gint64 h = shape->hidden;
-  gboolean glu = shape->activation == MODEL_ACT_SWIGLU;
+  gboolean glu = model_shape_glu (shape);
   gint64 w = (glu ? 3 : 2) * h * f;
   gint64 b = with_bias && shape->bias ? (glu ? 2 * f : f) + h : 0;
   return w + b;
 }
 
+gint64
+model_shape_attention_rank_params (const ModelShape *shape, int tp, gboolean with_bias)
+{
+  g_return_val_if_fail (shape != NULL && tp > 0, 0);
+  gint64 h = shape->hidden, a = shape->heads;
+  if (shape->kv_lora_rank > 0)
+    {
+      /* MLA (DeepSeek-V3 config: q_lora 1536, kv_lora 512, nope 128, rope 64, v 128 give
+       * 187.1M per layer at h 7168, a 128): replicated q_down [h, ql] + its RMSNorm, kv_down
+       * [h, kl + rope] + its RMSNorm; split q_up [ql, a·(nope+rope)] (or [h, ...] without a q
+       * latent), kv_up [kl, a·(nope+v)], output [a·v, h]. */
+      gint64 ql = shape->q_lora_rank, kl = shape->kv_lora_rank;
+      gint64 dqk = shape->qk_nope_head_dim + shape->qk_rope_head_dim;
+      gint64 rep = h * (kl + shape->qk_rope_head_dim) + kl + (ql > 0 ? h * ql + ql : 0);
+      gint64 split = (ql > 0 ? ql : h) * a * dqk + kl * a * (shape->qk_nope_head_dim + shape->v_head_dim)
+                     + a * shape->v_head_dim * h;
+      return rep + split / tp;
+    }
+  gint64 q = a * shape->head_dim;
+  gint64 kv = (gint64) shape->kv_heads * shape->head_dim;
+  gint64 w = (h * (q + 2 * kv) + q * h) / tp;
+  return w + (with_bias && shape->bias ? (q + 2 * kv) / tp + h : 0);
+}
+
 static gint64
 attention_params (const ModelShape *shape, gboolean with_bias)
 {
-  gint64 h = shape->hidden;
-  gint64 q = (gint64) shape->heads * shape->head_dim;
-  gint64 kv = (gint64) shape->kv_heads * shape->head_dim;
-  gint64 w = h * (q + 2 * kv) + q * h;
-  return w + (with_bias && shape->bias ? q + 2 * kv + h : 0);
+  return model_shape_attention_rank_params (shape, 1, with_bias);
 }
 
 static gint64
@@ -204,10 +283,15 @@ model_shape_params (const ModelShape *shape, gint64 vocab, ModelParams *out)
     }
   gint64 n_moe = model_shape_moe_layers (shape);
   gint64 n_dense = shape->layers - n_moe;
-  gint64 outer = p.embedding + p.positions + p.lm_head + p.final_norm;
+  if (shape->encoder)
+    p.encoder_extra = 2 * h + (h * h + h) + norm_params (shape) + vocab + (h * h + h);
+  gint64 outer = p.embedding + p.positions + p.lm_head + p.final_norm + p.encoder_extra;
   p.total = n_dense * p.dense_layer + n_moe * p.moe_layer + outer;
   p.active = n_dense * p.dense_layer + n_moe * p.moe_layer_active + outer;
   p.non_embedding = p.total - p.embedding - p.positions - p.lm_head;
+  for (int d = 0; d < shape->mtp_depth; d++)
+    p.mtp += 2 * h * h + 3 * norm_params (shape)
+             + (model_shape_layer_is_moe (shape, shape->layers + d) ? p.moe_layer : p.dense_layer);
   *out = p;
 }
 

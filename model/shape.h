@@ -5,9 +5,13 @@
 #pragma once
 #include <glib.h>
 
-typedef enum { MODEL_ACT_GELU, MODEL_ACT_SWIGLU } ModelActivation;
+/* GeGLU (T5 v1.1, Gemma) is gated like SwiGLU (three matrices); squared ReLU (Primer, Nemotron-4)
+ * is a two-matrix MLP like GeLU. */
+typedef enum { MODEL_ACT_GELU, MODEL_ACT_SWIGLU, MODEL_ACT_GEGLU, MODEL_ACT_SQUARED_RELU } ModelActivation;
 typedef enum { MODEL_NORM_LAYERNORM, MODEL_NORM_RMSNORM } ModelNorm;
-typedef enum { MODEL_POS_LEARNED, MODEL_POS_ROPE } ModelPosition;
+/* ALiBi (Press et al., arXiv 2108.12409; MPT, BLOOM): a per-head linear bias added to the attention
+ * scores inside the attention kernel, no parameters and no kernel of its own. */
+typedef enum { MODEL_POS_LEARNED, MODEL_POS_ROPE, MODEL_POS_ALIBI } ModelPosition;
 
 typedef struct {
   char name[64];
@@ -33,7 +37,36 @@ typedef struct {
   int moe_shared_experts;   /* always-active experts of width moe_ffn_hidden */
   double moe_capacity_factor; /* 0: dropless */
   int moe_layer_freq;       /* every n-th layer is MoE (1: all); 0 treated as 1 */
+  int moe_dense_layers;     /* the first n layers are dense whatever moe_layer_freq says */
+  /* Encoder (BERT): bidirectional attention over every key (s² pairs, not causal); the masked-LM
+   * head scores only the masked share of the tokens (mlm_fraction; 0: every token). */
+  gboolean encoder;
+  double mlm_fraction;
+  /* Sliding-window attention: a query sees the attention_window keys up to itself (0: all); every
+   * window_layer_freq-th layer from layer 0 is windowed (1: all; gpt-oss alternates: 2). */
+  int attention_window;
+  int window_layer_freq;
+  /* Multi-token prediction (DeepSeek-V3 §2.2): mtp_depth extra modules on the last stage, each a
+   * projection [2h -> h] after two norms, one transformer layer and the shared head's loss. */
+  int mtp_depth;
+  /* Multi-head latent attention (DeepSeek-V2/V3) when kv_lora_rank > 0: queries through a q_lora_rank
+   * latent (0: a plain [h, a·(nope+rope)] projection), keys and values through a kv_lora_rank
+   * latent plus one shared rope key of qk_rope_head_dim; per head qk dim nope+rope, v dim v_head_dim. */
+  int q_lora_rank;
+  int kv_lora_rank;
+  int qk_nope_head_dim;
+  int qk_rope_head_dim;
+  int v_head_dim;
 } ModelShape;
+
+/* The MLP is gated (SwiGLU, GeGLU): FC1 holds two matrices of width ffn. */
+gboolean model_shape_glu (const ModelShape *shape);
+/* Layer i is sliding-window attention. */
+gboolean model_shape_layer_windowed (const ModelShape *shape, int layer);
+/* Attention parameters of one layer on one of `tp` ranks (weights; biases when with_bias and the
+ * shape has them). MLA's down projections and their norms are replicated over TP (Megatron-Core's
+ * MLA builds them duplicated). */
+gint64 model_shape_attention_rank_params (const ModelShape *shape, int tp, gboolean with_bias);
 
 /* Derives the dependent fields and validates every field; the error (MODEL_ERROR_INVALID_SHAPE)
  * names the [model] key at fault. Defaults applied to zero inputs: kv_heads = heads,
@@ -45,8 +78,9 @@ gboolean model_shape_finish (ModelShape *shape, GError **error);
  * (megatron/training/tokenizer: _vocab_size_with_padding). */
 gint64 model_shape_padded_vocab (const ModelShape *shape, int tp);
 
-/* Layer i (0-based) is an MoE layer: moe_experts > 0 and i % moe_layer_freq == 0 (Megatron-Core's
- * integer --moe-layer-freq pattern: layer 0 is MoE). */
+/* Layer i (0-based) is an MoE layer: moe_experts > 0, i >= moe_dense_layers and
+ * i % moe_layer_freq == 0 (Megatron-Core's integer --moe-layer-freq pattern: layer 0 is MoE;
+ * DeepSeek-V3's first_k_dense_replace for the leading dense layers). */
 gboolean model_shape_layer_is_moe (const ModelShape *shape, int layer);
 /* Number of MoE layers. */
 int model_shape_moe_layers (const ModelShape *shape);
@@ -56,7 +90,9 @@ typedef struct {
   gint64 embedding;        /* word embedding table, vocab * hidden */
   gint64 positions;        /* learned position table, max_positions * hidden (0 for RoPE) */
   gint64 lm_head;          /* output projection, vocab * hidden; 0 when tied to the embedding */
-  gint64 final_norm;       /* norm after the last layer */
+  gint64 final_norm;       /* norm after the last layer (an encoder's: the embedding norm) */
+  gint64 encoder_extra;    /* encoder: token types 2h, MLM transform h·h + h and its norm, decoder
+                              bias (vocab), pooler h·h + h (BERT, google-research/bert modeling.py) */
   gint64 attention;        /* per layer: QKV + output projection (+ biases) */
   gint64 norms;            /* per layer: the two pre-norms */
   gint64 dense_mlp;        /* per dense layer: FC1 (gate+up for SwiGLU) + FC2 (+ biases) */
@@ -69,6 +105,8 @@ typedef struct {
   gint64 total;            /* every parameter */
   gint64 active;           /* parameters one token uses (== total for dense models) */
   gint64 non_embedding;    /* total - embedding - positions - lm_head */
+  gint64 mtp;              /* all MTP modules (projection, 3 norms, layer; embedding and head shared):
+                              not in total, as model cards count them apart (DeepSeek-V3: 671B + 14B) */
 } ModelParams;
 
 /* Counts the parameters of a finished shape with the given vocabulary (shape->vocab for the

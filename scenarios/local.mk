@@ -2,7 +2,10 @@
 # Every .ini below must be listed here and in scenarios/scenarios.gresource.xml (a test checks both).
 scenario_files = \
 	scenarios/hardware/a100-sxm-80g.ini \
+	scenarios/hardware/a100-sxm-40g.ini \
 	scenarios/hardware/h100-sxm.ini \
+	scenarios/hardware/h100-sxm-hbm2e-96g.ini \
+	scenarios/hardware/h800-sxm.ini \
 	scenarios/hardware/h200-sxm.ini \
 	scenarios/hardware/b200.ini \
 	scenarios/hardware/gb200.ini \
@@ -26,6 +29,13 @@ scenario_files = \
 	scenarios/models/llama3.1-70b.ini \
 	scenarios/models/llama3.1-405b.ini \
 	scenarios/models/mixtral-8x7b.ini \
+	scenarios/models/bert-large.ini \
+	scenarios/models/bloom-176b.ini \
+	scenarios/models/mpt-70b.ini \
+	scenarios/models/nemotron-4-340b.ini \
+	scenarios/models/gpt-oss-120b.ini \
+	scenarios/models/qwen3-235b-a22b.ini \
+	scenarios/models/deepseek-v3.ini \
 	scenarios/models/megatron-gpt-1.7b.ini \
 	scenarios/models/megatron-gpt-3.6b.ini \
 	scenarios/models/megatron-gpt-7.5b.ini \

@@ -5,3 +5,6 @@ tests_test_scenario_SOURCES = tests/test-scenario.c
 tests_test_scenario_LDADD = $(TEST_LIBS)
 tests_test_scenario_errors_SOURCES = tests/test-scenario-errors.c
 tests_test_scenario_errors_LDADD = $(TEST_LIBS)
+# The hardware profiles of DECK.md's a100-sxm-40g and h100-sxm-hbm2e-96g and of H800: run, sources, validate rows.
+TESTS += tests/hardware-profiles.sh
+dist_noinst_SCRIPTS += tests/hardware-profiles.sh

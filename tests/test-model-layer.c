@@ -813,6 +813,101 @@ test_bf16_layers (void)
   g_assert_nonnull (strstr (error->message, "bf16_layers_first (2) + bf16_layers_last (1)"));
 }
 
+/* Attention pairs per family (hand counts): an encoder scores every pair, s² = 262,144 at s 512;
+ * gpt-oss's windowed layers W(W+1)/2 + (s - W)·W = 8,256 + 245,760 at W 128, s 2,048, and its
+ * other layers the causal s(s+1)/2 = 2,098,176; forward FLOPs 4·a·d·pairs. */
+static void
+test_attention_pairs (void)
+{
+  ModelPlan p;
+  model_plan_init (&p);
+  p.gpus = 1;
+  ModelShape bert = preset_gpt (2, 1024, 16, 512);
+  bert.encoder = TRUE;
+  bert = finished (bert);
+  g_autoptr (GArray) e = ops_of (&bert, &p, 0, MODEL_PASS_FORWARD);
+  g_assert_cmpint (find (e, "attn")->pairs, ==, 512 * 512);
+  g_assert_cmpfloat (find (e, "attn")->flops, ==, 4.0 * 16 * 64 * 512 * 512);
+  ModelShape oss = preset_llama (2, 2880, 2880, 64);
+  oss.head_dim = 64;
+  oss.seq_len = 2048;
+  oss.attention_window = 128;
+  oss.window_layer_freq = 2;
+  oss = finished (oss);
+  g_autoptr (GArray) w0 = ops_of (&oss, &p, 0, MODEL_PASS_FORWARD);
+  g_autoptr (GArray) w1 = ops_of (&oss, &p, 1, MODEL_PASS_FORWARD);
+  g_assert_cmpint (find (w0, "attn")->pairs, ==, 8256 + 245760);
+  g_assert_cmpint (find (w1, "attn")->pairs, ==, 2098176);
+}
+
+/* DeepSeek-V3's MLA at tp 1, one 4,096-token sequence: the five projections multiply 187,105,280
+ * weights per token (q_down 11,010,048, q_up 37,748,736, kv_down 4,128,768, kv_up 16,777,216,
+ * output 117,440,512; the two latent norms are not GEMMs), and attention takes 2·(192 + 128) FLOPs
+ * per head and causal pair. Under TP 8 with SP the latents are all-gathered (T·1,536 and
+ * T·576 elements) and the down projections run on the rank's 512 tokens. */
+static void
+test_mla (void)
+{
+  ModelShape s = preset_llama (4, 7168, 18432, 128);
+  s.kv_heads = 128;
+  s.seq_len = 4096;
+  s.q_lora_rank = 1536, s.kv_lora_rank = 512, s.qk_nope_head_dim = 128, s.qk_rope_head_dim = 64;
+  s.v_head_dim = 128;
+  s = finished (s);
+  ModelPlan p;
+  model_plan_init (&p);
+  p.gpus = 1;
+  g_autoptr (GArray) ops = model_op_array_new ();
+  model_layer_ops (&s, &p, 0, MODEL_PASS_FORWARD, ops);
+  double gemm = 0;
+  for (const char *const *n = (const char *const[]) { "q_down", "q_up", "kv_down", "kv_up", "proj", NULL }; *n; n++)
+    gemm += find (ops, *n)->flops;
+  g_assert_cmpfloat (gemm, ==, 2.0 * 4096 * 187105280.0);
+  g_assert_cmpfloat (find (ops, "attn")->flops, ==, 2.0 * 128 * (192 + 128) * (4096.0 * 4097 / 2));
+  p.tp = 8, p.gpus = 8, p.sp = TRUE;
+  g_autoptr (GArray) tp = model_op_array_new ();
+  model_layer_ops (&s, &p, 0, MODEL_PASS_FORWARD, tp);
+  g_assert_cmpfloat (find (tp, "q_latent_ag")->comm_bytes, ==, 4096.0 * 1536 * 2);
+  g_assert_cmpfloat (find (tp, "kv_latent_ag")->comm_bytes, ==, 4096.0 * 576 * 2);
+  g_assert_cmpint (find (tp, "q_down")->m, ==, 512);
+  g_assert_cmpint (find (tp, "q_up")->n, ==, 128 / 8 * 192);
+  ModelParams mp;
+  model_shape_params (&s, s.vocab, &mp);
+  g_assert_cmpint (mp.attention, ==, 187107328);
+  g_assert_cmpint (model_shape_attention_rank_params (&s, 8, FALSE), ==, 15140864 + 171966464 / 8);
+}
+
+/* Leading dense layers and the MTP module: DeepSeek-style first 3 dense; the last chunk runs one
+ * MTP projection [2h -> h] per depth and a second head. */
+static void
+test_dense_layers_mtp (void)
+{
+  ModelShape s = preset_mixtral_8x7b ();
+  s.moe_dense_layers = 3;
+  s.mtp_depth = 1;
+  s = finished (s);
+  g_assert_false (model_shape_layer_is_moe (&s, 2));
+  g_assert_true (model_shape_layer_is_moe (&s, 3));
+  g_assert_cmpint (model_shape_moe_layers (&s), ==, 29);
+  ModelPlan p;
+  model_plan_init (&p);
+  p.gpus = 1;
+  g_autoptr (GArray) ops = model_op_array_new ();
+  model_layer_chunk_ops (&s, &p, 0, 0, MODEL_PASS_FORWARD, ops);
+  const ModelOp *eh = find (ops, "mtp_eh_proj");
+  g_assert_nonnull (eh);
+  g_assert_cmpfloat (eh->flops, ==, 2.0 * 4096 * (2 * 4096) * 4096);
+  int heads = 0;
+  for (guint i = 0; i < ops->len; i++)
+    heads += strcmp (g_array_index (ops, ModelOp, i).name, "lm_head") == 0;
+  g_assert_cmpint (heads, ==, 2);
+  ModelRankParams rp;
+  model_layer_rank_params (&s, &p, 0, &rp);
+  ModelParams mp;
+  model_shape_params (&s, model_shape_padded_vocab (&s, 1), &mp);
+  g_assert_cmpint (rp.dense + rp.expert, ==, mp.total + mp.mtp);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -837,5 +932,8 @@ main (int argc, char **argv)
   g_test_add_func ("/model/layer/bf16-layers", test_bf16_layers);
   g_test_add_func ("/model/layer/moe-fp8", test_moe_fp8);
   g_test_add_func ("/model/layer/grad-accum", test_grad_accum);
+  g_test_add_func ("/model/layer/attention-pairs", test_attention_pairs);
+  g_test_add_func ("/model/layer/mla", test_mla);
+  g_test_add_func ("/model/layer/dense-layers-mtp", test_dense_layers_mtp);
   return g_test_run ();
 }

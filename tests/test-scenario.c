@@ -435,7 +435,8 @@ test_all_files_load (void)
             g_autofree char *plan = write_tmp (tmp, "plan.ini",
                                                "[cluster]\ngpus = 8\n[parallel]\ntp = 1\nmicro_batch = 1\n"
                                                "global_batch = 8\n[training]\nseq_len = 2048\n");
-            const char *files[] = { hw_full, fab, full, plan, NULL };
+            /* The model after the plan: a model file's own [training] seq_len (BERT's 512) wins. */
+            const char *files[] = { hw_full, fab, plan, full, NULL };
             g_autoptr (SimScenario) sc = load_ok (files, NULL);
             g_assert_cmpint (sim_scenario_plan (sc)->dp, ==, 8);
             g_unlink (plan);
@@ -553,6 +554,49 @@ test_gemm_efficiency_per_dtype (void)
   g_clear_error (&error);
 }
 
+/* Parameter counts of the family presets against hand counts (the formulas below, evaluated
+ * independently) and the model cards: DeepSeek-V3 671B total / 37B active (+ 14B MTP with its own
+ * embedding and head copies); Qwen3-235B-A22B 235B / 22B; gpt-oss-120b 116.83B (active 5.13B
+ * without the input embedding, 201,088 x 2,880); BLOOM 176,247,271,424 (ours lacks only its
+ * embedding LayerNorm, 2 x 14,336); Nemotron-4 340B; BERT-large 340M (paper) / 336M with the
+ * pretraining heads; MPT-70B 64.8B by llm-foundry's yaml.
+ *   DeepSeek-V3 MoE layer: MLA 187,107,328 + norms 2h + router 256h + (256 + 1) x 3·h·2,048;
+ *     dense layer: MLA + norms + 3·h·18,432; outer: 2 x 129,280h + h (h = 7,168).
+ *   Qwen3: 94 x (h·(64 + 2·4)·128 + 64·128·h + 2h + 128h + 128 x 3·h·1,536) + 2 x 151,936h + h.
+ *   gpt-oss: 36 x (attention with biases + 2h + 128h + 128 x (3·h·2,880 + 2·2,880 + h)) + 2Vh + h.
+ *   BERT: 24 x (4h² + 4h + 8h² + 5h + 4h) + (30,522 + 512)h + 2h + 2h + 2(h² + h) + 2h + 30,522. */
+static void
+test_family_params (void)
+{
+  const struct { const char *file; gint64 total, active, mtp; double card_total; } cases[] = {
+    { "deepseek-v3", 671026404352, 37552282624, 11610067968, 671e9 },
+    { "qwen3-235b-a22b", 235093610496, 22190739456, 0, 235e9 },
+    { "gpt-oss-120b", 116829149760, 5711976000, 0, 116.83e9 },
+    { "bloom-176b", 176247242752, 176247242752, 0, 176247271424.0 },
+    { "nemotron-4-340b", 341025638400, 341025638400, 0, 340e9 },
+    { "bert-large", 336224058, 336224058, 0, 340e6 },
+    { "mpt-70b", 64838443008, 64838443008, 0, 64.8e9 },
+  };
+  for (gsize i = 0; i < G_N_ELEMENTS (cases); i++)
+    {
+      g_autofree char *rel = g_strdup_printf ("scenarios/models/%s.ini", cases[i].file);
+      g_autofree char *model = src_path (rel);
+      g_autofree char *hw = src_path ("scenarios/hardware/h100-sxm.ini");
+      g_autofree char *fab = src_path ("scenarios/fabrics/ndr400-rail-optimized.ini");
+      const char *files[] = { hw, fab, model, NULL };
+      const char *sets[] = { "cluster.gpus=8", "parallel.micro_batch=1", "parallel.global_batch=8",
+                             strcmp (cases[i].file, "bert-large") == 0 ? "training.seq_len=512" : "training.seq_len=2048", NULL };
+      g_autoptr (SimScenario) sc = load_ok (files, sets);
+      const ModelShape *m = sim_scenario_shape (sc);
+      ModelParams p;
+      model_shape_params (m, m->vocab, &p);
+      g_assert_cmpint (p.total, ==, cases[i].total);
+      g_assert_cmpint (p.active, ==, cases[i].active);
+      g_assert_cmpint (p.mtp, ==, cases[i].mtp);
+      g_assert_cmpfloat (fabs ((double) p.total / cases[i].card_total - 1.0), <, 0.012);
+    }
+}
+
 int
 main (int argc, char **argv)
 {
@@ -568,5 +612,6 @@ main (int argc, char **argv)
   g_test_add_func ("/scenario/all-files-load", test_all_files_load);
   g_test_add_func ("/scenario/report-formats", test_report_formats);
   g_test_add_func ("/scenario/gemm-efficiency-per-dtype", test_gemm_efficiency_per_dtype);
+  g_test_add_func ("/scenario/family-params", test_family_params);
   return g_test_run ();
 }

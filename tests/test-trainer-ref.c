@@ -87,7 +87,7 @@ test_shape_strict (void)
   expect_error (bad_int, "is not an integer");
   g_autofree char *bad_enum = g_strdup (base);
   memcpy (strstr (bad_enum, "gelu"), "relu", 4);
-  expect_error (bad_enum, "gelu or swiglu");
+  expect_error (bad_enum, "gelu, swiglu, geglu or squared_relu");
   g_autofree char *twice = g_strconcat (base, "layers = 2\n", NULL);
   expect_error (twice, "given twice");
   g_autofree char *gqa = g_strconcat ("[model]\nkv_heads = 3\n", base + 8, NULL);
@@ -337,7 +337,7 @@ test_emit_roundtrip (void)
   g_unlink (path);
 }
 
-/* One source of truth: every model file of scenarios/models (and the trainer-sized ones of
+/* One source of truth (at sequence 512, which every file's position table holds): every model file of scenarios/models (and the trainer-sized ones of
  * calib/trainer/models) reads the same in the trainer's plain-C reader as in trainsim's loader (dense
  * ones; MoE files are refused by the trainer by name). */
 static void
@@ -356,18 +356,26 @@ test_models_agree (gconstpointer where)
       g_autofree char *path = g_build_filename (dir, entry, NULL);
       TrainerShape t;
       char err[512] = "";
-      int rc = trainer_shape_load (path, 1024, &t, err, sizeof err);
+      int rc = trainer_shape_load (path, 512, &t, err, sizeof err);
       const char *files[] = { "hardware/h100-sxm.ini", "fabrics/ndr400-rail-optimized.ini", path, NULL };
       const char *sets[] = { "cluster.gpus=8", "parallel.micro_batch=1", "parallel.global_batch=8",
-                             "training.seq_len=1024", NULL };
+                             "training.seq_len=512", NULL };
       GError *error = NULL;
       SimScenario *sc = sim_scenario_load (files, sets, &error);
       g_assert_no_error (error);
       const ModelShape *m = sim_scenario_shape (sc);
+      gboolean beyond = m->activation == MODEL_ACT_GEGLU || m->activation == MODEL_ACT_SQUARED_RELU
+                        || m->position == MODEL_POS_ALIBI || m->encoder || m->attention_window > 0
+                        || m->mtp_depth > 0 || m->kv_lora_rank > 0;
       if (m->moe_experts > 0)
         {
           g_assert_cmpint (rc, ==, -1);
           g_assert_nonnull (strstr (err, "dense models only"));
+        }
+      else if (beyond)
+        {
+          g_assert_cmpint (rc, ==, -1);
+          g_assert_nonnull (strstr (err, "GPT/Llama-style decoders only"));
         }
       else
         {
@@ -381,7 +389,7 @@ test_models_agree (gconstpointer where)
           g_assert_cmpint (t.ffn_hidden, ==, m->ffn_hidden);
           g_assert_cmpint (t.vocab, ==, m->vocab);
           g_assert_cmpint (t.vocab_multiple, ==, m->vocab_multiple);
-          g_assert_cmpint (t.max_positions, ==, m->max_positions ? m->max_positions : 1024);
+          g_assert_cmpint (t.max_positions, ==, m->max_positions ? m->max_positions : 512);
           g_assert_cmpint (t.swiglu, ==, m->activation == MODEL_ACT_SWIGLU);
           g_assert_cmpint (t.rmsnorm, ==, m->norm == MODEL_NORM_RMSNORM);
           g_assert_cmpint (t.rope, ==, m->position == MODEL_POS_ROPE);

@@ -90,7 +90,9 @@ trainer_shape_defaults (TrainerShape *s)
 
 /* Every key the [model] group may hold, with how to store it. MoE keys are accepted so a file is
  * never misread, and trainer_shape_finish refuses MoE models (the trainer is dense only). */
-enum { K_INT, K_DOUBLE, K_BOOL, K_STR, K_ACT, K_NORM, K_POS };
+/* K_BEYOND: an integer or boolean key of an architecture the trainer does not build; a value other
+ * than 0 / false makes trainer_shape_finish refuse the file by that key's name. */
+enum { K_INT, K_DOUBLE, K_BOOL, K_STR, K_ACT, K_NORM, K_POS, K_BEYOND };
 typedef struct { const char *key; int kind; size_t off; int required; } Key;
 #define F(f) offsetof (TrainerShape, f)
 static const Key keys[] = {
@@ -115,6 +117,17 @@ static const Key keys[] = {
   { "moe_shared_experts", K_INT, (size_t) -1, 0 },
   { "moe_capacity_factor", K_DOUBLE, (size_t) -1, 0 },
   { "moe_layer_freq", K_INT, (size_t) -1, 0 },
+  { "moe_dense_layers", K_INT, (size_t) -1, 0 },
+  { "encoder", K_BEYOND, (size_t) -1, 0 },
+  { "mlm_fraction", K_DOUBLE, (size_t) -1, 0 },
+  { "attention_window", K_BEYOND, (size_t) -1, 0 },
+  { "window_layer_freq", K_INT, (size_t) -1, 0 },
+  { "mtp_depth", K_BEYOND, (size_t) -1, 0 },
+  { "q_lora_rank", K_BEYOND, (size_t) -1, 0 },
+  { "kv_lora_rank", K_BEYOND, (size_t) -1, 0 },
+  { "qk_nope_head_dim", K_BEYOND, (size_t) -1, 0 },
+  { "qk_rope_head_dim", K_BEYOND, (size_t) -1, 0 },
+  { "v_head_dim", K_BEYOND, (size_t) -1, 0 },
 };
 #undef F
 #define N_KEYS (sizeof keys / sizeof keys[0])
@@ -131,9 +144,27 @@ set_key (TrainerShape *s, const Key *k, const char *v)
     case K_INT: return parse_int (v, ip);
     case K_DOUBLE: return parse_double (v, dp);
     case K_BOOL: return parse_bool (v, ip);
-    case K_ACT: return parse_choice (v, "swiglu", "gelu", ip);
+    case K_ACT:
+      if (!strcmp (v, "geglu") || !strcmp (v, "squared_relu"))
+        {
+          s->beyond = s->beyond ? s->beyond : k->key;
+          return 0;
+        }
+      return parse_choice (v, "swiglu", "gelu", ip);
     case K_NORM: return parse_choice (v, "rmsnorm", "layernorm", ip);
-    case K_POS: return parse_choice (v, "rope", "learned", ip);
+    case K_POS:
+      if (!strcmp (v, "alibi"))
+        {
+          s->beyond = s->beyond ? s->beyond : k->key;
+          return 0;
+        }
+      return parse_choice (v, "rope", "learned", ip);
+    case K_BEYOND:
+      if (parse_bool (v, ip) != 0 && parse_int (v, ip) != 0)
+        return -1;
+      if (*ip != 0 && !s->beyond)
+        s->beyond = k->key;
+      return 0;
     case K_STR:
       if (strlen (v) >= sizeof s->name)
         return -1;
@@ -151,9 +182,10 @@ expected (int kind)
     case K_INT: return "an integer";
     case K_DOUBLE: return "a number";
     case K_BOOL: return "true or false";
-    case K_ACT: return "gelu or swiglu";
+    case K_ACT: return "gelu, swiglu, geglu or squared_relu";
     case K_NORM: return "layernorm or rmsnorm";
-    case K_POS: return "learned or rope";
+    case K_POS: return "learned, rope or alibi";
+    case K_BEYOND: return "an integer or true/false";
     default: return "a name of at most 63 bytes";
     }
 }
@@ -271,6 +303,9 @@ trainer_shape_finish (TrainerShape *s, char *err, size_t err_len)
   if (s->moe_experts > 0)
     return trainer_fail (err, err_len, "[model] moe_experts = %d: the validation trainer builds dense models only; "
                  "pick a dense model file", s->moe_experts);
+  if (s->beyond)
+    return trainer_fail (err, err_len, "[model] %s: the validation trainer builds GPT/Llama-style decoders only "
+                 "(learned or rope positions, gelu or swiglu, causal attention); pick such a model file", s->beyond);
   if (s->layers < 1 || s->hidden < 1 || s->heads < 1 || s->ffn_hidden < 1 || s->vocab < 1 || s->seq_len < 1)
     return trainer_fail (err, err_len, "[model] layers, hidden, heads, ffn_hidden, vocab and seq_len must be positive");
   if (s->kv_heads < 1 || s->heads % s->kv_heads)

@@ -36,6 +36,8 @@ typedef struct {
   int bias;           /* linear and norm biases (GPT-2 style) */
   double rope_theta;  /* RoPE base: 10000 (not a scenario key; it does not change the step time) */
   int moe_experts;    /* read so MoE files are recognised; the trainer is dense only */
+  const char *beyond; /* the first [model] setting outside the trainer's decoders (ALiBi, GeGLU,
+                         squared ReLU, MLA, encoder, sliding window, MTP), refused by _finish */
   /* derived by trainer_shape_finish */
   int vocab_padded;
   int q_dim;          /* heads * head_dim */

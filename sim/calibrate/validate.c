@@ -15,10 +15,14 @@ typedef struct {
 } GpuProfile;
 
 /* The gpu token's hardware profile and the fabric its systems ship with (scenarios/fabrics/,
- * each figure sourced there). Tokens of DECK.md without a profile are skipped with the reason. */
+ * each figure sourced there). Tokens of DECK.md without a profile are skipped with the reason.
+ * h100-sxm-hbm2e-96g (Meta's Grand Teton hosts, 400 Gb/s RDMA per GPU) takes the NDR 400G fabric:
+ * Meta's clusters are RoCE 400G (and InfiniBand 400G), and there is no RoCE fabric file yet. */
 static const GpuProfile gpu_profiles[] = {
+  { "a100-sxm-40g", "hardware/a100-sxm-40g.ini", "fabrics/hdr200-rail-optimized.ini", "ampere" },
   { "a100-sxm-80g", "hardware/a100-sxm-80g.ini", "fabrics/hdr200-rail-optimized.ini", "ampere" },
   { "h100-sxm", "hardware/h100-sxm.ini", "fabrics/ndr400-rail-optimized.ini", "hopper" },
+  { "h100-sxm-hbm2e-96g", "hardware/h100-sxm-hbm2e-96g.ini", "fabrics/ndr400-rail-optimized.ini", "hopper" },
   { "h200-sxm", "hardware/h200-sxm.ini", "fabrics/ndr400-rail-optimized.ini", "hopper" },
   { "b200", "hardware/b200.ini", "fabrics/ndr400-rail-optimized.ini", "blackwell" },
   { "gb200", "hardware/gb200.ini", "fabrics/gb200-nvl72-eth800.ini", "blackwell" },
@@ -92,33 +96,23 @@ row_settings (const SimValidateRow *r, const char *files[ROW_FILES], GError **er
       return NULL;
     }
   gboolean llama_like = strcmp (r->family, "llama") == 0 || strcmp (r->family, "mixtral") == 0;
+  gboolean deepseek = strcmp (r->family, "deepseek") == 0;
   gboolean other = strcmp (r->family, "other") == 0;
   const SimValidateArch *a = &r->arch;
-  /* What the arch column may state that trainsim has no model of yet: named, never approximated. */
-  const char *lacks = a->attention && (strcmp (a->attention, "mla") == 0 || strcmp (a->attention, "swa") == 0)
-                          ? a->attention
-                      : a->position && strcmp (a->position, "alibi") == 0 ? "alibi positions"
-                      : a->mlp_act && strcmp (a->mlp_act, "geglu") == 0   ? "a GeGLU MLP"
-                      : a->moe_shared_experts > 0                         ? "shared experts"
-                      : a->moe_dense_layers > 0                           ? "leading dense layers"
-                      : a->moe_layer_freq > 1                             ? "interleaved MoE layers"
-                      : a->mtp_depth > 0                                  ? "MTP layers"
-                      : a->encoder > 0                                    ? "an encoder"
-                                                                          : NULL;
-  if (lacks)
+  if (!llama_like && !other && !deepseek && strcmp (r->family, "gpt") != 0)
     {
-      unsupported (error, "arch states %s, which trainsim does not model yet", lacks);
-      return NULL;
-    }
-  if (!llama_like && !other && strcmp (r->family, "gpt") != 0)
-    {
-      unsupported (error, "family '%s': its architecture (e.g. MLA, shared experts, MTP) is not in the deck's "
-                   "columns and trainsim has no preset for it", r->family);
+      unsupported (error, "family '%s' is none of gpt, llama, mixtral, deepseek, other (DECK.md)", r->family);
       return NULL;
     }
   if (other && (a->norm == NULL || a->position == NULL))
     {
       unsupported (error, "family 'other' needs the arch column's norm and position to be modelled");
+      return NULL;
+    }
+  gboolean mla = (a->attention && strcmp (a->attention, "mla") == 0) || (deepseek && a->attention == NULL);
+  if (a->encoder > 0 && (r->moe_experts > 0 || mla))
+    {
+      unsupported (error, "an encoder with MoE or MLA layers: no such model is described in DECK.md");
       return NULL;
     }
   files[0] = prof->hardware;
@@ -132,39 +126,65 @@ row_settings (const SimValidateRow *r, const char *files[ROW_FILES], GError **er
   add (list, "model.kv_heads=%d", r->kv_heads);
   add (list, "model.ffn_hidden=%d", r->ffn_hidden);
   add (list, "model.vocab=%d", r->vocab);
-  /* Squared ReLU (Nemotron-4) is a two-matrix MLP like GeLU; its elementwise kernel moves the same
-   * bytes (DECK.md encodes it as gelu). */
-  add (list, "model.activation=%s", r->activation);
-  if (other)
-    {
-      /* Family 'other': what the arch column states, else the Megatron GPT defaults of its era for
-       * Nemotron-style models (untied embeddings, no biases: Nemotron-4 340B report, arXiv 2406.11704). */
-      add (list, "model.norm=%s", a->norm);
-      add (list, "model.position=%s", strcmp (a->position, "learned") == 0 ? "learned" : "rope");
-      add (list, "model.tied_embeddings=%s", a->tied_embeddings == 1 ? "true" : "false");
-      add (list, "model.bias=false");
-    }
-  else if (llama_like)
-    {
-      add (list, "model.norm=rmsnorm");
-      add (list, "model.position=rope");
-      add (list, "model.tied_embeddings=%s", a->tied_embeddings == 1 ? "true" : "false");
-      add (list, "model.bias=false");
-    }
-  else
-    {
-      add (list, "model.norm=layernorm");
-      add (list, "model.position=learned");
-      add (list, "model.tied_embeddings=%s",
-           a->tied_embeddings >= 0 ? (a->tied_embeddings ? "true" : "false")
-                                   : strstr (r->notes, "untied") ? "false" : "true");
-      add (list, "model.bias=true");
-    }
+  /* The arch column's mlp_act refines the activation column (DECK.md encodes squared ReLU, a
+   * two-matrix MLP, as gelu and GeGLU, a gated one, as swiglu). */
+  add (list, "model.activation=%s", a->mlp_act ? a->mlp_act : r->activation);
+  /* Family defaults, then what the arch column states. gpt: GPT-3-style (LayerNorm, learned
+   * positions, biases, tied unless the notes say untied); llama / mixtral / deepseek: RMSNorm,
+   * rotary, no biases, untied; other: the arch column's norm and position, no biases, untied
+   * (Nemotron-4 340B report, arXiv 2406.11704). */
+  gboolean gpt = !llama_like && !deepseek && !other;
+  const char *norm = a->norm ? a->norm : gpt ? "layernorm" : "rmsnorm";
+  const char *position = a->position ? a->position : gpt ? "learned" : "rope";
+  add (list, "model.norm=%s", norm);
+  add (list, "model.position=%s", position);
+  add (list, "model.tied_embeddings=%s",
+       a->tied_embeddings >= 0 ? (a->tied_embeddings ? "true" : "false")
+       : gpt                   ? (strstr (r->notes, "untied") ? "false" : "true")
+                               : "false");
+  add (list, "model.bias=%s", gpt ? "true" : "false");
   if (r->moe_experts > 0)
     {
       add (list, "model.moe_experts=%d", r->moe_experts);
       add (list, "model.moe_top_k=%d", r->moe_top_k);
       add (list, "model.moe_ffn_hidden=%d", r->moe_ffn_hidden);
+    }
+  /* DeepSeek-V3 (family deepseek: deepseek-ai/DeepSeek-V3 config.json) where the arch column is
+   * silent: MLA with q_lora_rank 1536, kv_lora_rank 512, qk_nope_head_dim 128, qk_rope_head_dim 64,
+   * v_head_dim 128; n_shared_experts 1; first_k_dense_replace 3. Its MTP module is counted only
+   * when the arch column states mtp_depth (throughput runs may leave it out). */
+  if (mla)
+    {
+      add (list, "model.q_lora_rank=%d", a->q_lora_rank >= 0 ? a->q_lora_rank : 1536);
+      add (list, "model.kv_lora_rank=%d", a->kv_lora_rank >= 0 ? a->kv_lora_rank : 512);
+      add (list, "model.qk_nope_head_dim=%d", a->qk_nope_head_dim >= 0 ? a->qk_nope_head_dim : 128);
+      add (list, "model.qk_rope_head_dim=%d", a->qk_rope_head_dim >= 0 ? a->qk_rope_head_dim : 64);
+      add (list, "model.v_head_dim=%d", a->v_head_dim >= 0 ? a->v_head_dim : 128);
+    }
+  if (r->moe_experts > 0)
+    {
+      int shared = a->moe_shared_experts >= 0 ? a->moe_shared_experts : deepseek ? 1 : 0;
+      int dense = a->moe_dense_layers >= 0 ? a->moe_dense_layers : deepseek ? 3 : 0;
+      if (shared > 0)
+        add (list, "model.moe_shared_experts=%d", shared);
+      if (dense > 0)
+        add (list, "model.moe_dense_layers=%d", dense);
+      if (a->moe_layer_freq > 1)
+        add (list, "model.moe_layer_freq=%d", a->moe_layer_freq);
+      /* moe_node_limit is not modelled: the all-to-all is priced as uniform over the EP group,
+       * an upper bound on the cross-node bytes of node-limited routing. */
+    }
+  if (a->mtp_depth > 0)
+    add (list, "model.mtp_depth=%d", a->mtp_depth);
+  /* swa:W on every layer (the column cannot say which layers alternate). */
+  if (a->attention && strcmp (a->attention, "swa") == 0)
+    add (list, "model.attention_window=%d", a->swa_window);
+  /* An encoder (BERT): its masked-LM head scores the masked 15% of the tokens (Devlin et al.,
+   * arXiv 1810.04805 §3.1). */
+  if (a->encoder > 0)
+    {
+      add (list, "model.encoder=true");
+      add (list, "model.mlm_fraction=0.15");
     }
   /* [cluster]: the row's sizes over the fabric file's defaults. */
   add (list, "cluster.gpus=%d", r->gpus);

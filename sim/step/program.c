@@ -491,7 +491,7 @@ sim_runner_build_program (Program *p, LayerCtx *c, int stage, int dpcp)
    * biases and norms resident, leaving the weight matrices: 4 in a GPT layer (qkv, dense,
    * dense_h_to_4h, dense_4h_to_h), 7 in a Llama-style one (q, k, v, o, gate, up, down). */
   k.blocking = zero3 && plan->zero3_blocking;
-  k.pieces = s->activation == MODEL_ACT_SWIGLU ? 7 : 4;
+  k.pieces = model_shape_glu (s) ? 7 : 4;
   k.ag_ops = ag_ops;
   k.ag_chunk = ag_chunk;
   k.ag_need = ag_need;

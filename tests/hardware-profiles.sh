@@ -1,0 +1,70 @@
+#!/bin/sh
+# The hardware profiles added for DECK.md's gpu tokens that had none (a100-sxm-40g, h100-sxm-hbm2e-96g)
+# and for H800, as TAP: `trainsim run` of each embedded profile with a model prints a simulated step
+# time and reads the profile's HBM size; every [hardware] figure the profile sets carries its source;
+# H800's narrower NVLink makes a TP8 step no faster than H100's; `trainsim validate` models a deck row
+# naming each new token (real rows of ../shared/validation/deck.csv, copied here with their gpu column
+# changed) and predicts it no faster than the same row on the part it derives from (same compute, less
+# or slower HBM, lower power limit).
+bin=${TRAINSIM:-./trainsim}
+tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+. "${TRAINSIM_SRCDIR:-$(dirname "$0")/..}/tests/tap.sh"
+
+# profile  fabric  model  matmul dtype  HBM GiB as `run` prints it (datasheet GB / 2^30)
+while read -r hw fab model dtype gib; do
+  "$bin" run "hardware/$hw.ini" "fabrics/$fab.ini" "models/$model.ini" --set cluster.gpus=8 \
+    --set parallel.micro_batch=1 --set parallel.global_batch=32 --set training.seq_len=2048 \
+    --set parallel.tp=1 --set parallel.zero=1 --set parallel.matmul_dtype="$dtype" >"$tmp/$hw.txt" 2>"$tmp/err"
+  rc=$?
+  step=$(awk '/^step time/ { print $3; exit }' "$tmp/$hw.txt")
+  check "run hardware/$hw.ini ($model, $dtype) prints a simulated step time ($step s)" \
+    "[ $rc = 0 ] && awk -v s='$step' 'BEGIN { exit !(s + 0 > 0) }'"
+  check "run hardware/$hw.ini reads its HBM size ($gib GiB)" "grep -q '^memory per GPU .* of $gib GiB' '$tmp/$hw.txt'"
+  "$bin" run "hardware/$hw.ini" "fabrics/$fab.ini" "models/$model.ini" --set cluster.gpus=8 \
+    --set parallel.micro_batch=1 --set parallel.global_batch=32 --set training.seq_len=2048 \
+    --set parallel.tp=1 --format json >"$tmp/$hw.json" 2>/dev/null
+  check "hardware/$hw.ini: every [hardware] figure it sets has a .source" "python3 - '$tmp/$hw.json' '$hw' <<'PY'
+import json, sys
+vals = json.load(open(sys.argv[1]))['scenario']['values']
+mine = [v for v in vals if v['group'] == 'hardware' and v['file'] == 'embedded:hardware/' + sys.argv[2] + '.ini']
+assert len(mine) >= 15, len(mine)
+assert all(v['key'] == 'name' or v.get('source') for v in mine), [v['key'] for v in mine if not v.get('source')]
+PY"
+done <<'EOF'
+a100-sxm-40g hdr200-rail-optimized megatron-gpt-1.7b bf16 37.25
+h100-sxm-hbm2e-96g ndr400-rail-optimized llama3.1-8b fp8 89.41
+h800-sxm ndr400-rail-optimized llama3.1-8b fp8 74.51
+EOF
+
+# TP8 inside one NVLink domain: H800's 200 GB/s per direction against H100's 450.
+for hw in h100-sxm h800-sxm; do
+  "$bin" run "hardware/$hw.ini" fabrics/ndr400-rail-optimized.ini models/llama3.1-8b.ini --set cluster.gpus=8 \
+    --set parallel.micro_batch=1 --set parallel.global_batch=8 --set training.seq_len=2048 \
+    --set parallel.tp=8 --set parallel.sp=true >"$tmp/tp8-$hw.txt" 2>/dev/null
+done
+h100=$(awk '/^step time/ { print $3; exit }' "$tmp/tp8-h100-sxm.txt")
+h800=$(awk '/^step time/ { print $3; exit }' "$tmp/tp8-h800-sxm.txt")
+check "TP8: h800-sxm step no faster than h100-sxm ($h800 s >= $h100 s)" \
+  "[ -n '$h100' ] && [ -n '$h800' ] && awk 'BEGIN { exit !($h800 + 0 >= $h100 + 0) }'"
+
+# Two real deck rows (../shared/validation/deck.csv, fields as published; notes shortened), first on
+# the part they were measured on, then with the gpu column set to the new token.
+cat >"$tmp/base.csv" <<'EOF'
+id,source,model,family,layers,hidden,heads,kv_heads,ffn_hidden,vocab,seq_len,activation,moe_experts,moe_top_k,moe_ffn_hidden,global_batch_seqs,micro_batch,gpus,gpu,gpus_per_node,nvlink_domain,nic_gbps_per_gpu,tp,pp,vpp,cp,dp,ep,sequence_parallel,zero,fsdp,recompute,precision,step_time_s,step_time_basis,confidence,notes,framework,arch
+narayanan21_t1_1.7b,Narayanan et al. SC21 (arXiv 2104.04473),GPT 1.7B,gpt,24,2304,24,24,9216,51200,2048,gelu,0,0,0,512,16,32,a100-sxm-80g,8,8,200,1,1,1,1,32,1,0,0,0,full,fp16,3.528,tflops_eq3,high,"copied from deck.csv row narayanan21_t1_1.7b",megatron,
+nemo2407_llama3-8b_8,"NVIDIA NeMo performance summary, NeMo 24.07 container",LLAMA3-8B,llama,32,4096,32,8,14336,128000,8192,swiglu,0,0,0,128,1,8,h100-sxm,8,8,400,1,1,1,2,4,1,0,1,0,none,fp8,10.89,tokens_per_s,medium,"copied from deck.csv row nemo2407_llama3-8b_8",nemo,
+EOF
+sed 's/,a100-sxm-80g,/,a100-sxm-40g,/; s/,h100-sxm,/,h100-sxm-hbm2e-96g,/' "$tmp/base.csv" >"$tmp/new.csv"
+"$bin" validate "$tmp/base.csv" --format tsv >"$tmp/base.tsv" 2>"$tmp/err"; rc_base=$?
+"$bin" validate "$tmp/new.csv" --format tsv >"$tmp/new.tsv" 2>"$tmp/err"; rc_new=$?
+for row in narayanan21_t1_1.7b:a100-sxm-40g:a100-sxm-80g nemo2407_llama3-8b_8:h100-sxm-hbm2e-96g:h100-sxm; do
+  id=${row%%:*}; rest=${row#*:}; gpu=${rest%%:*}; base=${rest#*:}
+  new_s=$(awk -F'\t' -v id="$id" -v g="$gpu" '$1 == id && $3 == g && $4 == "ok" { print $5 }' "$tmp/new.tsv")
+  base_s=$(awk -F'\t' -v id="$id" -v g="$base" '$1 == id && $3 == g && $4 == "ok" { print $5 }' "$tmp/base.tsv")
+  check "validate models row $id with gpu $gpu ($new_s s)" "[ $rc_new = 0 ] && [ -n '$new_s' ]"
+  check "$gpu predicts $id no faster than $base ($new_s s >= $base_s s)" \
+    "[ $rc_base = 0 ] && [ -n '$base_s' ] && awk 'BEGIN { exit !($new_s + 0 >= $base_s + 0) }'"
+done
+check "validate: both rows of the new tokens modelled, none skipped" \
+  "grep -q '^# summary	all	all	modelled=2	total=2	' '$tmp/new.tsv'"
+echo "1..$n"
