@@ -8,6 +8,8 @@
 #   fuzz/run.sh [SECONDS] [NAME…]     NAME: scenario_file, measure, … (default: all)
 # Environment: TRAINSIM_FUZZ_BUILD_DIR (default build-fuzz), TRAINSIM_FUZZ_TAP (a file: also write
 # `ok N - fuzz NAME` lines there, which .ci/run counts), TRAINSIM_FUZZ_JOBS (make -j, default nproc),
+# TRAINSIM_FUZZ_TIMEOUT (seconds one input may take, default 30: raise it for niced campaigns on
+# a busy machine, where a starved process passed 10 s on an input that takes 0.3 s alone),
 # TRAINSIM_FUZZ_RESUME=1 (go on from the corpus the last run of NAME grew, so that several runs make
 # one campaign; the seeds are added again, the last run's log is kept as log.N).
 set -u
@@ -51,7 +53,7 @@ for name in $names; do
   regress=; [ -d "tests/fuzz-regress/$name" ] && regress=$top/tests/fuzz-regress/$name
   tmp=$(mktemp -d "$scratch/trainsim-fuzz.XXXXXX") || exit 1
   start=$(date +%s)
-  TMPDIR=$tmp "$build/fuzz/fuzz_$name" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
+  TMPDIR=$tmp "$build/fuzz/fuzz_$name" -max_total_time="$seconds" -timeout="${TRAINSIM_FUZZ_TIMEOUT:-30}" -rss_limit_mb=2048 -print_final_stats=1 \
     -artifact_prefix="$out/" "$out/corpus" $regress >"$out/log" 2>&1
   rc=$?
   rm -rf "$tmp"

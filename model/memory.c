@@ -6,7 +6,8 @@
  * (default fp32: Megatron's main_grad buffers, so bf16 + fp32 grads + distributed optimizer is
  * 6 + 12/d bytes per parameter as in Megatron-LM docs/distrib_optimizer.md), K = 8 + 4 (master).
  * Dense parameters shard over dp*cp (Megatron's data-parallel group with context parallelism),
- * expert parameters over the expert data-parallel group.
+ * expert parameters over the expert data-parallel group. Megatron's distributed optimizer keeps the
+ * full gradient buffer at zero 2 (without fsdp) as at zero 1 (model_framework_shards_grads).
  *
  * Activations per layer and micro-batch (Korthikanti et al. 2022, "Reducing Activation Recomputation
  * in Large Transformer Models", §4, Table 2), generalised to GQA, gated MLPs, no dropout and fused
@@ -46,6 +47,7 @@
  *   (Korthikanti §4.3). FP8 weight caches and DP communication buckets are not counted. */
 #include "model/memory.h"
 #include "model/layer.h"
+#include "model/framework.h"
 
 #define GIB (1024.0 * 1024.0 * 1024.0)
 
@@ -61,7 +63,7 @@ model_memory_states (const ModelPlan *plan, double params, double shard, double 
   if (weights)
     *weights = plan->zero >= 3 ? w / shard : w;
   if (grads)
-    *grads = plan->zero >= 2 ? g / shard : g;
+    *grads = model_framework_shards_grads (plan) ? g / shard : g;
   if (optimizer)
     *optimizer = plan->zero >= 1 ? o / shard : o;
 }
@@ -274,4 +276,58 @@ model_memory_check (const ModelShape *shape, const ModelPlan *plan, double capac
                "gradients), recompute activations (selective or full), or lower micro_batch",
                worst.pp_rank, worst.total_bytes / GIB, capacity_bytes / GIB, desc);
   return FALSE;
+}
+
+char *
+model_memory_fix (const ModelShape *shape, const ModelPlan *plan, double capacity_bytes, double overhead_bytes)
+{
+  g_return_val_if_fail (shape != NULL && plan != NULL, NULL);
+  ModelMemory m;
+  if (model_memory_check (shape, plan, capacity_bytes, overhead_bytes, &m, NULL))
+    return NULL;
+  const struct { const char *name; double bytes; } items[] = {
+    { "weights", m.weights_bytes }, { "gradients", m.grads_bytes }, { "optimizer", m.optimizer_bytes },
+    { "ZeRO-3 gather", m.zero3_gather_bytes }, { "activations", m.activations_bytes },
+    { "embedding/head", m.embedding_head_bytes }, { "overhead", m.overhead_bytes },
+  };
+  gsize big = 0;
+  for (gsize i = 1; i < G_N_ELEMENTS (items); i++)
+    if (items[i].bytes > items[big].bytes)
+      big = i;
+  GString *s = g_string_new (NULL);
+  g_string_append_printf (s, "largest: %s %.2f GiB; ", items[big].name, items[big].bytes / GIB);
+  /* Single changes, cheapest in step time first; the data-parallel degree follows tp and pp. */
+  for (int k = 0; k < 7; k++)
+    {
+      ModelPlan p = *plan;
+      char what[64];
+      switch (k)
+        {
+        case 0: if (p.recompute != MODEL_RECOMPUTE_NONE) continue;
+          p.recompute = MODEL_RECOMPUTE_SELECTIVE; g_strlcpy (what, "recompute = selective", sizeof what); break;
+        case 1: if (p.zero >= 2) continue;
+          p.zero = 2; g_strlcpy (what, "zero = 2", sizeof what); break;
+        case 2: if (p.zero >= 3) continue;
+          p.zero = 3; g_strlcpy (what, "zero = 3", sizeof what); break;
+        case 3: if (p.recompute == MODEL_RECOMPUTE_FULL) continue;
+          p.recompute = MODEL_RECOMPUTE_FULL; g_strlcpy (what, "recompute = full", sizeof what); break;
+        case 4: if (p.micro_batch < 2 || p.micro_batch % 2) continue;
+          p.micro_batch /= 2; g_snprintf (what, sizeof what, "micro_batch = %d", p.micro_batch); break;
+        case 5: p.pp *= 2; g_snprintf (what, sizeof what, "pp = %d", p.pp); break;
+        default: p.tp *= 2; g_snprintf (what, sizeof what, "tp = %d", p.tp); break;
+        }
+      int rest = p.tp * p.pp * p.cp;
+      if (p.gpus % rest != 0)
+        continue;
+      p.dp = p.gpus / rest;
+      ModelMemory fixed;
+      if (model_plan_validate (&p, shape, NULL)
+          && model_memory_check (shape, &p, capacity_bytes, overhead_bytes, &fixed, NULL))
+        {
+          g_string_append_printf (s, "fits with %s (%.2f GiB)", what, fixed.total_bytes / GIB);
+          return g_string_free (s, FALSE);
+        }
+    }
+  g_string_append (s, "no single change of recompute, zero, micro_batch, pp or tp fits");
+  return g_string_free (s, FALSE);
 }

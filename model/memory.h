@@ -44,3 +44,9 @@ gboolean model_memory_check (const ModelShape *shape, const ModelPlan *plan, dou
                              double overhead_bytes, ModelMemory *out, GError **error);
 /* "weights 10.9 GiB, grads ..., total ..." (caller frees). */
 char *model_memory_describe (const ModelMemory *mem);
+/* For a plan over capacity: its largest item and the cheapest single change that fits, tried in
+ * order of what it costs in step time (selective recompute, ZeRO 2, ZeRO 3, full recompute, half
+ * the micro-batch, twice the pp, twice the tp), e.g. "largest: activations 60.2 GiB; fits with
+ * recompute = selective (71.3 GiB)"; NULL when the plan fits (caller frees). */
+char *model_memory_fix (const ModelShape *shape, const ModelPlan *plan, double capacity_bytes,
+                        double overhead_bytes);

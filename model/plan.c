@@ -10,10 +10,11 @@
  *   sp when tp > 1;  cp > 1: seq_len % (2*cp) = 0 (load-balanced causal ring attention
  *   splits each sequence into 2*cp chunks);  sp: (seq_len/cp) % tp = 0;  zero in 0..3;  fsdp needs
  *   zero >= 2;  FP8 GEMM dims multiples of 16 and FP4 of 32 (Transformer Engine's alignment
- *   checks for FP8 / NVFP4 GEMMs).
+ *   checks for FP8 / NVFP4 GEMMs);  the framework's own limits (model/framework.c).
  * Rank mapping reproduces Megatron-Core's RankGenerator (order innermost first). */
 #include <string.h>
 #include "model/plan.h"
+#include "model/framework.h"
 
 G_DEFINE_QUARK (model-error-quark, model_error)
 
@@ -469,6 +470,9 @@ model_plan_validate (const ModelPlan *plan, const ModelShape *shape, GError **er
   if (plan->fsdp && plan->zero < 2)
     return invalid (error, "fsdp shards gradients and parameters, so it needs zero >= 2 "
                     "(got %d); set zero = 2 or 3, or fsdp = false", plan->zero);
+  /* What the framework offers (model/framework.c). */
+  if (!model_framework_validate (plan, error))
+    return FALSE;
 
   /* Precisions. */
   if ((unsigned) plan->recompute > MODEL_RECOMPUTE_FULL)

@@ -23,6 +23,16 @@ typedef enum { MODEL_FP8_DELAYED, MODEL_FP8_CURRENT } ModelFp8Scaling;
  *             place (AccumulateGrad), in param_dtype. */
 typedef enum { MODEL_GRAD_ACCUM_FUSED, MODEL_GRAD_ACCUM_ADD, MODEL_GRAD_ACCUM_AUTOGRAD } ModelGradAccum;
 typedef enum { MODEL_DIM_TP, MODEL_DIM_CP, MODEL_DIM_EP, MODEL_DIM_DP, MODEL_DIM_PP, MODEL_DIM_COUNT } ModelDim;
+/* The training framework whose DP schedule the step follows (model/framework.c: each one's
+ * choices and their sources); in the order of the parallel.framework key's enum strings. */
+typedef enum {
+  MODEL_FW_MEGATRON,  /* Megatron-LM / Megatron-Core (the default) */
+  MODEL_FW_NEMO,      /* NeMo 2: Megatron-Core's DDP and distributed optimizer underneath */
+  MODEL_FW_DEEPSPEED, /* DeepSpeed ZeRO stages 0..3 */
+  MODEL_FW_FSDP2,     /* torchtitan on PyTorch FSDP2 (fully_shard) */
+  MODEL_FW_COMPOSER,  /* MosaicML Composer with PyTorch FSDP1 (FullyShardedDataParallel) */
+  MODEL_FW_COUNT
+} ModelFramework;
 
 typedef struct {
   int gpus;              /* total; must equal tp*cp*dp*pp */
@@ -74,6 +84,7 @@ typedef struct {
   ModelUbConfig ub[MODEL_UB_COUNT]; /* tp_comm_overlap: how each TP-adjacent GEMM is cut and how
                                      * many SMs it lends (model/tpoverlap.h; 0 = TE's default) */
   ModelUbDefaults ub_defaults;      /* which TE version's defaults (0 = TE 2.x) */
+  ModelFramework framework;  /* DP schedule of this framework (0 = megatron; model/framework.h) */
 } ModelPlan;
 
 /* A valid 1-GPU plan: every degree 1, 1F1B, no recompute, bf16, zero 0, micro/global batch 1,

@@ -47,6 +47,13 @@ scenario_files = \
 	scenarios/models/megatron-gpt-529.6b.ini \
 	scenarios/models/megatron-gpt-1008b.ini \
 	scenarios/runs/gpt3-175b-mlperf-v3.1.ini \
+	scenarios/runs/mpt-70b-h100-512.ini \
+	scenarios/runs/gpt-oss-120b-h100-64.ini \
+	scenarios/runs/qwen3-235b-a22b-h100-256.ini \
+	scenarios/runs/deepseek-v3-h800-2048.ini \
+	scenarios/runs/bloom-176b-a100-384.ini \
+	scenarios/runs/nemotron-4-340b-h100-6144.ini \
+	scenarios/runs/llama31-405b-h100-meta-16k.ini \
 	scenarios/runs/gpt3-175b-mlperf-v3.1-azure.ini \
 	scenarios/runs/gpt3-175b-mlperf-v4.0.ini \
 	scenarios/runs/llama31-405b-gb200-mlperf-v6.0.ini

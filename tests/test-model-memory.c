@@ -28,6 +28,7 @@ test_zero_paper (void)
   ModelPlan p;
   model_plan_init (&p);
   p.param_dtype = MODEL_DTYPE_FP16, p.grad_dtype = MODEL_DTYPE_FP16;
+  p.framework = MODEL_FW_DEEPSPEED; /* the paper's ZeRO-2 shards gradients; Megatron's does not */
   const double want[4] = { 120.0, 31.4, 16.6, 1.9 };
   for (int z = 0; z <= 3; z++)
     {
@@ -56,6 +57,14 @@ test_megatron_distributed_optimizer (void)
   p.zero = 1;
   model_memory_states (&p, 1.0, 8, &w, &g, &o);
   g_assert_cmpfloat (w + g + o, ==, 6.0 + 12.0 / 8);
+  /* Megatron has no ZeRO-2 of its own: zero 2 keeps the full gradient buffer as zero 1 does; with
+   * fsdp (Megatron-FSDP's optim_grads) the gradients are sharded. */
+  p.zero = 2;
+  model_memory_states (&p, 1.0, 8, &w, &g, &o);
+  g_assert_cmpfloat (w + g + o, ==, 6.0 + 12.0 / 8);
+  p.fsdp = TRUE;
+  model_memory_states (&p, 1.0, 8, &w, &g, &o);
+  g_assert_cmpfloat (w + g + o, ==, 2.0 + 16.0 / 8);
 }
 
 /* Korthikanti et al. 2022 Table 2 for GPT-3 175B (a 96, h 12288, s 2048, b 1, t 8), with the

@@ -485,9 +485,10 @@ run_dp_bytes (const ModelShape *s, const ModelPlan *p, const SimGpuSpec *g, cons
  * before the forward and the backward slot: gathered bf16 bytes per step = m·2·(3R + 2E), i.e. 3×
  * the layer parameter bytes per micro-batch; gradients reduce-scattered (fp32) every micro-batch:
  * m·4·P. No step-end parameter gather (the updated shard is the only copy). Each layer use is one
- * collective: m·(3L + 2) gathers. ZeRO-2 for contrast: no per-layer gathers; its gradients are
- * reduce-scattered every micro-batch too (only the shard is resident) plus one bf16 parameter
- * all-gather of P after the optimizer. Without recompute ZeRO-3 gathers the layers twice:
+ * collective: m·(3L + 2) gathers. ZeRO-2 for contrast: no per-layer gathers; DeepSpeed's ZeRO-2
+ * reduce-scatters its gradients every micro-batch too (only the shard is resident) plus one bf16
+ * parameter all-gather of P after the optimizer; Megatron's zero 2 (its distributed optimizer, a full
+ * gradient buffer) only in the last micro-batch. Without recompute ZeRO-3 gathers the layers twice:
  * m·2·(2R + 2E). */
 static void
 test_zero3 (void)
@@ -510,11 +511,16 @@ test_zero3 (void)
   g_assert_cmpint (z3.n_gather, ==, m * (3 * L + 2));
   g_assert_cmpint (z3.n_rs, >=, m * L);
   w.p.zero = 2;
+  w.p.framework = MODEL_FW_DEEPSPEED;
   SimRunnerResult r2;
   DpBytes z2 = run_dp_bytes (&w.s, &w.p, &w.g, &w.c, &w.f, &w.cp, &r2);
   g_assert_cmpfloat (z2.gather, ==, 0);
   /* reduce-scatters m·4·P plus the step's parameter all-gather 2·P on the same stream */
   g_assert_cmpfloat (fabs (z2.dp_rs - (m * 4.0 * P + 2.0 * P)), <, 1e-9 * z2.dp_rs);
+  w.p.framework = MODEL_FW_MEGATRON;
+  z2 = run_dp_bytes (&w.s, &w.p, &w.g, &w.c, &w.f, &w.cp, &r2);
+  g_assert_cmpfloat (z2.gather, ==, 0);
+  g_assert_cmpfloat (fabs (z2.dp_rs - (4.0 * P + 2.0 * P)), <, 1e-9 * z2.dp_rs);
   w.p.zero = 3;
   w.p.recompute = MODEL_RECOMPUTE_NONE;
   DpBytes z3n = run_dp_bytes (&w.s, &w.p, &w.g, &w.c, &w.f, &w.cp, &r3);
@@ -705,6 +711,288 @@ test_memory (void)
   g_assert_cmpfloat (r.memory_bytes, <, 80e9);
 }
 
+/* Rank 0's executed ops, in the order they end (the trace hook). */
+typedef struct {
+  const char *name, *stream;
+  gint64 start, end;
+} FwEvent;
+
+static void
+fw_trace (gpointer user, const SimRunnerTraceEvent *ev)
+{
+  if (ev->rank != 0)
+    return;
+  FwEvent e = { ev->name ? ev->name : "", ev->stream_name, ev->start_ns, ev->end_ns };
+  g_array_append_val ((GArray *) user, e);
+}
+
+static GArray *
+fw_run (const World *w, SimRunnerResult *r)
+{
+  GArray *ev = g_array_new (FALSE, FALSE, sizeof (FwEvent));
+  SimRunnerOptions o;
+  sim_runner_options_init (&o);
+  o.memory_overhead_bytes = 0;
+  o.trace = fw_trace;
+  o.trace_user = ev;
+  g_autoptr (GError) error = NULL;
+  gboolean ok = sim_runner_run (&w->s, &w->p, &w->g, &w->c, &w->f, &w->cp, &o, r, &error);
+  g_assert_no_error (error);
+  g_assert_true (ok);
+  return ev;
+}
+
+static gboolean
+is_dp_reduce (const FwEvent *e)
+{
+  return strcmp (e->name, "dp_grad_rs") == 0 || strcmp (e->name, "dp_grad_ar") == 0;
+}
+
+/* What the trace shows of a framework's DP schedule on a pp 1 world: the slots run F0 B0 F1 B1 ...
+ * (1F1B on one stage), each opening with its zero-length slot_entry. */
+typedef struct {
+  int reduces[8];          /* DP gradient reductions starting in micro-batch j's backward */
+  int reduces_total, gathers, param_ags;
+  int reduce_beside_compute; /* reductions that overlap a kernel of the compute stream */
+  gint64 first_reduce, last_reduce_end[8], fwd_entry[8], last_bwd_end;
+} FwCount;
+
+static FwCount
+fw_count (const World *w, SimRunnerResult *r)
+{
+  g_autoptr (GArray) ev = fw_run (w, r);
+  FwEvent *e = (FwEvent *) ev->data;
+  int m = model_plan_microbatches (&w->p);
+  g_assert_cmpint (m, <=, 8);
+  gint64 entry[16];
+  int n_entry = 0;
+  gint64 synced = -1;
+  for (guint i = 0; i < ev->len; i++)
+    if (strcmp (e[i].name, "slot_entry") == 0)
+      {
+        g_assert_cmpint (n_entry, <, 16);
+        entry[n_entry++] = e[i].start;
+      }
+    else if (strcmp (e[i].name, "grads_synced") == 0)
+      synced = e[i].start;
+  g_assert_cmpint (n_entry, ==, 2 * m);
+  FwCount k = { .first_reduce = G_MAXINT64 };
+  for (int j = 0; j < m; j++)
+    k.fwd_entry[j] = entry[2 * j];
+  for (guint i = 0; i < ev->len; i++)
+    {
+      if (strcmp (e[i].stream, "compute") == 0 && e[i].end > e[i].start && e[i].start < synced)
+        k.last_bwd_end = MAX (k.last_bwd_end, e[i].end);
+      if (strcmp (e[i].name, "zero3_param_ag") == 0)
+        k.gathers++;
+      if (strcmp (e[i].name, "dp_param_ag") == 0)
+        k.param_ags++;
+      if (!is_dp_reduce (&e[i]))
+        continue;
+      k.reduces_total++;
+      k.first_reduce = MIN (k.first_reduce, e[i].start);
+      for (int j = 0; j < m; j++)
+        if (e[i].start >= entry[2 * j + 1] && (j == m - 1 || e[i].start < entry[2 * j + 2]))
+          {
+            k.reduces[j]++;
+            k.last_reduce_end[j] = MAX (k.last_reduce_end[j], e[i].end);
+          }
+      for (guint q = 0; q < ev->len; q++)
+        if (strcmp (e[q].stream, "compute") == 0 && e[q].end > e[q].start && e[q].start < e[i].end
+            && e[q].end > e[i].start)
+          {
+            k.reduce_beside_compute++;
+            break;
+          }
+    }
+  return k;
+}
+
+/* Framework semantics (model/framework.c) counted in a trace: the small GPT with L = 8 layers on
+ * two GPUs (dp 2), m = 3 micro-batches, fast NVLink (450 GB/s) so each reduction starts in the
+ * backward that issues it. Gradients of a layer: 12h² + 2h = 12.6 M fp32 = 50 MB; all of them,
+ * embedding included, 134.5 M parameters.
+ *   megatron zero 1 (dp_overlap): buckets of max(40 MiB, 40e6 · 4 B) = 160 MB, every 4 layers, only
+ *     in the last micro-batch's backward, and beside it (the first starts before it ends); the
+ *     updated parameters' all-gather at the next step's start. zero 2 is the same schedule.
+ *   deepspeed zero 1: after the last backward (nothing beside compute); zero 2: one 5e8-element
+ *     bucket flushed at the end of every micro-batch's backward, on the compute stream (no kernel
+ *     runs beside it); both with the all-gather after the optimizer.
+ *   fsdp2 and composer zero 3: every micro-batch's backward reduce-scatters each layer and then the
+ *     embedding (L + 1), and the next forward waits for them; gathers per micro-batch: each layer
+ *     before its forward and its backward, the (tied) embedding before the forward only (kept
+ *     through the backward): 2L + 1, also with full recompute (the backward's gather serves the
+ *     recompute), where megatron gathers 3L + 2. zero 2 (kept after forward): L + 1 per micro-batch.
+ *   fsdp2 zero 0 all-reduces each layer every micro-batch; composer zero 0 (DDP) only in the last. */
+static void
+test_framework (void)
+{
+  World w;
+  int L = 8, m = 3;
+  fast_world (&w, L);
+  plan_of (&w.p, 1, 1, 1, 1, 2, m);
+  cluster_of (&w.c, &w.f, &w.cp, 2, 2, 450e9, TRUE);
+  SimRunnerResult r;
+
+  w.p.zero = 1;
+  w.p.dp_overlap = TRUE;
+  FwCount mg = fw_count (&w, &r);
+  g_test_message ("megatron zero 1: reductions %d %d %d, first at %" G_GINT64_FORMAT
+                  ", backward ends %" G_GINT64_FORMAT,
+                  mg.reduces[0], mg.reduces[1], mg.reduces[2], mg.first_reduce, mg.last_bwd_end);
+  g_assert_cmpint (mg.reduces[0], ==, 0);
+  g_assert_cmpint (mg.reduces[1], ==, 0);
+  g_assert_cmpint (mg.reduces[2], ==, 3);   /* layers 8..5, 4..1, then the embedding */
+  g_assert_cmpint (mg.reduces_total, ==, 3);
+  g_assert_cmpint (mg.first_reduce, <, mg.last_bwd_end);
+  g_assert_cmpint (mg.reduce_beside_compute, >, 0);
+  g_assert_cmpint (mg.param_ags, >, 0);
+  w.p.zero = 2;
+  FwCount mg2 = fw_count (&w, &r);
+  g_assert_cmpint (mg2.reduces_total, ==, 3);
+  g_assert_cmpint (mg2.reduces[2], ==, 3);
+  g_assert_cmpint (mg2.first_reduce, ==, mg.first_reduce);
+
+  w.p.framework = MODEL_FW_NEMO;
+  FwCount ne = fw_count (&w, &r);
+  g_assert_cmpint (ne.first_reduce, ==, mg.first_reduce);
+  g_assert_cmpint (ne.reduces_total, ==, mg.reduces_total);
+
+  w.p.framework = MODEL_FW_DEEPSPEED;
+  w.p.zero = 1;
+  FwCount d1 = fw_count (&w, &r);
+  g_assert_cmpint (d1.reduces_total, ==, 1);
+  g_assert_cmpint (d1.reduces[2], ==, 1);
+  g_assert_cmpint (d1.first_reduce, >=, d1.last_bwd_end);
+  g_assert_cmpint (d1.reduce_beside_compute, ==, 0);
+  g_assert_cmpint (d1.param_ags, ==, 1);
+  w.p.zero = 2;
+  FwCount d2 = fw_count (&w, &r);
+  for (int j = 0; j < m; j++)
+    g_assert_cmpint (d2.reduces[j], ==, 1);
+  g_assert_cmpint (d2.reduce_beside_compute, ==, 0);
+  g_assert_cmpint (d2.first_reduce, <, mg.first_reduce);
+
+  int per_bwd = L + 1;
+  for (int fw = MODEL_FW_FSDP2; fw <= MODEL_FW_COMPOSER; fw++)
+    {
+      w.p.framework = (ModelFramework) fw;
+      w.p.zero = 3;
+      w.p.recompute = MODEL_RECOMPUTE_NONE;
+      FwCount f3 = fw_count (&w, &r);
+      g_test_message ("%s zero 3: reductions %d %d %d, gathers %d", fw == MODEL_FW_FSDP2 ? "fsdp2" : "composer",
+                      f3.reduces[0], f3.reduces[1], f3.reduces[2], f3.gathers);
+      for (int j = 0; j < m; j++)
+        g_assert_cmpint (f3.reduces[j], ==, per_bwd);
+      for (int j = 0; j + 1 < m; j++)
+        g_assert_cmpint (f3.fwd_entry[j + 1], >=, f3.last_reduce_end[j]);
+      g_assert_cmpint (f3.reduce_beside_compute, >, 0);
+      g_assert_cmpint (f3.gathers, ==, m * (2 * L + 1));
+      g_assert_cmpint (f3.param_ags, ==, 0);
+      w.p.recompute = MODEL_RECOMPUTE_FULL;
+      FwCount f3r = fw_count (&w, &r);
+      g_assert_cmpint (f3r.gathers, ==, m * (2 * L + 1));
+      w.p.recompute = MODEL_RECOMPUTE_NONE;
+      w.p.zero = 2;
+      FwCount f2 = fw_count (&w, &r);
+      for (int j = 0; j < m; j++)
+        g_assert_cmpint (f2.reduces[j], ==, per_bwd);
+      g_assert_cmpint (f2.gathers, ==, m * (L + 1));
+      w.p.zero = 0;
+      FwCount f0 = fw_count (&w, &r);
+      g_assert_cmpint (f0.gathers, ==, 0);
+      if (fw == MODEL_FW_FSDP2)
+        for (int j = 0; j < m; j++)
+          g_assert_cmpint (f0.reduces[j], ==, per_bwd);
+      else
+        g_assert_cmpint (f0.reduces[0] + f0.reduces[1], ==, 0);
+    }
+  w.p.framework = MODEL_FW_MEGATRON;
+  w.p.zero = 3;
+  w.p.recompute = MODEL_RECOMPUTE_FULL;
+  FwCount m3 = fw_count (&w, &r);
+  g_assert_cmpint (m3.gathers, ==, m * (3 * L + 2));
+
+  /* What the frameworks do not offer is refused. */
+  GError *error = NULL;
+  w.p.recompute = MODEL_RECOMPUTE_NONE;
+  w.p.framework = MODEL_FW_FSDP2;
+  w.p.zero = 1;
+  g_assert_false (model_plan_validate (&w.p, &w.s, &error));
+  g_assert_error (error, MODEL_ERROR, MODEL_ERROR_INVALID_PLAN);
+  g_assert_nonnull (strstr (error->message, "zero 1"));
+  g_clear_error (&error);
+}
+
+/* Under pipeline parallelism (pp 2, L = 16, dp 2, m = 4), stage 0: megatron zero 1 reduces in the
+ * last micro-batch's backward only (dp_overlap: beside it, the first 160 MB bucket after 4 of the
+ * stage's 8 layers); fsdp2 reduce-scatters each of its 8 layers and the embedding once, after the
+ * stage's last backward (torch pipelining's perform_reduce_grad); zero 2 (kept after forward, and
+ * after backward under pipelining) gathers each unit once per step: 8 + 1. */
+static void
+test_framework_pipelined (void)
+{
+  World w;
+  fast_world (&w, 16);
+  plan_of (&w.p, 1, 2, 1, 1, 2, 4);
+  cluster_of (&w.c, &w.f, &w.cp, 4, 4, 450e9, TRUE);
+  w.p.dp_overlap = TRUE;
+  w.p.framework = MODEL_FW_FSDP2;
+  w.p.zero = 2;
+  SimRunnerResult r;
+  g_autoptr (GArray) ev = fw_run (&w, &r);
+  const FwEvent *e = (const FwEvent *) ev->data;
+  gint64 synced = -1, last_bwd_end = 0, first_reduce = G_MAXINT64;
+  int reduces = 0, gathers = 0;
+  for (guint i = 0; i < ev->len; i++)
+    if (strcmp (e[i].name, "grads_synced") == 0)
+      synced = e[i].start;
+  for (guint i = 0; i < ev->len; i++)
+    {
+      if (strcmp (e[i].stream, "compute") == 0 && e[i].end > e[i].start && e[i].start < synced)
+        last_bwd_end = MAX (last_bwd_end, e[i].end);
+      gathers += strcmp (e[i].name, "zero3_param_ag") == 0;
+      if (is_dp_reduce (&e[i]))
+        {
+          reduces++;
+          first_reduce = MIN (first_reduce, e[i].start);
+        }
+    }
+  g_test_message ("fsdp2 pp2 zero 2: %d reductions from %" G_GINT64_FORMAT " (backward ends %" G_GINT64_FORMAT
+                  "), %d gathers", reduces, first_reduce, last_bwd_end, gathers);
+  g_assert_cmpint (reduces, ==, 8 + 1);
+  g_assert_cmpint (first_reduce, >=, last_bwd_end);
+  g_assert_cmpint (gathers, ==, 8 + 1);
+  w.p.framework = MODEL_FW_MEGATRON;
+  w.p.zero = 1;
+  g_autoptr (GArray) ev1 = fw_run (&w, &r);
+  e = (const FwEvent *) ev1->data;
+  first_reduce = G_MAXINT64, last_bwd_end = 0, synced = -1;
+  for (guint i = 0; i < ev1->len; i++)
+    if (strcmp (e[i].name, "grads_synced") == 0)
+      synced = e[i].start;
+  for (guint i = 0; i < ev1->len; i++)
+    {
+      if (strcmp (e[i].stream, "compute") == 0 && e[i].end > e[i].start && e[i].start < synced)
+        last_bwd_end = MAX (last_bwd_end, e[i].end);
+      if (is_dp_reduce (&e[i]))
+        first_reduce = MIN (first_reduce, e[i].start);
+    }
+  g_assert_cmpint (first_reduce, <, last_bwd_end);
+  /* DeepSpeed refuses ZeRO-2/3 with pipeline parallelism, Composer any pipeline. */
+  GError *error = NULL;
+  w.p.framework = MODEL_FW_DEEPSPEED;
+  w.p.zero = 2;
+  g_assert_false (model_plan_validate (&w.p, &w.s, &error));
+  g_assert_error (error, MODEL_ERROR, MODEL_ERROR_INVALID_PLAN);
+  g_clear_error (&error);
+  w.p.framework = MODEL_FW_COMPOSER;
+  w.p.zero = 3;
+  g_assert_false (model_plan_validate (&w.p, &w.s, &error));
+  g_assert_error (error, MODEL_ERROR, MODEL_ERROR_INVALID_PLAN);
+  g_clear_error (&error);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -723,5 +1011,7 @@ main (int argc, char **argv)
   g_test_add_func ("/sim/runner/fp8-param-gather", test_fp8_param_gather);
   g_test_add_func ("/sim/runner/invalid", test_invalid);
   g_test_add_func ("/sim/runner/memory", test_memory);
+  g_test_add_func ("/sim/runner/framework", test_framework);
+  g_test_add_func ("/sim/runner/framework-pipelined", test_framework_pipelined);
   return g_test_run ();
 }

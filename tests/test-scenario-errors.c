@@ -168,6 +168,23 @@ test_bad_enum (void)
   expect_error (t, "@:13: [model] activation: 'relu' is not one of: gelu, swiglu", NULL, NULL);
 }
 
+/* parallel.framework names one of the frameworks model/framework.c describes. */
+static void
+test_bad_framework (void)
+{
+  g_autofree char *t = base_with ("[parallel]\n" "framework = megatron-lm\n");
+  expect_error (t, "@:13: [parallel] framework: 'megatron-lm' is not one of: megatron, nemo, deepspeed, fsdp2, "
+                "composer", NULL, NULL);
+}
+
+/* A plan the framework does not offer (FSDP2 has no optimizer-only sharding): the framework's line. */
+static void
+test_framework_rule (void)
+{
+  g_autofree char *t = base_with ("[parallel]\n" "framework = fsdp2\n" "zero = 1\n");
+  expect_error (t, "@:13: [parallel] framework: framework fsdp2 has no optimizer-only sharding (zero 1)", NULL, NULL);
+}
+
 /* A [tp_overlap] value the userbuffers syntax refuses: the reason after the key's place. */
 static void
 test_bad_tp_overlap (void)
@@ -302,6 +319,8 @@ main (int argc, char **argv)
   g_test_add_func ("/scenario/errors/negative", test_negative);
   g_test_add_func ("/scenario/errors/out-of-range", test_out_of_range);
   g_test_add_func ("/scenario/errors/bad-enum", test_bad_enum);
+  g_test_add_func ("/scenario/errors/bad-framework", test_bad_framework);
+  g_test_add_func ("/scenario/errors/framework-rule", test_framework_rule);
   g_test_add_func ("/scenario/errors/bad-tp-overlap", test_bad_tp_overlap);
   g_test_add_func ("/scenario/errors/missing-include", test_missing_include);
   g_test_add_func ("/scenario/errors/include-cycle", test_include_cycle);

@@ -129,6 +129,36 @@ test_columns_by_name (void)
   g_assert_cmpint (a.kv_lora_rank, ==, 512);
 }
 
+/* The framework column picks parallel.framework (model/framework.c); empty and "other" run
+ * Megatron's schedule, the deck's default. */
+static void
+test_framework_column (void)
+{
+  static const struct { const char *column, *want; } cases[] = {
+    { "", "parallel.framework=megatron" },          { "nemo", "parallel.framework=nemo" },
+    { "deepspeed", "parallel.framework=deepspeed" }, { "fsdp2", "parallel.framework=fsdp2" },
+    { "composer", "parallel.framework=composer" },   { "other", "parallel.framework=megatron" },
+  };
+  for (gsize i = 0; i < G_N_ELEMENTS (cases); i++)
+    {
+      g_autofree char *text = g_strdup_printf (
+        "id,source,model,family,layers,hidden,heads,kv_heads,ffn_hidden,vocab,seq_len,activation,moe_experts,"
+        "moe_top_k,moe_ffn_hidden,global_batch_seqs,micro_batch,gpus,gpu,gpus_per_node,nvlink_domain,"
+        "nic_gbps_per_gpu,tp,pp,vpp,cp,dp,ep,sequence_parallel,zero,fsdp,recompute,precision,step_time_s,"
+        "step_time_basis,confidence,notes,framework\n"
+        "r1,S,GPT,gpt,12,768,12,12,3072,50257,1024,gelu,0,0,0,64,4,8,h100-sxm,8,8,,1,1,1,1,8,1,0,0,0,none,bf16,"
+        "0.5,log,low,x,%s\n", cases[i].column);
+      g_autoptr (GError) error = NULL;
+      g_autoptr (SimValidateDeck) deck = sim_validate_deck_parse (text, strlen (text), "t.csv", &error);
+      g_assert_no_error (error);
+      g_autofree char *cmd = sim_validate_row_command (sim_validate_deck_row (deck, 0), &error);
+      g_assert_no_error (error);
+      g_autofree char *quoted = g_strdup_printf ("'%s'", cases[i].want);
+      if (!strstr (cmd, quoted))
+        g_error ("framework '%s': no %s in\n%s", cases[i].column, quoted, cmd);
+    }
+}
+
 /* A run that ran is never refused for memory: the row is simulated and flagged. */
 static void
 test_memory_never_refuses (void)
@@ -246,6 +276,7 @@ main (int argc, char **argv)
   g_test_add_func ("/sim/validate/parse", test_parse);
   g_test_add_func ("/sim/validate/malformed", test_malformed);
   g_test_add_func ("/sim/validate/columns-by-name", test_columns_by_name);
+  g_test_add_func ("/sim/validate/framework-column", test_framework_column);
   g_test_add_func ("/sim/validate/memory-never-refuses", test_memory_never_refuses);
   g_test_add_func ("/sim/validate/stats", test_stats);
   g_test_add_func ("/sim/validate/fixture-rows", test_fixture_rows);

@@ -202,6 +202,10 @@ row_settings (const SimValidateRow *r, const char *files[ROW_FILES], GError **er
   add (list, "parallel.sp=%s", r->sequence_parallel ? "true" : "false");
   add (list, "parallel.zero=%d", r->zero);
   add (list, "parallel.fsdp=%s", r->fsdp ? "true" : "false");
+  /* The framework column picks the DP schedule (model/framework.c); empty, and "other" (no
+   * schedule of its own), run Megatron's, the deck's default. */
+  add (list, "parallel.framework=%s",
+       *r->framework && strcmp (r->framework, "other") != 0 ? r->framework : "megatron");
   add (list, "parallel.micro_batch=%d", r->micro_batch);
   add (list, "parallel.global_batch=%d", r->global_batch_seqs);
   add (list, "parallel.recompute=%s", r->recompute);

@@ -39,6 +39,7 @@
 #include "model/layer.h"
 #include "model/memory.h"
 #include "model/op.h"
+#include "model/framework.h"
 
 static const char *const part_names[SIM_EST_COUNT] = {
   "compute", "tp", "cp", "pp", "dp", "ep", "bubble", "optimizer", "slowdown",
@@ -400,26 +401,35 @@ sim_estimate_step_with (const ModelShape *shape, const ModelPlan *plan, const Si
       double ne = model_plan_expert_dp (plan);
       if (rp.expert > 0 && ne > 1)
         one += coll_s (2.0 * (ne - 1) / ne, (double) rp.expert * e, bw, alpha, 2.0 * (ne - 1));
-      double dp_comm = one;
-      double window = plan->dp_overlap ? 2.0 / 3.0 * compute / m : 0.0;
-      if (plan->zero >= 2)
+      /* The framework's schedule (model/framework.c), as the simulator runs it: `one` is an
+       * all-reduce, or a reduce-scatter plus the parameter all-gather. */
+      ModelDpSchedule fw;
+      model_framework_dp_schedule (plan, &fw);
+      gboolean ovl = fw.reduce_overlap && !fw.reduce_blocking;
+      double red = fw.reduce_allreduce ? one : one / 2.0;
+      double ag = fw.param_ag != MODEL_DP_PARAM_AG_NONE ? one / 2.0 : 0.0;
+      double dp_comm = red + ag;
+      double window = ovl && fw.reduce != MODEL_DP_REDUCE_AFTER_BWD ? 2.0 / 3.0 * compute / m : 0.0;
+      if (fw.reduce == MODEL_DP_REDUCE_EVERY_MB)
         {
-          /* Only the gradient shard is kept: every micro-batch's backward reduce-scatters (as the
-           * simulator runs it), behind every backward; ZeRO-3 has no step-end gather. */
-          dp_comm = one / 2.0 * m + (plan->zero == 2 ? one / 2.0 : 0.0);
-          window = plan->dp_overlap ? 2.0 / 3.0 * compute : 0.0;
+          /* Sharded gradients: every micro-batch's backward reduces (as the simulator runs it),
+           * behind every backward; ZeRO-3 / FSDP have no step-end gather. */
+          dp_comm = red * m + ag;
+          window = ovl ? 2.0 / 3.0 * compute : 0.0;
         }
-      if (plan->zero >= 3)
+      if (fw.gathers)
         {
-          /* Parameter all-gathers: forward and backward of every micro-batch, hidden behind compute. */
-          double gather = (one / 2.0) * 2.0 * m;
+          /* Parameter all-gathers, hidden behind compute: forward and backward of every
+           * micro-batch, or only the forward (kept after forward), or once (kept throughout). */
+          double uses = fw.reshard_after_forward ? 2.0 * m : fw.reshard_after_backward ? m : 1.0;
+          double gather = (one / 2.0) * uses;
           dp_comm += gather;
-          window += plan->dp_overlap ? compute : 0.0;
+          window += ovl ? compute : 0.0;
         }
       c[SIM_EST_DP] = dp_comm;
       double bucket = MIN (dp_comm, coll_s (2.0, plan->dp_bucket_mb * 1048576.0, bw, alpha, 2.0 * (n - 1)));
-      p[SIM_EST_DP] = plan->dp_overlap ? MAX (bucket, dp_comm - window) : dp_comm;
-      overlapped_dp = plan->dp_overlap ? MIN (window, dp_comm) : 0.0;
+      p[SIM_EST_DP] = ovl ? MAX (bucket, dp_comm - window) : dp_comm;
+      overlapped_dp = ovl ? MIN (window, dp_comm) : 0.0;
     }
   double amax = amax_s (plan, hw, m, lr);
   p[SIM_EST_DP] += amax;

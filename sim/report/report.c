@@ -156,8 +156,20 @@ write_text_answer (FILE *out, const SimScenario *sc, const SimReportWorkload *w,
   else
     fprintf (out, "step time            not simulated; LOWER BOUND %.4f s (matmuls at peak, nothing else)\n",
              w->ideal_step_s);
-  fprintf (out, "memory per GPU       %.2f GiB of %.2f GiB: %s\n", w->memory.total_bytes / GIB,
-           w->memory_capacity_bytes / GIB, w->memory_fits ? "fits" : "DOES NOT FIT");
+  /* Over capacity is a finding, never a refusal: the step is simulated as if it fit (the memory
+   * model may overstate a run that ran), with the largest item and the cheapest change that fits. */
+  double margin = (w->memory_capacity_bytes - w->memory.total_bytes) / GIB;
+  if (w->memory_fits)
+    fprintf (out, "memory per GPU       %.2f GiB of %.2f GiB: fits (margin %.2f GiB)\n", w->memory.total_bytes / GIB,
+             w->memory_capacity_bytes / GIB, margin);
+  else
+    {
+      g_autofree char *fix = model_memory_fix (sim_scenario_shape (sc), sim_scenario_plan (sc),
+                                               w->memory_capacity_bytes, run->memory_overhead_bytes);
+      fprintf (out, "memory per GPU       %.2f GiB of %.2f GiB: DOES NOT FIT by %.2f GiB (%s)%s\n",
+               w->memory.total_bytes / GIB, w->memory_capacity_bytes / GIB, -margin, fix ? fix : "",
+               p ? "; step simulated as if it fit" : "");
+    }
   if (p && p->time_to_train_s > 0)
     {
       g_autofree char *t = duration (p->time_to_train_s);
@@ -238,6 +250,22 @@ write_text (FILE *out, const SimScenario *sc, const SimReportWorkload *w, const 
   fprintf (out, "parameters           %" G_GINT64_FORMAT " total (%s), %" G_GINT64_FORMAT " active (%s); "
            "%" G_GINT64_FORMAT " with the padded vocab\n", w->params_total, pt, w->params_active, pa,
            w->params_allocated);
+  /* Model cards count "active" differently: gpt-oss's and DeepSeek's leave the input embedding
+   * (a lookup, not a matmul) out; multi-token-prediction modules are counted apart. */
+  {
+    ModelParams mp;
+    model_shape_params (shape, shape->vocab, &mp);
+    g_autofree char *pe = human ((double) (mp.active - mp.embedding), "");
+    fprintf (out, "                     active without the input embedding %s", pe);
+    if (mp.mtp > 0)
+      {
+        g_autofree char *pm = human ((double) mp.mtp, "");
+        fprintf (out, "; MTP modules %s more", pm);
+      }
+    if (mp.encoder_extra > 0)
+      fprintf (out, "; encoder heads and token types included");
+    fprintf (out, "\n");
+  }
   fprintf (out, "plan                 %d GPUs = tp %d × cp %d × pp %d × dp %d (vpp %d, ep %d), %s schedule, "
            "recompute %s, %s matmuls: VALID\n", plan->gpus, plan->tp, plan->cp, plan->pp, plan->dp, plan->vpp,
            plan->ep, sched_names[plan->schedule], recompute_names[plan->recompute],

@@ -101,6 +101,16 @@ const Key sim_scenario_keys[] = {
   { "parallel", "zero", T_INT, "", 1, "0", 0, 3, NULL, FALSE, S_INT, PL (zero),
     "what is sharded over DP: 0 nothing, 1 optimizer (distributed optimizer), 2 + grads, 3 + params" },
   { "parallel", "fsdp", T_BOOL, "", 1, "false", 0, 0, NULL, FALSE, S_BOOL, PL (fsdp), "FSDP-style per-layer collectives (zero >= 2)" },
+  { "parallel", "framework", T_ENUM, "", 1, "megatron", 0, 0, "megatron, nemo, deepspeed, fsdp2, composer", FALSE, S_ENUM,
+    PL (framework),
+    "DP schedule at the framework's defaults (model/framework.c names each choice's source): megatron, nemo = "
+    "Megatron-Core DDP, grads reduced once per step in the last micro-batch's backward (overlapped with dp_overlap, "
+    "dp_bucket_MiB the floor), zero 2 as zero 1, zero 3 per layer every micro-batch; deepspeed = zero 0/1 reduced after "
+    "the backward, zero 2 every micro-batch on the compute stream, 5e8-element buckets, zero 3 per-layer gathers and "
+    "reduce-scatters every micro-batch; fsdp2 = torchtitan FSDP2, per-layer reduce-scatter every micro-batch (under pp: "
+    "once, after the last backward), zero 3 gathers before forward and backward, zero 2 keeps them after forward; "
+    "composer = FSDP1 FULL_SHARD (zero 3) or SHARD_GRAD_OP (zero 2) every micro-batch, zero 0 DDP. dp_overlap and "
+    "dp_bucket_MiB apply to megatron and nemo only; fsdp2 and composer have no zero 1" },
   { "parallel", "micro_batch", T_INT, "", 1, REQ, 1, 65536, NULL, FALSE, S_INT, PL (micro_batch), "sequences per micro-batch per replica" },
   { "parallel", "global_batch", T_INT, "", 1, OPT, 1, 1e9, NULL, FALSE, S_NONE, PL (global_batch),
     "sequences per optimizer step; give this or global_batch_per_dp" },

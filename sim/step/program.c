@@ -10,6 +10,7 @@
 #include "model/layer.h"
 #include "model/flops.h"
 #include "model/memory.h"
+#include "model/framework.h"
 #include "sim/des/engine.h"
 #include "sim/net/flow.h"
 #include "sim/net/alphabeta.h"
@@ -296,20 +297,34 @@ emit_ops (Builder *b, const LayerCtx *c, const GArray *ops, double *flops,
 }
 
 /* ---------------------------------------------------------------------------------------------- */
-/* Programs */
+/* Programs
+ *
+ * The DP collectives follow the plan's framework (model/framework.c: each framework's choices and
+ * their sources): when gradient buckets are reduced (the last micro-batch's backward, every
+ * micro-batch's, or after the chunk's last backward), their size, whether they block the compute
+ * stream or are waited for at the backward's end, which parameter gathers a use needs, and the
+ * parameter all-gather after the optimizer. */
+
+/* An FSDP unit's (ZeRO-3 layer's) parameters between uses. */
+typedef struct {
+  gboolean seen, unsharded, fwd;
+  int slot;          /* the slot of its last use */
+} Unit;
 
 typedef struct {
   double pending, per_layer, cap;
   int dpcp;
   gboolean active;
   int *ops, n_ops, max_ops;
-  /* ZeRO-3: per-layer parameter all-gathers (bytes of one layer's parameters as gathered). The
-   * gather for a use is issued when the previous use starts (prefetch depth one, as DeepSpeed's
-   * prefetch of the next module in its trace and FSDP's backward/forward prefetch of the next
-   * unit; two layers resident, as model/memory.c budgets), so it overlaps that use's compute. */
+  /* ZeRO-3 / FSDP: per-layer parameter all-gathers (bytes of one layer's parameters as gathered).
+   * The gather for a use is issued when the use `prefetch` uses earlier starts (depth one: the
+   * previous use, as FSDP's backward/forward prefetch of the next unit; DeepSpeed prefetches up to
+   * its prefetch bucket; two layers resident at depth one, as model/memory.c budgets), so it
+   * overlaps that use's compute. */
   double gather_per_layer;
-  int prev_use_start;  /* last compute op before the previous use began (-1: none) */
-  gboolean zero3;
+  int use_start[16];   /* last compute op before each recent use began, by use number mod 16 */
+  int n_uses, prefetch;
+  gboolean zero3;      /* per-layer gathers (ZeRO-3, FSDP) */
   /* ZeRO-3 blocking fetch (ModelPlan.zero3_blocking): the gather of a use is cut into `pieces`
    * (weight matrices), each issued after all queued compute and before the compute that follows. */
   gboolean blocking;
@@ -320,7 +335,40 @@ typedef struct {
    * `chunk_first_layer` is its first global layer. */
   const int *ag_ops, *ag_chunk, *ag_need;
   int n_ag, wait_chunk, chunk_first_layer;
+  /* The framework's schedule: a unit is gathered only when sharded (always_gather: every use, as
+   * Megatron-FSDP and DeepSpeed release parameters after each use). */
+  const ModelDpSchedule *fw;
+  gboolean always_gather, allreduce, fwd, defer;
+  int slot, deferred, last_reduce, waited_reduce;
+  GArray *units;       /* Unit per global layer */
+  Unit unit_emb, unit_head;
 } Buckets;
+
+/* Whether a use of unit `u` in the current slot needs its parameters gathered: it is sharded at
+ * step start, after a forward with reshard-after-forward `raf`, and after a backward with the
+ * framework's reshard-after-backward; a second use in the same slot (the backward after a full
+ * recompute) finds it gathered. */
+static gboolean
+unit_use (Buckets *k, Unit *u, gboolean raf)
+{
+  if (k->always_gather)
+    return TRUE;
+  if (u->seen && u->slot != k->slot && u->unsharded)
+    u->unsharded = !(u->fwd ? raf : k->fw->reshard_after_backward);
+  gboolean need = !u->unsharded;
+  u->seen = u->unsharded = TRUE;
+  u->slot = k->slot;
+  u->fwd = k->fwd;
+  return need;
+}
+
+static Unit *
+layer_unit (Buckets *k, int layer)
+{
+  if ((guint) layer >= k->units->len)
+    g_array_set_size (k->units, (guint) layer + 1);
+  return &g_array_index (k->units, Unit, layer);
+}
 
 /* ZeRO-3: all-gather `bytes` of parameters before the next compute op; issued once the previous
  * use of parameters has started. */
@@ -333,18 +381,19 @@ zero3_gather (Builder *b, Buckets *k, double bytes)
    * torch.cuda.synchronize() before each parameter's all_gather, so each of the pieces starts after
    * every queued kernel and the next kernel waits for it; the stream keeps them in order. */
   int pieces = k->blocking ? k->pieces : 1;
+  int ahead = k->n_uses >= k->prefetch ? k->use_start[(k->n_uses - k->prefetch) % 16] : -1;
   for (int j = 0; j < pieces; j++)
     {
       TOp t = { .kind = K_COLL, .stream = ST_DPAG, .cat = SIM_BD_DP, .group = G_DPCP,
                 .coll = SIM_COLLECTIVE_ALLGATHER, .bytes = bytes / pieces, .seq = b->seq[G_DPCP]++,
                 .name = "zero3_param_ag" };
       int i = add_op (b, &t);
-      int after = k->blocking ? b->last_compute : k->prev_use_start;
+      int after = k->blocking ? b->last_compute : ahead;
       if (after >= 0)
         edge (b, after, i);
       push_wait (b->waits, &b->n_waits, i);
     }
-  k->prev_use_start = b->last_compute;
+  k->use_start[k->n_uses++ % 16] = b->last_compute;
 }
 
 static void
@@ -352,7 +401,12 @@ param_use (Builder *b, const LayerCtx *c, int layer, gpointer data)
 {
   Buckets *k = data;
   if (k->zero3)
-    zero3_gather (b, k, k->gather_per_layer);
+    {
+      if (unit_use (k, layer_unit (k, layer), k->fw->reshard_after_forward))
+        zero3_gather (b, k, k->gather_per_layer);
+      else
+        k->use_start[k->n_uses++ % 16] = b->last_compute; /* a use all the same, for the prefetch */
+    }
   if (k->wait_chunk >= 0)
     for (int j = 0; j < k->n_ag; j++)
       if (k->ag_chunk[j] == k->wait_chunk && k->ag_need[j] == layer - k->chunk_first_layer)
@@ -366,15 +420,26 @@ bucket_flush (Builder *b, const LayerCtx *c, Buckets *k, gboolean flush)
   if (k->pending <= 0 || k->dpcp <= 1 || (!flush && k->pending < k->cap))
     return;
   g_assert (k->n_ops < k->max_ops);
-  SimCollectiveOp op = c->plan->zero >= 1 ? SIM_COLLECTIVE_REDUCE_SCATTER : SIM_COLLECTIVE_ALLREDUCE;
+  SimCollectiveOp op = k->allreduce ? SIM_COLLECTIVE_ALLREDUCE : SIM_COLLECTIVE_REDUCE_SCATTER;
   TOp t = { .kind = K_COLL, .stream = ST_DP, .cat = SIM_BD_DP, .group = G_DPCP, .coll = op,
             .bytes = k->pending, .seq = b->seq[G_DPCP]++,
             .name = op == SIM_COLLECTIVE_ALLREDUCE ? "dp_grad_ar" : "dp_grad_rs" };
   int i = add_op (b, &t);
   if (b->last_compute >= 0)
     edge (b, b->last_compute, i);
-  if (k->blocking)
+  if (k->blocking || (k->fw->reduce_blocking && k->fw->reduce_overlap))
     push_wait (b->waits, &b->n_waits, i); /* reduced on the compute stream (overlap_comm off) */
+  if (k->fw->reduce_one_in_flight && k->last_reduce >= 0)
+    {
+      /* FSDP2: the compute stream waits for the previous reduction before issuing this one; a
+       * wait not yet taken by a kernel is superseded (the DP stream runs them in order). */
+      if (b->n_waits > 0 && b->waits[b->n_waits - 1] == k->waited_reduce)
+        b->waits[b->n_waits - 1] = k->last_reduce;
+      else
+        push_wait (b->waits, &b->n_waits, k->last_reduce);
+      k->waited_reduce = k->last_reduce;
+    }
+  k->last_reduce = i;
   k->ops[k->n_ops++] = i;
   k->pending = 0;
 }
@@ -385,8 +450,25 @@ bucket_layer_done (Builder *b, const LayerCtx *c, int layer, gpointer data)
   Buckets *k = data;
   if (!k->active)
     return;
+  if (k->defer)
+    {
+      k->deferred++; /* reduced after the chunk's last backward (the slot loop) */
+      return;
+    }
   k->pending += k->per_layer;
   bucket_flush (b, c, k, FALSE);
+}
+
+/* The embedding / LM head gradients of the chunk join the last bucket, which is flushed. */
+static void
+bucket_extras (Builder *b, const LayerCtx *c, Buckets *k, int stage, int chunk, double first_extra,
+               double last_extra)
+{
+  if (model_plan_chunk_has_embedding (c->plan, stage, chunk))
+    k->pending += first_extra * c->grad_bytes;
+  if (model_plan_chunk_has_loss (c->plan, stage, chunk))
+    k->pending += last_extra * c->grad_bytes;
+  bucket_flush (b, c, k, TRUE);
 }
 
 void
@@ -419,28 +501,47 @@ sim_runner_build_program (Program *p, LayerCtx *c, int stage, int dpcp)
   double bucket_params = MAX (40e6, 1e6 * dpcp);
   double cap = MAX ((double) plan->dp_bucket_mb * 1048576.0, bucket_params * c->grad_bytes);
   double ag_cap = MAX ((double) plan->dp_bucket_mb * 1048576.0, bucket_params * c->param_bytes);
-  /* ZeRO-2/3 keep only the gradient shard (model/memory.c), so every micro-batch's backward
-   * reduce-scatters its gradients (DeepSpeed's partitioned gradients, FSDP's post-backward
-   * reduce-scatter), not only the last one's. ZeRO-3 reduces per layer as its backward ends (FSDP:
-   * one unit per transformer layer) and gathers parameters per layer (zero3_gather); its
-   * optimizer updates the shard that is the only copy, so there is no step-end gather.
-   * Per micro-batch and layer, with full recompute, DP traffic is 3 gathers (forward, recompute,
-   * backward) + 1 reduce-scatter of the layer's parameters. */
-  gboolean zero3 = plan->zero >= 3 && dpcp > 1;
-  gboolean per_mb = plan->zero >= 2;
-  if (zero3)
+  /* The framework's DP schedule (model/framework.c). Megatron (the default): gradients reduced in
+   * the last micro-batch's backward only. Sharded gradients (ZeRO-2 outside Megatron's distributed
+   * optimizer, ZeRO-3, FSDP) make every micro-batch's backward reduce-scatter its gradients
+   * (DeepSpeed's partitioned gradients, FSDP's post-backward reduce-scatter), not only the last
+   * one's. Per-layer schedules (ZeRO-3, FSDP) reduce each layer as its backward ends (one FSDP unit
+   * per transformer layer) and gather parameters per layer (zero3_gather); the optimizer updates
+   * the shard that is the only copy, so there is no step-end gather. Per micro-batch and layer,
+   * with full recompute, Megatron's and DeepSpeed's ZeRO-3 move 3 gathers (forward, recompute,
+   * backward) + 1 reduce-scatter of the layer's parameters; FSDP's recompute reuses the backward's
+   * gather. */
+  ModelDpSchedule fw;
+  model_framework_dp_schedule (plan, &fw);
+  gboolean zero3 = fw.gathers && dpcp > 1;
+  gboolean per_mb = fw.reduce == MODEL_DP_REDUCE_EVERY_MB;
+  if (fw.bucket == MODEL_DP_BUCKET_LAYER && dpcp > 1)
     cap = per_layer * c->grad_bytes;
-  Buckets k = { 0, per_layer * c->grad_bytes, cap, dpcp, FALSE, NULL, 0, 0,
-                per_layer * c->param_bytes, -1 };
+  else if (fw.bucket == MODEL_DP_BUCKET_ELEMS)
+    cap = fw.bucket_elems * c->grad_bytes;
+  else if (fw.bucket == MODEL_DP_BUCKET_BYTES)
+    cap = fw.bucket_bytes;
+  if (fw.param_ag_elems > 0)
+    ag_cap = fw.param_ag_elems * c->param_bytes;
+  Buckets k = { 0, per_layer * c->grad_bytes, cap, dpcp, FALSE, NULL, 0, 0, per_layer * c->param_bytes };
   k.max_ops = ((int) ceil (all * c->grad_bytes / MAX (cap, 1.0)) + 2 * v + 4) * (per_mb ? m : 1)
               + (zero3 ? (rank_layers + 2 * v) * m : 0);
   k.ops = g_new (int, k.max_ops);
+  k.fw = &fw;
+  k.allreduce = fw.reduce_allreduce;
+  k.last_reduce = k.waited_reduce = -1;
+  /* Prefetch depth: DeepSpeed fetches up to its prefetch bucket ahead, at least the next layer. */
+  k.prefetch = fw.prefetch_elems > 0 && per_layer > 0 ? (int) CLAMP (floor (fw.prefetch_elems / per_layer), 1, 16) : 1;
+  k.always_gather = fw.reshard_after_forward && fw.reshard_after_backward && fw.recompute_gathers
+                    && fw.head_reshard_after_forward && fw.embedding_reshard_after_forward;
+  k.units = g_array_new (FALSE, TRUE, sizeof (Unit));
+  gboolean emb_raf = s->tied_embeddings ? fw.head_reshard_after_forward : fw.embedding_reshard_after_forward;
   int max_ag = (int) ceil (all * c->param_bytes / MAX (ag_cap, 1.0)) + 2 * v + 4;
   g_autofree int *ag_ops = g_new (int, max_ag);
   g_autofree int *ag_chunk = g_new (int, max_ag);
   g_autofree int *ag_need = g_new (int, max_ag);
   int n_ag = 0;
-  gboolean distopt = plan->zero >= 1 && plan->zero <= 2 && dpcp > 1;
+  gboolean distopt = fw.param_ag != MODEL_DP_PARAM_AG_NONE && dpcp > 1;
   /* One micro-batch's activation [s/cp, b, h] between stages; sent 1/tp at a time under SP or
    * Megatron's scatter/gather. */
   double act_bytes = (double) plan->micro_batch * s->seq_len / plan->cp * h * model_dtype_bytes (plan->param_dtype);
@@ -457,7 +558,7 @@ sim_runner_build_program (Program *p, LayerCtx *c, int stage, int dpcp)
    * (Megatron-Core's forward pre-hook waits for the bucket of the module about to run), so the
    * first forward of a chunk waits for each bucket at the layer holding its first byte: the
    * remaining gathers overlap the forward of the layers before. */
-  if (distopt && plan->dp_overlap)
+  if (distopt && fw.param_ag == MODEL_DP_PARAM_AG_OVERLAP)
     for (int ch = 0; ch < v; ch++)
       {
         int ch_layers = model_plan_chunk_layers (plan, s, stage, ch, NULL);
@@ -490,7 +591,7 @@ sim_runner_build_program (Program *p, LayerCtx *c, int stage, int dpcp)
   /* DeepSpeed 0.3 gathers per parameter; its stage3 persistence threshold (1e5 elements) keeps
    * biases and norms resident, leaving the weight matrices: 4 in a GPT layer (qkv, dense,
    * dense_h_to_4h, dense_4h_to_h), 7 in a Llama-style one (q, k, v, o, gate, up, down). */
-  k.blocking = zero3 && plan->zero3_blocking;
+  k.blocking = zero3 && plan->zero >= 3 && plan->zero3_blocking;
   k.pieces = model_shape_glu (s) ? 7 : 4;
   k.ag_ops = ag_ops;
   k.ag_chunk = ag_chunk;
@@ -519,14 +620,24 @@ sim_runner_build_program (Program *p, LayerCtx *c, int stage, int dpcp)
       model_layer_chunk_ops (s, plan, stage, sl.chunk, sl.pass, c->scratch);
       if (sl.microbatch == 0)
         drop_later_microbatch_ops (c->scratch);
-      /* The chunk's last backward produces its gradients: bucket them as layers finish (ZeRO-2/3:
-       * every backward, see above). */
+      /* The chunk's last backward produces its gradients: bucket them as layers finish (sharded
+       * gradients: every backward; see above), or after it (FSDP2 under pipelining). */
       k.active = !fwd && (per_mb || sl.microbatch == m - 1);
+      k.defer = fw.reduce == MODEL_DP_REDUCE_AFTER_BWD;
+      k.slot = i;
+      k.fwd = fwd;
+      int slot_reduces = k.n_ops;
       if (zero3)
         {
-          /* The embedding / LM head shards this chunk uses, gathered before the slot. */
-          double extra = (model_plan_chunk_has_embedding (plan, stage, sl.chunk) ? first_extra : 0)
-                         + (model_plan_chunk_has_loss (plan, stage, sl.chunk) ? last_extra : 0);
+          /* The embedding / LM head shards this chunk uses, gathered before the slot (when sharded). */
+          double extra = (model_plan_chunk_has_embedding (plan, stage, sl.chunk) && first_extra > 0
+                                  && unit_use (&k, &k.unit_emb, emb_raf)
+                              ? first_extra
+                              : 0)
+                         + (model_plan_chunk_has_loss (plan, stage, sl.chunk) && last_extra > 0
+                                    && unit_use (&k, &k.unit_head, fw.head_reshard_after_forward)
+                                ? last_extra
+                                : 0);
           zero3_gather (b, &k, extra * c->param_bytes);
         }
       gint64 ns = emit_ops (b, c, c->scratch, &flops, bucket_layer_done,
@@ -553,14 +664,8 @@ sim_runner_build_program (Program *p, LayerCtx *c, int stage, int dpcp)
         }
       if (fwd && sl.microbatch == 0)
         fwd_ns += ns;
-      if (k.active)
-        {
-          if (model_plan_chunk_has_embedding (plan, stage, sl.chunk))
-            k.pending += first_extra * c->grad_bytes;
-          if (model_plan_chunk_has_loss (plan, stage, sl.chunk))
-            k.pending += last_extra * c->grad_bytes;
-          bucket_flush (b, c, &k, TRUE);
-        }
+      if (k.active && !k.defer)
+        bucket_extras (b, c, &k, stage, sl.chunk, first_extra, last_extra);
       if (fwd ? vs < V - 1 : vs > 0)
         {
           /* Activations (gradients) of [s/cp, b, h] to the next (previous) stage, 1/tp of them under
@@ -575,15 +680,30 @@ sim_runner_build_program (Program *p, LayerCtx *c, int stage, int dpcp)
           if (plan->pp_blocking)
             push_wait (b->waits, &b->n_waits, j); /* the next kernel starts once it is delivered */
         }
+      if (k.active && k.defer)
+        {
+          /* Pipelined FSDP2: each layer of the chunk reduce-scattered now, after its last backward
+           * (and after the gradient send, which the schedule issues first). */
+          for (; k.deferred > 0; k.deferred--)
+            {
+              k.pending += k.per_layer;
+              bucket_flush (b, c, &k, FALSE);
+            }
+          bucket_extras (b, c, &k, stage, sl.chunk, first_extra, last_extra);
+        }
+      if (k.active && fw.reduce_wait && k.n_ops > slot_reduces)
+        /* The backward ends waiting for its reductions (one DP stream: the last one done is all). */
+        push_wait (b->waits, &b->n_waits, k.ops[k.n_ops - 1]);
     }
   p->forward_ns = fwd_ns;
 
-  /* Gradient sync done (without dp_overlap: only issued now), then the optimizer. */
+  /* Gradient sync done (without overlap, e.g. Megatron without dp_overlap: only issued now), then
+   * the optimizer. */
   int last_bwd = b->last_compute;
   int synced = compute (b, "grads_synced", 0, 0, SIM_BD_OPTIMIZER);
   for (int i = 0; i < k.n_ops; i++)
     {
-      if (!plan->dp_overlap)
+      if (!fw.reduce_overlap)
         edge (b, last_bwd, k.ops[i]);
       edge (b, k.ops[i], synced);
     }
@@ -595,7 +715,7 @@ sim_runner_build_program (Program *p, LayerCtx *c, int stage, int dpcp)
   model_layer_optimizer_ops (s, plan, stage, c->scratch);
   emit_ops (b, c, c->scratch, &flops, NULL, NULL, NULL);
   int n_final = 0;
-  if (distopt && !plan->dp_overlap)
+  if (distopt && fw.param_ag == MODEL_DP_PARAM_AG_BLOCKING)
     {
       /* Blocking parameter all-gather after the optimizer; the step ends when it is done. */
       double bytes = all * c->param_bytes - model_layer_fp8_param_saving (s, plan, stage, -1);
@@ -618,4 +738,5 @@ sim_runner_build_program (Program *p, LayerCtx *c, int stage, int dpcp)
   program_from_builder (p, b);
   p->flops = flops;
   g_free (k.ops);
+  g_array_free (k.units, TRUE);
 }
