@@ -56,6 +56,8 @@ scenario_files = \
 	scenarios/runs/llama31-405b-h100-meta-16k.ini \
 	scenarios/runs/gpt3-175b-mlperf-v3.1-azure.ini \
 	scenarios/runs/gpt3-175b-mlperf-v4.0.ini \
+	scenarios/runs/bert-large-mlperf-v3.0-azure.ini \
+	scenarios/runs/bert-large-mlperf-v1.1-nvidia-4320.ini \
 	scenarios/runs/llama31-405b-gb200-mlperf-v6.0.ini
 scenario_files += \
 	scenarios/reliability/llama3-405b-h100.ini \
