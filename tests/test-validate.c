@@ -122,7 +122,7 @@ test_columns_by_name (void)
                                        "h100-sxm,8,8,,1,1,1,1,8,1,0,0,0,none,bf16,0.5,log,low,,attention=swa:x\n",
                                        NULL);
   expect_error (bad2, "arch key 'attention': bad value 'swa:x'");
-  /* MLA is stated but not modelled: the row is skipped with the reason, never approximated */
+  /* MLA's ranks are read (and modelled: /sim/validate/arch-modelled) */
   SimValidateArch a;
   g_assert_true (sim_validate_arch_parse ("attention=mla;kv_lora_rank=512", &a, NULL));
   g_assert_cmpstr (a.attention, ==, "mla");
@@ -269,11 +269,67 @@ test_duplicate_rows (void)
   sim_validate_result_clear (&res[1]);
 }
 
+/* Every arch key DECK.md lists reaches the scenario: DeepSeek-V3's defaults for family deepseek,
+ * today's default decoder for a silent 'other', ALiBi, sliding windows, encoders, GeGLU. */
+static void
+test_arch_modelled (void)
+{
+  const char *h = "notes,id,source,model,family,layers,hidden,heads,kv_heads,ffn_hidden,vocab,seq_len,activation,"
+                  "moe_experts,moe_top_k,moe_ffn_hidden,global_batch_seqs,micro_batch,gpus,gpu,gpus_per_node,"
+                  "nvlink_domain,nic_gbps_per_gpu,tp,pp,vpp,cp,dp,ep,sequence_parallel,zero,fsdp,recompute,precision,"
+                  "step_time_s,step_time_basis,confidence,framework,arch\n";
+  const struct { const char *family, *moe, *arch; } rows[] = {
+    { "deepseek", "64,8,1024", "" },
+    { "other", "0,0,0", "" },
+    { "other", "0,0,0", "position=alibi;norm=layernorm;mlp_act=geglu" },
+    { "other", "0,0,0", "attention=swa:128" },
+    { "gpt", "0,0,0", "encoder=1" },
+  };
+  for (gsize i = 0; i < G_N_ELEMENTS (rows); i++)
+    {
+      g_autofree char *text = g_strdup_printf ("%sn,r%zu,S,M,%s,4,1024,16,16,4096,32000,512,swiglu,%s,64,4,8,"
+                                               "h100-sxm,8,8,,1,1,1,1,8,%d,0,1,0,none,bf16,0.5,log,low,,%s\n",
+                                               h, i, rows[i].family, rows[i].moe, i == 0 ? 8 : 1, rows[i].arch);
+      g_autoptr (GError) error = NULL;
+      g_autoptr (SimValidateDeck) deck = sim_validate_deck_parse (text, strlen (text), "t.csv", &error);
+      g_assert_no_error (error);
+      SimValidateOptions o = { NULL, NULL, 1, FALSE, FALSE, TRUE, 0 };
+      g_autoptr (SimScenario) sc = sim_validate_row_scenario (sim_validate_deck_row (deck, 0), &o, &error);
+      g_assert_no_error (error);
+      const ModelShape *m = sim_scenario_shape (sc);
+      switch (i)
+        {
+        case 0:
+          g_assert_cmpint (m->kv_lora_rank, ==, 512);
+          g_assert_cmpint (m->q_lora_rank, ==, 1536);
+          g_assert_cmpint (m->moe_shared_experts, ==, 1);
+          g_assert_cmpint (m->moe_dense_layers, ==, 3);
+          g_assert_cmpint (m->mtp_depth, ==, 0);
+          break;
+        case 1:
+          g_assert_cmpint (m->norm, ==, MODEL_NORM_RMSNORM);
+          g_assert_cmpint (m->position, ==, MODEL_POS_ROPE);
+          break;
+        case 2:
+          g_assert_cmpint (m->position, ==, MODEL_POS_ALIBI);
+          g_assert_cmpint (m->norm, ==, MODEL_NORM_LAYERNORM);
+          g_assert_cmpint (m->activation, ==, MODEL_ACT_GEGLU);
+          break;
+        case 3: g_assert_cmpint (m->attention_window, ==, 128); break;
+        default:
+          g_assert_true (m->encoder);
+          g_assert_cmpfloat (m->mlm_fraction, ==, 0.15);
+          break;
+        }
+    }
+}
+
 int
 main (int argc, char **argv)
 {
   g_test_init (&argc, &argv, NULL);
   g_test_add_func ("/sim/validate/parse", test_parse);
+  g_test_add_func ("/sim/validate/arch-modelled", test_arch_modelled);
   g_test_add_func ("/sim/validate/malformed", test_malformed);
   g_test_add_func ("/sim/validate/columns-by-name", test_columns_by_name);
   g_test_add_func ("/sim/validate/framework-column", test_framework_column);

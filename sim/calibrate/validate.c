@@ -104,11 +104,6 @@ row_settings (const SimValidateRow *r, const char *files[ROW_FILES], GError **er
       unsupported (error, "family '%s' is none of gpt, llama, mixtral, deepseek, other (DECK.md)", r->family);
       return NULL;
     }
-  if (other && (a->norm == NULL || a->position == NULL))
-    {
-      unsupported (error, "family 'other' needs the arch column's norm and position to be modelled");
-      return NULL;
-    }
   gboolean mla = (a->attention && strcmp (a->attention, "mla") == 0) || (deepseek && a->attention == NULL);
   if (a->encoder > 0 && (r->moe_experts > 0 || mla))
     {
@@ -131,8 +126,8 @@ row_settings (const SimValidateRow *r, const char *files[ROW_FILES], GError **er
   add (list, "model.activation=%s", a->mlp_act ? a->mlp_act : r->activation);
   /* Family defaults, then what the arch column states. gpt: GPT-3-style (LayerNorm, learned
    * positions, biases, tied unless the notes say untied); llama / mixtral / deepseek: RMSNorm,
-   * rotary, no biases, untied; other: the arch column's norm and position, no biases, untied
-   * (Nemotron-4 340B report, arXiv 2406.11704). */
+   * rotary, no biases, untied; other: the arch column's norm and position (else RMSNorm and rotary,
+   * today's default decoder), no biases, untied (Nemotron-4 340B report, arXiv 2406.11704). */
   gboolean gpt = !llama_like && !deepseek && !other;
   const char *norm = a->norm ? a->norm : gpt ? "layernorm" : "rmsnorm";
   const char *position = a->position ? a->position : gpt ? "learned" : "rope";

@@ -17,7 +17,17 @@
  *            (untied where the notes say "untied"), as GPT-2/3 and Megatron's GPT;
  *   llama:   SwiGLU, RMSNorm, RoPE, no biases, untied embeddings (Llama 2/3/3.1);
  *   mixtral: llama's layer with the row's routed experts;
- *   deepseek, other: not modelled (MLA, shared experts, MTP are not in the deck's columns): skipped.
+ *   deepseek: DeepSeek-V3 (RMSNorm, RoPE, untied): MLA with its config's ranks and head widths, one
+ *            shared expert, three leading dense layers, unless the arch column says otherwise; an MTP
+ *            module only where the arch column states mtp_depth;
+ *   other:   a decoder of today's default kind (RMSNorm, RoPE, no biases, untied) where the arch
+ *            column does not state norm and position.
+ * The arch column then refines each: attention (mla with its ranks; swa:W on every layer), position
+ * (alibi: no rotary), norm, mlp_act (geglu gated, squared_relu two-matrix), shared experts, leading
+ * dense layers, MoE layer frequency, MTP depth, encoder (bidirectional attention; the masked-LM head
+ * on 15% of the tokens) and tied embeddings. moe_node_limit is read but not modelled (the all-to-all
+ * is priced as uniform over the EP group, an upper bound on cross-node bytes). The framework column
+ * sets parallel.framework (model/framework.c; empty: megatron).
  * Configuration the deck has no column for:
  *   dp_overlap      = zero >= 1: distributed optimizer / ZeRO implementations overlap the gradient
  *                     reduce-scatter and parameter all-gather with compute; plain DDP (zero 0, the
