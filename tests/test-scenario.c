@@ -529,9 +529,10 @@ test_report_formats (void)
 
 /* Per-precision GEMM efficiency (sim_scenario_check_compute). The embedded default (fp8 on H100)
  * has its fp8 figure and the bf16 one its LM head needs, distinct: 0.698 (Azure cuBLASLt FP8) and
- * 0.803 (MAMF BF16), as h100-sxm.ini gives them. fp16 matmuls on the same profile have a peak but no
- * gemm_eff_max_fp16: the run is refused naming FILE:LINE [hardware] gemm_eff_max_fp16 (the
- * profile's [hardware] header, line 3), never run with the bf16 or fp8 figure. */
+ * 0.803 (MAMF BF16), as h100-sxm.ini gives them; its fp16 figure is the bf16 one, stated in the
+ * profile (same tensor-core rate and operand size). A profile without gemm_eff_max_fp16 (the H100
+ * file with those lines taken out) refuses fp16 matmuls naming FILE:LINE [hardware]
+ * gemm_eff_max_fp16, never running with the bf16 or fp8 figure. */
 static void
 test_gemm_efficiency_per_dtype (void)
 {
@@ -539,7 +540,7 @@ test_gemm_efficiency_per_dtype (void)
   const SimGpuSpec *gpu = sim_scenario_gpu (sc);
   g_assert_cmpfloat (gpu->gemm_eff_max[MODEL_DTYPE_FP8], ==, 0.698);
   g_assert_cmpfloat (gpu->gemm_eff_max[MODEL_DTYPE_BF16], ==, 0.803);
-  g_assert_cmpfloat (gpu->gemm_eff_max[MODEL_DTYPE_FP16], ==, 0.0);
+  g_assert_cmpfloat (gpu->gemm_eff_max[MODEL_DTYPE_FP16], ==, 0.803);
   g_assert_cmpfloat (gpu->gemm_eff_half_gflop[MODEL_DTYPE_BF16], ==, 3.2);
   g_assert_cmpfloat (gpu->gemm_eff_half_gflop_any, ==, 7.5);
   GError *error = NULL;
@@ -548,10 +549,34 @@ test_gemm_efficiency_per_dtype (void)
 
   const char *fp16[] = { "parallel.matmul_dtype=fp16", NULL };
   g_autoptr (SimScenario) sc16 = load_ok (NULL, fp16);
-  g_assert_false (sim_scenario_check_compute (sc16, &error));
+  g_assert_true (sim_scenario_check_compute (sc16, &error));
+  g_assert_no_error (error);
+
+  g_autofree char *h100 = src_path ("scenarios/hardware/h100-sxm.ini");
+  g_autofree char *text = NULL;
+  g_assert_true (g_file_get_contents (h100, &text, NULL, NULL));
+  g_auto (GStrv) lines = g_strsplit (text, "\n", -1);
+  GString *kept = g_string_new (NULL);
+  for (int i = 0; lines[i]; i++)
+    if (!g_str_has_prefix (lines[i], "gemm_eff_max_fp16") && !g_str_has_prefix (lines[i], "include"))
+      g_string_append_printf (kept, "%s\n", lines[i]);
+  g_autofree char *dir = g_dir_make_tmp ("trainsim-fp16-XXXXXX", NULL);
+  g_autofree char *hw = write_tmp (dir, "h100-no-fp16.ini", kept->str);
+  g_string_free (kept, TRUE);
+  g_autofree char *fab = src_path ("scenarios/fabrics/ndr400-rail-optimized.ini");
+  g_autofree char *model = src_path ("scenarios/models/gpt3-175b.ini");
+  const char *files[] = { hw, fab, model, NULL };
+  const char *sets[] = { "parallel.matmul_dtype=fp16", "cluster.gpus=8", "parallel.micro_batch=1",
+                         "parallel.global_batch=8", "training.seq_len=2048", NULL };
+  g_autoptr (SimScenario) sc_no = load_ok (files, sets);
+  g_assert_false (sim_scenario_check_compute (sc_no, &error));
   g_assert_nonnull (error);
-  g_assert_true (g_str_has_prefix (error->message, "embedded:hardware/h100-sxm.ini:8: [hardware] gemm_eff_max_fp16: "));
+  /* line 7: the profile's [hardware] header, one line up without the include */
+  g_autofree char *want = g_strdup_printf ("%s:7: [hardware] gemm_eff_max_fp16: ", hw);
+  g_assert_true (g_str_has_prefix (error->message, want));
   g_clear_error (&error);
+  g_unlink (hw);
+  g_rmdir (dir);
 }
 
 /* Parameter counts of the family presets against hand counts (the formulas below, evaluated
