@@ -2,12 +2,12 @@
 # No run of the validation deck is refused (issue #19: "a published run that ran must never be
 # refused"), as TAP: each row of ../shared/validation/deck.csv becomes its `trainsim run` command
 # (`validate --row ID`), which must build the workload and memory report and exit 0, also where the
-# memory model puts the plan above the GPU. Skipped (77) where the shared deck is not beside the
-# source tree.
+# memory model puts the plan above the GPU. Skipped (TAP "1..0 # SKIP") where the shared deck is
+# not beside the source tree.
 bin=${TRAINSIM:-./trainsim}
 src=${TRAINSIM_SRCDIR:-$(dirname "$0")/..}
 deck=$src/../shared/validation/deck.csv
-[ -f "$deck" ] || { echo "1..0 # SKIP no shared deck at $deck"; exit 77; }
+[ -f "$deck" ] || { echo "1..0 # SKIP no shared deck at $deck"; exit 0; }
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 . "$src/tests/tap.sh"
 
