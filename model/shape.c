@@ -51,6 +51,7 @@ model_shape_finish (ModelShape *shape, GError **error)
   if (shape->head_dim < 0)
     return fail (error, "head_dim", "must be positive, or 0 for hidden / heads (got %d)",
                  shape->head_dim);
+  int head_dim_given = shape->head_dim;
   if (shape->head_dim == 0)
     {
       if (shape->hidden % shape->heads != 0)
@@ -135,7 +136,12 @@ model_shape_finish (ModelShape *shape, GError **error)
         return fail (error, "position", "multi-head latent attention carries rotary keys: set rope");
       /* The attention kernel's per-head dims: qk = nope + rope, v; FLOPs and bytes are timed at
        * their mean (exact for FLOPs, 2·(qk + v) per pair; see model/layer.c). */
-      shape->head_dim = (shape->qk_nope_head_dim + shape->qk_rope_head_dim + shape->v_head_dim) / 2;
+      int mean = (shape->qk_nope_head_dim + shape->qk_rope_head_dim + shape->v_head_dim) / 2;
+      if (head_dim_given != 0 && head_dim_given != mean)
+        return fail (error, "head_dim", "multi-head latent attention takes its per-head widths from "
+                     "qk_nope_head_dim, qk_rope_head_dim and v_head_dim: remove head_dim (or set it to "
+                     "their timed mean, %d)", mean);
+      shape->head_dim = mean;
     }
   else if (shape->q_lora_rank > 0 || shape->qk_nope_head_dim > 0 || shape->qk_rope_head_dim > 0
            || shape->v_head_dim > 0)

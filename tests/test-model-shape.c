@@ -160,6 +160,28 @@ test_dtype (void)
   g_assert_cmpint (x, ==, MODEL_DTYPE_FP8); /* untouched on failure */
 }
 
+/* The family keys' bad values name their key; an MLA shape finishes twice to the same head_dim. */
+static void
+test_invalid_families (void)
+{
+  ModelShape mla = preset_llama_8b ();
+  mla.kv_heads = mla.heads, mla.kv_lora_rank = 512, mla.qk_nope_head_dim = 128, mla.qk_rope_head_dim = 64;
+  mla.v_head_dim = 128;
+  ModelShape s;
+  s = mla, s.head_dim = 64, expect_bad (s, "head_dim");
+  s = mla, s.v_head_dim = 0, expect_bad (s, "v_head_dim");
+  s = mla, s.kv_heads = 8, expect_bad (s, "kv_heads");
+  s = preset_llama_8b (), s.q_lora_rank = 1536, expect_bad (s, "kv_lora_rank");
+  s = preset_gpt3_175b (), s.mlm_fraction = 0.15, expect_bad (s, "mlm_fraction");
+  s = preset_gpt3_175b (), s.encoder = TRUE, s.attention_window = 128, expect_bad (s, "attention_window");
+  s = preset_mixtral_8x7b (), s.moe_dense_layers = 33, expect_bad (s, "moe_dense_layers");
+  s = mla;
+  g_assert_true (model_shape_finish (&s, NULL));
+  g_assert_cmpint (s.head_dim, ==, 160);
+  g_assert_true (model_shape_finish (&s, NULL));
+  g_assert_cmpint (s.head_dim, ==, 160);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -172,5 +194,6 @@ main (int argc, char **argv)
   g_test_add_func ("/model/shape/padded-vocab", test_padded_vocab);
   g_test_add_func ("/model/shape/defaults", test_defaults);
   g_test_add_func ("/model/shape/invalid", test_invalid);
+  g_test_add_func ("/model/shape/invalid-families", test_invalid_families);
   return g_test_run ();
 }
