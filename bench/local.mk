@@ -4,6 +4,7 @@ bench_targets =
 include bench/engine.mk
 include bench/collective.mk
 include bench/step.mk
+include bench/scale.mk
 bench: $(bench_targets)
 .PHONY: bench
 include bench/search.mk

@@ -4,14 +4,15 @@
 plotsdir = $(pkgdatadir)/plots
 dist_plots_DATA = plots/common.gp plots/breakdown.gp plots/memory.gp plots/scaling.gp plots/heatmap.gp \
 	plots/predicted.gp plots/timeline.gp
-EXTRA_DIST += tests/data/plot-breakdown.tsv tests/data/plot-search-top.tsv tests/data/plot-memory.tsv \
+EXTRA_DIST += plots/bench-scale.gp tests/data/plot-bench-scale.tsv \
+	tests/data/plot-breakdown.tsv tests/data/plot-search-top.tsv tests/data/plot-memory.tsv \
 	tests/data/plot-scaling.tsv tests/data/plot-scaling-measured.tsv tests/data/plot-heat.tsv \
 	tests/data/plot-predicted.tsv tests/data/plot-timeline.tsv
 
 # script:fixture[:extra argument]
 plot_checks = breakdown:plot-breakdown breakdown:plot-search-top memory:plot-memory \
 	scaling:plot-scaling scaling:plot-scaling:plot-scaling-measured heatmap:plot-heat \
-	predicted:plot-predicted timeline:plot-timeline
+	predicted:plot-predicted timeline:plot-timeline bench-scale:plot-bench-scale
 
 check-plots:
 	@test -n "$(GNUPLOT)" || { echo "check-plots: gnuplot not found at configure time; install gnuplot-nox"; exit 1; }

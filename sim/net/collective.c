@@ -203,6 +203,7 @@ typedef struct {
   SimCollectiveShape shape;
   int *by_domain;              /* n GPUs */
   int *domain_start;           /* domains + 1 offsets into by_domain */
+  struct Start *starts;        /* memo of recent starts (START_MEMO), allocated on first start */
 } Group;
 
 typedef struct {
@@ -216,6 +217,22 @@ typedef struct {
 } Plan;
 
 typedef struct Run Run;
+
+/* What a start of (op, requested algorithm, bytes) on a group works out before it runs: a pure
+ * function of them, the group's shape and the profile. The runner repeats the same few collectives
+ * millions of times per step (every sibling group, every layer), so each group keeps the last
+ * START_MEMO of them, direct-mapped. */
+#define START_MEMO 8
+struct Start {
+  double bytes;                /* the key (with op and algo_req); bytes < 0: empty entry */
+  SimCollectiveOp op;
+  SimCollectiveAlgo algo_req;
+  SimCollectiveAlgo algo;
+  Plan *plan;
+  double run_bytes;            /* the flows' bytes (LL: inflated by 1 / ll_bw_fraction) */
+  gint64 fill_ns;              /* Run.fill_ns */
+  gint64 total_ns;             /* >= 0: latency-bound, finishes after this without flows */
+};
 
 struct SimCollective {
   SimEngine *engine;
@@ -272,6 +289,7 @@ group_free (gpointer p)
   g_free (g->gpus);
   g_free (g->by_domain);
   g_free (g->domain_start);
+  g_free (g->starts);
   g_free (g);
 }
 
@@ -800,6 +818,66 @@ run_phase_start (SimEngine *engine, gpointer data, guint64 arg)
     }
 }
 
+/* Works out a start of (op, algo, bytes) on g: the algorithm (AUTO: the closed form's fastest), the
+ * plan, the protocol's latency and bytes, and whether it is latency-bound. */
+static gboolean
+start_work_out (SimCollective *c, const Group *g, SimCollectiveOp op, SimCollectiveAlgo algo, double bytes,
+                struct Start *out, GError **error)
+{
+  int n_gpus = g->n;
+  SimCollectiveAlgo algo_req = algo;
+  if (algo == SIM_COLLECTIVE_ALGO_AUTO)
+    {
+      algo = sim_alphabeta_best (op, &g->shape, &c->profile, bytes, NULL);
+      if (algo == SIM_COLLECTIVE_ALGO_AUTO)
+        {
+          g_set_error (error, SIM_COLLECTIVE_ERROR, SIM_COLLECTIVE_ERROR_NOT_APPLICABLE,
+                       "no algorithm applies to %s over %d GPUs", sim_collective_op_name (op), n_gpus);
+          return FALSE;
+        }
+    }
+  else if (!sim_alphabeta_applicable (op, algo, &g->shape))
+    {
+      g_set_error (error, SIM_COLLECTIVE_ERROR, SIM_COLLECTIVE_ERROR_NOT_APPLICABLE,
+                   "algorithm %s does not apply to %s over %d GPUs in %d NVLink domain(s)%s: use --algo auto",
+                   sim_collective_algo_name (algo), sim_collective_op_name (op), n_gpus, g->shape.domains,
+                   algo == SIM_COLLECTIVE_ALGO_NVLS ? " (NVLS needs one domain with NVLink SHARP)" : "");
+      return FALSE;
+    }
+  Plan key = { g, op, algo, NULL, NULL, NULL };
+  Plan *p = g_hash_table_lookup (c->plans, &key);
+  if (!p)
+    {
+      p = plan_build (c, g, op, algo);
+      g_hash_table_add (c->plans, p);
+    }
+  *out = (struct Start) { bytes, op, algo_req, algo, p, bytes,
+                          sim_alphabeta_fill_ns (op, algo, &g->shape, &c->profile, bytes), -1 };
+  /* The latency before the flows: LL's (ring and tree, one phase) in place of Simple's and the fill,
+   * every flow's bytes then at LL's share of the rate (as the closed form: the same links,
+   * 1/ll_bw_fraction the bytes); else Simple's and the fill. */
+  gint64 lat;
+  if (sim_alphabeta_protocol (op, algo, &g->shape, &c->profile, bytes) == SIM_COLLECTIVE_PROTO_LL
+      && p->phases->len == 1)
+    {
+      lat = sim_alphabeta_ll_latency_ns (op, algo, &g->shape, &c->profile);
+      out->fill_ns = lat - g_array_index (p->phases, PlanPhase, 0).latency_ns;
+      out->run_bytes = bytes / c->profile.ll_bw_fraction;
+    }
+  else
+    lat = sim_alphabeta_latency_ns (op, algo, &g->shape, &c->profile) + out->fill_ns;
+  if (bytes > 0)
+    {
+      /* Latency-bound (the transfer under 1% of the latency, e.g. an FP8 amax reduction of a few
+       * hundred bytes): its bytes load no link measurably, so it takes its closed-form time without
+       * flows, which would cost a max-min re-solve over every link of a large group for nothing. */
+      gint64 total = sim_alphabeta_time_ns (op, algo, &g->shape, &c->profile, bytes);
+      if (total >= 0 && lat > 0 && (total - lat) * 100 < lat)
+        out->total_ns = total;
+    }
+  return TRUE;
+}
+
 gboolean
 sim_collective_start (SimCollective *c, SimCollectiveOp op, SimCollectiveAlgo algo, const int *gpus, int n_gpus,
                       double bytes, SimFlowDoneFn done, gpointer user, guint64 arg, SimCollectiveAlgo *algo_used,
@@ -827,62 +905,34 @@ sim_collective_start (SimCollective *c, SimCollectiveOp op, SimCollectiveAlgo al
                    "send/recv takes 2 GPUs (source, destination), got %d", n_gpus);
       return FALSE;
     }
-  if (algo == SIM_COLLECTIVE_ALGO_AUTO)
+  if (g->starts == NULL)
     {
-      algo = sim_alphabeta_best (op, &g->shape, &c->profile, bytes, NULL);
-      if (algo == SIM_COLLECTIVE_ALGO_AUTO)
-        {
-          g_set_error (error, SIM_COLLECTIVE_ERROR, SIM_COLLECTIVE_ERROR_NOT_APPLICABLE,
-                       "no algorithm applies to %s over %d GPUs", sim_collective_op_name (op), n_gpus);
-          return FALSE;
-        }
+      ((Group *) g)->starts = g_new (struct Start, START_MEMO);
+      for (int i = 0; i < START_MEMO; i++)
+        g->starts[i].bytes = -1;
     }
-  else if (!sim_alphabeta_applicable (op, algo, &g->shape))
+  guint64 bits;
+  memcpy (&bits, &bytes, sizeof bits);
+  struct Start *st = &g->starts[((bits + (guint64) op * 31u + (guint64) algo) * 0x9E3779B97F4A7C15ull >> 61)
+                                & (START_MEMO - 1)];
+  if (!(st->bytes == bytes && st->op == op && st->algo_req == algo))
     {
-      g_set_error (error, SIM_COLLECTIVE_ERROR, SIM_COLLECTIVE_ERROR_NOT_APPLICABLE,
-                   "algorithm %s does not apply to %s over %d GPUs in %d NVLink domain(s)%s: use --algo auto",
-                   sim_collective_algo_name (algo), sim_collective_op_name (op), n_gpus, g->shape.domains,
-                   algo == SIM_COLLECTIVE_ALGO_NVLS ? " (NVLS needs one domain with NVLink SHARP)" : "");
-      return FALSE;
+      struct Start fresh;
+      if (!start_work_out (c, g, op, algo, bytes, &fresh, error))
+        return FALSE;
+      *st = fresh;
     }
   if (algo_used)
-    *algo_used = algo;
-  Plan key = { g, op, algo, NULL, NULL, NULL };
-  Plan *p = g_hash_table_lookup (c->plans, &key);
-  if (!p)
-    {
-      p = plan_build (c, g, op, algo);
-      g_hash_table_add (c->plans, p);
-    }
+    *algo_used = st->algo;
   Run *r = c->free_runs->len ? g_ptr_array_steal_index_fast (c->free_runs, c->free_runs->len - 1) : g_new (Run, 1);
-  *r = (Run) { c, p, bytes, sim_alphabeta_fill_ns (op, algo, &g->shape, &c->profile, bytes), 0, 0, done, user, arg };
-  /* The latency before the flows: LL's (ring and tree, one phase) in place of Simple's and the fill,
-   * every flow's bytes then at LL's share of the rate (as the closed form: the same links,
-   * 1/ll_bw_fraction the bytes); else Simple's and the fill. */
-  gint64 lat;
-  if (sim_alphabeta_protocol (op, algo, &g->shape, &c->profile, bytes) == SIM_COLLECTIVE_PROTO_LL
-      && p->phases->len == 1)
-    {
-      lat = sim_alphabeta_ll_latency_ns (op, algo, &g->shape, &c->profile);
-      r->fill_ns = lat - g_array_index (p->phases, PlanPhase, 0).latency_ns;
-      r->bytes = bytes / c->profile.ll_bw_fraction;
-    }
-  else
-    lat = sim_alphabeta_latency_ns (op, algo, &g->shape, &c->profile) + r->fill_ns;
+  *r = (Run) { c, st->plan, st->run_bytes, st->fill_ns, 0, 0, done, user, arg };
   c->active++;
   if (bytes <= 0)
-    r->phase = (int) p->phases->len; /* nothing to move: done now */
-  else
+    r->phase = (int) st->plan->phases->len; /* nothing to move: done now */
+  else if (st->total_ns >= 0)
     {
-      /* Latency-bound (the transfer under 1% of the latency, e.g. an FP8 amax reduction of a few
-       * hundred bytes): its bytes load no link measurably, so it takes its closed-form time without
-       * flows, which would cost a max-min re-solve over every link of a large group for nothing. */
-      gint64 total = sim_alphabeta_time_ns (op, algo, &g->shape, &c->profile, bytes);
-      if (total >= 0 && lat > 0 && (total - lat) * 100 < lat)
-        {
-          sim_engine_after (c->engine, total, run_finish, r, 0);
-          return TRUE;
-        }
+      sim_engine_after (c->engine, st->total_ns, run_finish, r, 0);
+      return TRUE;
     }
   run_advance (r);
   return TRUE;
