@@ -3,6 +3,7 @@
  * determinism. */
 #include "config.h"
 #include <math.h>
+#include <string.h>
 #include <glib.h>
 #include "sim/des/engine.h"
 #include "sim/net/flow.h"
@@ -524,6 +525,125 @@ test_chained_random (void)
     }
 }
 
+/* Registered paths (sim_flow_net_path) are the same flows as raw starts: random scenarios in which
+ * half the flows reuse one of three template paths, run once with every start raw and once with
+ * every start on a registered path (one per distinct link list, shared by the flows that have it),
+ * give bit-identical completions and link bytes, and rates that match the brute-force solver at
+ * every step. Atoms split under live flows and templates go stale and are re-derived on the way. */
+typedef struct {
+  Run run;
+  GHashTable *by_links;  /* link list as a string -> SimFlowPath* */
+} PathRun;
+
+static void
+start_flow_on_path (SimEngine *engine, gpointer data, guint64 arg)
+{
+  PathRun *pr = data;
+  Run *r = &pr->run;
+  const Scenario *sc = r->sc;
+  const guint32 *links = sc->path + sc->path_start[arg];
+  int n = sc->path_start[arg + 1] - sc->path_start[arg];
+  GString *key = g_string_new (NULL);
+  for (int k = 0; k < n; k++)
+    g_string_append_printf (key, "%u,", links[k]);
+  SimFlowPath *path = g_hash_table_lookup (pr->by_links, key->str);
+  if (path == NULL)
+    {
+      path = sim_flow_net_path (r->net, links, n);
+      g_hash_table_insert (pr->by_links, g_strdup (key->str), path);
+    }
+  g_string_free (key, TRUE);
+  r->id[arg] = sim_flow_net_start_path (r->net, path, sc->bytes[arg], weight_of (sc, (int) arg), on_done_run, r, arg);
+  g_assert_cmpuint (r->id[arg], !=, 0);
+}
+
+static Scenario
+templated_scenario (GRand *rng)
+{
+  Scenario in = random_scenario (rng), sc = in;
+  int t = MIN (3, in.n_flows);
+  sc.path_start[0] = 0;
+  for (int f = 0; f < in.n_flows; f++)
+    {
+      int from = f >= t && g_rand_boolean (rng) ? f % t : f;
+      int n = in.path_start[from + 1] - in.path_start[from];
+      memcpy (sc.path + sc.path_start[f], in.path + in.path_start[from], sizeof (guint32) * n);
+      sc.path_start[f + 1] = sc.path_start[f] + n;
+    }
+  return sc;
+}
+
+static void
+test_registered_paths (void)
+{
+  g_autoptr (GRand) rng = g_rand_new_with_seed (777);
+  for (int trial = 0; trial < 60; trial++)
+    {
+      Scenario sc = templated_scenario (rng);
+      sc.chained = trial % 2 == 1;
+      static Run raw;
+      static PathRun on;
+      run_scenario (&sc, &raw, TRUE);
+      /* The same run, every start on a registered path. */
+      Run *r = &on.run;
+      r->sc = &sc;
+      r->engine = sim_engine_new ();
+      r->net = sim_flow_net_new (r->engine, sc.capacity, sc.n_links);
+      r->done = (Done) { r->engine };
+      on.by_links = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
+      for (int f = 0; f < sc.n_flows; f++)
+        {
+          r->id[f] = 0;
+          if (!sc.chained || f < sc.n_flows / 2 || f >= 2 * (sc.n_flows / 2))
+            sim_engine_at (r->engine, sc.start_ns[f], start_flow_on_path, &on, (guint64) f);
+        }
+      r->sc = &sc;
+      while (sim_engine_pending (r->engine) > 0)
+        {
+          sim_engine_run (r->engine, sim_engine_now (r->engine) + 3001);
+          check_rates (r);
+        }
+      g_assert_cmpint (r->done.n_done, ==, sc.n_flows);
+      for (int f = 0; f < sc.n_flows; f++)
+        g_assert_cmpint (r->done.done_ns[f], ==, raw.done.done_ns[f]);
+      for (int l = 0; l < sc.n_links; l++)
+        g_assert_true (sim_flow_net_link_bytes (r->net, l) == sim_flow_net_link_bytes (raw.net, l));
+      g_hash_table_destroy (on.by_links);
+      free_run (r);
+      free_run (&raw);
+    }
+}
+
+/* By hand: A runs on a registered path over links 0-3 (one atom); B then crosses link 1 twice
+ * (splitting the atom under A), and C starts on A's path again (stale, re-derived). Link 1
+ * (1 GB/s) carries A, C once and B twice: max-min gives each crossing 0.25 GB/s, so A and C run
+ * at 0.25 GB/s and B at 0.25 GB/s over its two crossings. All 1 MB: all end at 4 ms; link 1 carried
+ * 1 + 1 + 2 = 4 MB, link 0 2 MB. */
+static void
+test_path_split_live (void)
+{
+  g_autoptr (SimEngine) engine = sim_engine_new ();
+  double cap[] = { 1e9, 1e9, 1e9, 1e9 };
+  g_autoptr (SimFlowNet) net = sim_flow_net_new (engine, cap, 4);
+  Done d = { engine };
+  guint32 all[] = { 0, 1, 2, 3 }, twice[] = { 1, 1 };
+  SimFlowPath *p = sim_flow_net_path (net, all, 4);
+  guint64 a = sim_flow_net_start_path (net, p, 1e6, 1.0, on_done, &d, 0);
+  guint64 b = sim_flow_net_start (net, twice, 2, 1e6, on_done, &d, 1);
+  guint64 c = sim_flow_net_start_path (net, p, 1e6, 1.0, on_done, &d, 2);
+  sim_engine_run (engine, 0);
+  g_assert_cmpfloat_with_epsilon (sim_flow_net_rate (net, a), 0.25e9, 1);
+  g_assert_cmpfloat_with_epsilon (sim_flow_net_rate (net, b), 0.25e9, 1);
+  g_assert_cmpfloat_with_epsilon (sim_flow_net_rate (net, c), 0.25e9, 1);
+  sim_engine_run (engine, -1);
+  g_assert_cmpint (d.n_done, ==, 3);
+  for (int f = 0; f < 3; f++)
+    g_assert_cmpint (d.done_ns[f], ==, 4000000);
+  g_assert_cmpfloat_with_epsilon (sim_flow_net_link_bytes (net, 1), 4e6, 1e-6);
+  g_assert_cmpfloat_with_epsilon (sim_flow_net_link_bytes (net, 0), 2e6, 1e-6);
+  g_assert_cmpfloat_with_epsilon (sim_flow_net_link_bytes (net, 3), 2e6, 1e-6);
+}
+
 /* flush solves at once: the rate is there before the engine runs, and the scheduled batch
  * recompute is withdrawn (one solve in all). */
 static void
@@ -635,6 +755,8 @@ main (int argc, char **argv)
   g_test_add_func ("/sim/flow/determinism", test_determinism);
   g_test_add_func ("/sim/flow/chained-random", test_chained_random);
   g_test_add_func ("/sim/flow/flush", test_flush);
+  g_test_add_func ("/sim/flow/registered-paths", test_registered_paths);
+  g_test_add_func ("/sim/flow/path-split-live", test_path_split_live);
   g_test_add_func ("/sim/flow/duplicate-link", test_duplicate_link);
   g_test_add_func ("/sim/flow/free-in-flight", test_free_in_flight);
   g_test_add_func ("/sim/flow/local-resolve", test_local_resolve);

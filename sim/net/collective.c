@@ -187,6 +187,7 @@ typedef struct {
   int links_off, n_links;
   double frac;                 /* bytes = frac * S */
   double weight;               /* its share weight: the NCCL channels it stands for */
+  SimFlowPath *path;           /* registered with the net at its first start */
 } PlanFlow;
 
 typedef struct {
@@ -418,7 +419,7 @@ plan_begin_phase (Plan *p, gint64 latency_ns)
 static void
 plan_begin_flow (Plan *p)
 {
-  PlanFlow f = { (int) p->links->len, 0, 0, p->weight };
+  PlanFlow f = { (int) p->links->len, 0, 0, p->weight, NULL };
   g_array_append_val (p->flows, f);
   g_array_index (p->phases, PlanPhase, p->phases->len - 1).n_flows++;
 }
@@ -811,10 +812,11 @@ run_phase_start (SimEngine *engine, gpointer data, guint64 arg)
   const guint32 *links = (const guint32 *) r->plan->links->data;
   for (int i = 0; i < ph->n_flows; i++)
     {
-      const PlanFlow *f = &g_array_index (r->plan->flows, PlanFlow, ph->first_flow + i);
+      PlanFlow *f = &g_array_index (r->plan->flows, PlanFlow, ph->first_flow + i);
       c->flows_started++;
-      sim_flow_net_start_weighted (c->net, links + f->links_off, f->n_links, f->frac * r->bytes, f->weight,
-                                   run_flow_done, r, 0);
+      if (f->path == NULL)
+        f->path = sim_flow_net_path (c->net, links + f->links_off, f->n_links);
+      sim_flow_net_start_path (c->net, f->path, f->frac * r->bytes, f->weight, run_flow_done, r, 0);
     }
 }
 

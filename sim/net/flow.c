@@ -29,6 +29,18 @@
  * On finishing, each link it crossed counts its whole size, so each link's byte count is exactly
  * the sum of the sizes of the flows it carried.
  *
+ * Atoms (why a start costs what its path meets, not its links). Links that every path started so
+ * far crossed alike (the same number of times, or not at all) and that have one capacity always
+ * carry the same flows, so they are always in one class: the net keeps them as one atom, and flows
+ * move atoms, not links. Atoms are refined by each path as it is derived (partition refinement:
+ * the links of an atom the path crosses unevenly or partly are split off, and every live flow
+ * crossing the old atom is told it crosses the new one too), so they stay exact whatever paths
+ * come. A path registered once (sim_flow_net_path: a collective's ring over hundreds of edges, a
+ * representative's PP send over every sibling pair) keeps its derived atoms, valid while none of
+ * them has lost links (a generation per atom), so after the first step of a run its starts cost
+ * one move per atom: a ring over 4,096 NICs whose sibling rings and PP sends cross them alike is
+ * a couple of atoms. Classes count atoms, not links; a link's bytes are its atom's.
+ *
  * Memory: flows live in a slot array recycled through a free list; each slot keeps its path
  * buffer for reuse, classes (with their member lists) are recycled through a free list, and
  * the component search and solver use scratch arrays of the net: nothing is allocated per event
@@ -61,8 +73,9 @@ typedef struct {
 } ClassRef;
 
 typedef struct {
-  guint32 *links;
-  int n_links, cap_links;
+  int *occ;          /* its path as atoms, each as often as the flow crosses each of its links */
+  int n_occ, cap_occ;
+  gboolean routed;   /* it has links (a flow with none finishes at once) */
   Entry *ent;      /* the classes of its links (stale entries are dropped when walked) */
   int n_ent, cap_ent;
   double bytes;
@@ -95,20 +108,38 @@ typedef struct {
   int mult;          /* times it crosses each link of the class */
 } Member;
 
+/* Links that every path so far crossed alike (see "Atoms" at the top). */
 typedef struct {
   double capacity;
   int cls;             /* its class; -1: no flow crosses it */
-  double bytes;        /* sizes of the finished flows that crossed it */
-} Link;
+  double bytes;        /* sizes of the finished flows that crossed each of its links */
+  int head, size;      /* its links: a list through next_link / prev_link */
+  guint32 gen;         /* bumped when links leave it: paths naming it are re-derived */
+  /* refinement scratch, reset after each path */
+  int seen;            /* distinct links of the path in it */
+  int count0;          /* the first such link's count in the path */
+  gboolean mixed;      /* the path crosses its links different numbers of times */
+  int target;          /* atom taking its links of count0 (-1: not yet made) */
+  gboolean whole;      /* the path crosses all its links */
+  gboolean emitted;
+} Atom;
 
-/* Links with one member multiset and capacity; the key is (sig1, sig2, n_members, capacity). */
+struct SimFlowPath {
+  guint32 *links;      /* as registered */
+  int n_links;
+  int *occ;            /* derived atoms, as Flow.occ */
+  guint32 *gen;        /* each occurrence's atom generation when derived */
+  int n_occ, cap_occ;
+};
+
+/* Atoms with one member multiset and capacity; the key is (sig1, sig2, n_members, capacity). */
 typedef struct {
   guint64 sig1, sig2;
   double capacity;
   int n_members;     /* crossings per link: the sum of the members' mult */
   Member *members;   /* distinct flows */
   int n_flows, cap_members;
-  int n_links;
+  int n_links;       /* atoms in it */
   guint32 gen;       /* bumped when the class dies, so entries naming it go stale */
   gboolean live;
   guint32 mark;
@@ -130,8 +161,18 @@ typedef struct {
 
 struct SimFlowNet {
   SimEngine *engine;
-  Link *links;
   int n_links;
+  Atom *atoms;
+  int n_atoms, cap_atoms;
+  int *atom_of, *next_link, *prev_link;  /* per link */
+  int *pcount;                           /* per link: times the path being derived crosses it */
+  guint32 *touched;                      /* the path's distinct links, in order of first crossing */
+  int cap_touched;
+  int *touched_atoms, cap_touched_atoms; /* the atoms those links were in */
+  int *scratch_occ;                      /* a raw start's derived path */
+  int cap_scratch_occ;
+  GHashTable *mixed_targets;             /* (atom, count) -> atom, for paths crossing an atom unevenly */
+  GPtrArray *paths;                      /* SimFlowPath*, owned */
   Flow *flows;
   Hot *hot;
   guint32 n_flows, cap_flows, free_flow;
@@ -333,13 +374,13 @@ class_next (SimFlowNet *net, int from, guint32 fi, int delta, double capacity)
   return id;
 }
 
-/* Link li gains (delta 1) or loses (delta -1) one crossing of flow fi: it moves to the class of
- * its new members. Returns that class (-1: none left) and whether it was a cache miss (a new
- * destination for this start or detach). */
+/* Atom ai's links each gain (delta 1) or lose (delta -1) one crossing of flow fi: the atom moves to
+ * the class of its new members. Returns that class (-1: none left) and whether it was a cache miss
+ * (a new destination for this start or detach). */
 static int
-link_move (SimFlowNet *net, int li, guint32 fi, int delta, gboolean *miss)
+atom_move (SimFlowNet *net, int ai, guint32 fi, int delta, gboolean *miss)
 {
-  Link *l = &net->links[li];
+  Atom *l = &net->atoms[ai];
   int from = l->cls;
   guint32 from_gen = from >= 0 ? net->classes[from]->gen : 0;
   guint64 cap_bits;
@@ -376,6 +417,183 @@ next_move_stamp (SimFlowNet *net)
     }
 }
 
+/* ---- atoms ------------------------------------------------------------------------------------ */
+
+static int
+atom_new (SimFlowNet *net, double capacity)
+{
+  GROW (net->atoms, net->cap_atoms, net->n_atoms + 1, Atom);
+  int a = net->n_atoms++;
+  net->atoms[a] = (Atom) { .capacity = capacity, .cls = -1, .head = -1, .target = -1 };
+  return a;
+}
+
+static void
+atom_add_link (SimFlowNet *net, int a, int l)
+{
+  Atom *at = &net->atoms[a];
+  net->atom_of[l] = a;
+  net->prev_link[l] = -1;
+  net->next_link[l] = at->head;
+  if (at->head >= 0)
+    net->prev_link[at->head] = l;
+  at->head = l;
+  at->size++;
+}
+
+static void
+atom_remove_link (SimFlowNet *net, int a, int l)
+{
+  Atom *at = &net->atoms[a];
+  int p = net->prev_link[l], n = net->next_link[l];
+  if (p >= 0)
+    net->next_link[p] = n;
+  else
+    at->head = n;
+  if (n >= 0)
+    net->prev_link[n] = p;
+  at->size--;
+}
+
+/* A new atom for links leaving atom a: the same capacity, class and bytes, and every flow that
+ * crosses a's links now also crosses the new atom's, as often. */
+static int
+atom_split_off (SimFlowNet *net, int a)
+{
+  int b = atom_new (net, net->atoms[a].capacity);
+  Atom *from = &net->atoms[a], *to = &net->atoms[b];
+  to->cls = from->cls;
+  to->bytes = from->bytes;
+  from->gen++;
+  if (to->cls >= 0)
+    {
+      Class *c = net->classes[to->cls];
+      c->n_links++;
+      for (int m = 0; m < c->n_flows; m++)
+        {
+          Flow *f = &net->flows[c->members[m].flow];
+          GROW (f->occ, f->cap_occ, f->n_occ + c->members[m].mult, int);
+          for (int k = 0; k < c->members[m].mult; k++)
+            f->occ[f->n_occ++] = b;
+        }
+    }
+  return b;
+}
+
+/* Derives a path's atoms: first refines the atoms so that each is crossed by the path evenly (all
+ * of its links the same number of times, or none), splitting off the links it crosses otherwise;
+ * then lists each atom the path meets, in order of first crossing, as often as the path crosses
+ * each of its links. Costs O(n_links) with the per-link scratch; *occ grows as needed. */
+static int
+derive (SimFlowNet *net, const guint32 *links, int n_links, int **occ, int *cap_occ, guint32 **gen)
+{
+  int nt = 0, n_ta = 0;
+  for (int k = 0; k < n_links; k++)
+    if (net->pcount[links[k]]++ == 0)
+      {
+        GROW (net->touched, net->cap_touched, nt + 1, guint32);
+        net->touched[nt++] = links[k];
+      }
+  for (int t = 0; t < nt; t++)
+    {
+      int l = (int) net->touched[t];
+      int a = net->atom_of[l];
+      Atom *at = &net->atoms[a];
+      if (at->seen++ == 0)
+        {
+          at->count0 = net->pcount[l];
+          GROW (net->touched_atoms, net->cap_touched_atoms, n_ta + 1, int);
+          net->touched_atoms[n_ta++] = a;
+        }
+      else if (net->pcount[l] != at->count0)
+        at->mixed = TRUE;
+    }
+  for (int t = 0; t < n_ta; t++)
+    net->atoms[net->touched_atoms[t]].whole = net->atoms[net->touched_atoms[t]].seen == net->atoms[net->touched_atoms[t]].size;
+  for (int t = 0; t < nt; t++)
+    {
+      int l = (int) net->touched[t];
+      int a = net->atom_of[l];
+      Atom *at = &net->atoms[a];
+      if (!at->mixed && at->whole)
+        continue;  /* crossed evenly and whole: stays */
+      int dest;
+      if (!at->mixed)
+        {
+          if (at->target < 0)
+            {
+              int b = atom_split_off (net, a);
+              net->atoms[a].target = b;  /* atoms may have moved */
+            }
+          dest = net->atoms[a].target;
+        }
+      else
+        {
+          /* Uneven: one atom per count. With the whole atom crossed, the links of its first count
+           * stay. */
+          if (at->whole && net->pcount[l] == at->count0)
+            continue;
+          gint64 key = ((gint64) a << 32) | (guint32) net->pcount[l];
+          gpointer hit;
+          if (g_hash_table_lookup_extended (net->mixed_targets, &key, NULL, &hit))
+            dest = GPOINTER_TO_INT (hit);
+          else
+            {
+              dest = atom_split_off (net, a);
+              g_hash_table_insert (net->mixed_targets, g_memdup2 (&key, sizeof key), GINT_TO_POINTER (dest));
+            }
+        }
+      atom_remove_link (net, a, l);
+      atom_add_link (net, dest, l);
+    }
+  if (g_hash_table_size (net->mixed_targets) > 0)
+    {
+      GHashTableIter it;
+      gpointer key;
+      g_hash_table_iter_init (&it, net->mixed_targets);
+      while (g_hash_table_iter_next (&it, &key, NULL))
+        {
+          g_hash_table_iter_steal (&it);
+          g_free (key);
+        }
+    }
+  /* Its atoms, in order of first crossing. */
+  int n = 0;
+  for (int t = 0; t < nt; t++)
+    {
+      int l = (int) net->touched[t];
+      Atom *at = &net->atoms[net->atom_of[l]];
+      if (!at->emitted)
+        {
+          at->emitted = TRUE;
+          int cap_was = *cap_occ;
+          GROW (*occ, *cap_occ, n + net->pcount[l], int);
+          if (gen && *cap_occ != cap_was)
+            *gen = g_renew (guint32, *gen, *cap_occ);
+          for (int k = 0; k < net->pcount[l]; k++)
+            {
+              if (gen)
+                (*gen)[n] = at->gen;
+              (*occ)[n++] = net->atom_of[l];
+            }
+        }
+    }
+  for (int t = 0; t < nt; t++)
+    {
+      int l = (int) net->touched[t];
+      net->pcount[l] = 0;
+      net->atoms[net->atom_of[l]].emitted = FALSE;
+    }
+  for (int t = 0; t < n_ta; t++)
+    {
+      Atom *at = &net->atoms[net->touched_atoms[t]];
+      at->seen = 0;
+      at->mixed = FALSE;
+      at->target = -1;
+    }
+  return n;
+}
+
 /* ---- the net ---------------------------------------------------------------------------------- */
 
 SimFlowNet *
@@ -388,15 +606,32 @@ sim_flow_net_new (SimEngine *engine, const double *capacities, int n_links)
   SimFlowNet *net = g_new0 (SimFlowNet, 1);
   net->engine = engine;
   net->n_links = n_links;
-  net->links = g_new0 (Link, MAX (n_links, 1));
+  net->atom_of = g_new (int, MAX (n_links, 1));
+  net->next_link = g_new (int, MAX (n_links, 1));
+  net->prev_link = g_new (int, MAX (n_links, 1));
+  net->pcount = g_new0 (int, MAX (n_links, 1));
+  /* One atom per capacity: no path has told its links apart yet. */
+  g_autoptr (GHashTable) by_cap = g_hash_table_new_full (g_int64_hash, g_int64_equal, g_free, NULL);
   for (int l = 0; l < n_links; l++)
     {
-      net->links[l].capacity = capacities[l];
-      net->links[l].cls = -1;
+      gint64 bits;
+      memcpy (&bits, &capacities[l], sizeof bits);
+      gpointer hit;
+      int a;
+      if (g_hash_table_lookup_extended (by_cap, &bits, NULL, &hit))
+        a = GPOINTER_TO_INT (hit);
+      else
+        {
+          a = atom_new (net, capacities[l]);
+          g_hash_table_insert (by_cap, g_memdup2 (&bits, sizeof bits), GINT_TO_POINTER (a));
+        }
+      atom_add_link (net, a, l);
     }
   net->free_flow = FLOW_NONE;
   net->free_class = -1;
   net->class_index = g_hash_table_new (class_hash, class_equal);
+  net->mixed_targets = g_hash_table_new (g_int64_hash, g_int64_equal);
+  net->paths = g_ptr_array_new ();
   net->move_stamp = 1;
   net->solver = sim_maxmin_new ();
   return net;
@@ -413,7 +648,7 @@ sim_flow_net_free (SimFlowNet *net)
     {
       if (net->flows[i].next == FLOW_LIVE && net->flows[i].event)
         sim_engine_cancel (net->engine, net->flows[i].event);
-      g_free (net->flows[i].links);
+      g_free (net->flows[i].occ);
       g_free (net->flows[i].ent);
     }
   for (int c = 0; c < net->n_classes; c++)
@@ -421,9 +656,26 @@ sim_flow_net_free (SimFlowNet *net)
       g_free (net->classes[c]->members);
       g_free (net->classes[c]);
     }
+  for (guint i = 0; i < net->paths->len; i++)
+    {
+      SimFlowPath *p = net->paths->pdata[i];
+      g_free (p->links);
+      g_free (p->occ);
+      g_free (p->gen);
+      g_free (p);
+    }
+  g_ptr_array_free (net->paths, TRUE);
+  g_hash_table_destroy (net->mixed_targets);
   g_hash_table_destroy (net->class_index);
   g_free (net->classes);
-  g_free (net->links);
+  g_free (net->atoms);
+  g_free (net->atom_of);
+  g_free (net->next_link);
+  g_free (net->prev_link);
+  g_free (net->pcount);
+  g_free (net->touched);
+  g_free (net->touched_atoms);
+  g_free (net->scratch_occ);
   g_free (net->flows);
   g_free (net->hot);
   g_free (net->dirty_classes);
@@ -451,17 +703,11 @@ sim_flow_net_start (SimFlowNet *net, const guint32 *links, int n_links, double b
   return sim_flow_net_start_weighted (net, links, n_links, bytes, 1.0, done, user, arg);
 }
 
-guint64
-sim_flow_net_start_weighted (SimFlowNet *net, const guint32 *links, int n_links, double bytes, double weight,
-                             SimFlowDoneFn done, gpointer user, guint64 arg)
+/* Starts a flow over a derived path (occ: atoms, n_occ of them; routed: it has links). */
+static guint64
+start_occ (SimFlowNet *net, const int *occ, int n_occ, gboolean routed, double bytes, double weight,
+           SimFlowDoneFn done, gpointer user, guint64 arg)
 {
-  g_return_val_if_fail (net != NULL, 0);
-  g_return_val_if_fail (weight > 0 && isfinite (weight), 0);
-  g_return_val_if_fail (n_links >= 0 && (n_links == 0 || links != NULL), 0);
-  g_return_val_if_fail (bytes >= 0 && isfinite (bytes), 0);
-  for (int k = 0; k < n_links; k++)
-    g_return_val_if_fail (links[k] < (guint32) net->n_links, 0);
-
   guint32 i = net->free_flow;
   if (i != FLOW_NONE)
     net->free_flow = net->flows[i].next;
@@ -479,14 +725,8 @@ sim_flow_net_start_weighted (SimFlowNet *net, const guint32 *links, int n_links,
       net->hot[i] = (Hot) { 0 };
     }
   Flow *f = &net->flows[i];
-  if (n_links > f->cap_links)
-    {
-      f->cap_links = MAX (n_links, 8);
-      f->links = g_renew (guint32, f->links, f->cap_links);
-    }
-  f->n_links = n_links;
-  if (n_links > 0)
-    memcpy (f->links, links, (gsize) n_links * sizeof (guint32));
+  f->routed = routed;
+  f->n_occ = 0;
   f->n_ent = 0;
   f->hint = (ClassRef) { -1, 0 };
   f->bytes = bytes;
@@ -502,19 +742,22 @@ sim_flow_net_start_weighted (SimFlowNet *net, const guint32 *links, int n_links,
   net->hot[i].mark = 0;
   net->active++;
 
-  if (n_links == 0 || bytes == 0)
+  if (!routed || bytes == 0)
     {
       /* Nothing to share: done at once, but through the engine like every completion. */
-      f->rate = net->hot[i].rate = n_links == 0 ? INFINITY : 0;
+      f->rate = net->hot[i].rate = !routed ? INFINITY : 0;
       f->event = sim_engine_after (net->engine, 0, complete_cb, net, i);
     }
   else
     {
+      GROW (f->occ, f->cap_occ, n_occ, int);
+      memcpy (f->occ, occ, (gsize) n_occ * sizeof (int));
+      f->n_occ = n_occ;
       next_move_stamp (net);
-      for (int k = 0; k < n_links; k++)
+      for (int k = 0; k < n_occ; k++)
         {
           gboolean miss;
-          link_move (net, (int) links[k], i, 1, &miss);
+          atom_move (net, occ[k], i, 1, &miss);
         }
       /* The new flow's component is all a recompute needs to look at. */
       GROW (net->dirty_flows, net->cap_dirty_flows, net->n_dirty_flows + 1, guint32);
@@ -522,6 +765,55 @@ sim_flow_net_start_weighted (SimFlowNet *net, const guint32 *links, int n_links,
       schedule_recompute (net);
     }
   return ((guint64) f->gen << 32) | i;
+}
+
+guint64
+sim_flow_net_start_weighted (SimFlowNet *net, const guint32 *links, int n_links, double bytes, double weight,
+                             SimFlowDoneFn done, gpointer user, guint64 arg)
+{
+  g_return_val_if_fail (net != NULL, 0);
+  g_return_val_if_fail (weight > 0 && isfinite (weight), 0);
+  g_return_val_if_fail (n_links >= 0 && (n_links == 0 || links != NULL), 0);
+  g_return_val_if_fail (bytes >= 0 && isfinite (bytes), 0);
+  for (int k = 0; k < n_links; k++)
+    g_return_val_if_fail (links[k] < (guint32) net->n_links, 0);
+  int n = n_links > 0 && bytes > 0
+              ? derive (net, links, n_links, &net->scratch_occ, &net->cap_scratch_occ, NULL)
+              : 0;
+  return start_occ (net, net->scratch_occ, n, n_links > 0, bytes, weight, done, user, arg);
+}
+
+SimFlowPath *
+sim_flow_net_path (SimFlowNet *net, const guint32 *links, int n_links)
+{
+  g_return_val_if_fail (net != NULL, NULL);
+  g_return_val_if_fail (n_links >= 0 && (n_links == 0 || links != NULL), NULL);
+  for (int k = 0; k < n_links; k++)
+    g_return_val_if_fail (links[k] < (guint32) net->n_links, NULL);
+  SimFlowPath *p = g_new0 (SimFlowPath, 1);
+  p->links = n_links > 0 ? g_memdup2 (links, (gsize) n_links * sizeof (guint32)) : NULL;
+  p->n_links = n_links;
+  p->n_occ = -1;  /* derived at its first start */
+  g_ptr_array_add (net->paths, p);
+  return p;
+}
+
+guint64
+sim_flow_net_start_path (SimFlowNet *net, SimFlowPath *path, double bytes, double weight, SimFlowDoneFn done,
+                         gpointer user, guint64 arg)
+{
+  g_return_val_if_fail (net != NULL && path != NULL, 0);
+  g_return_val_if_fail (weight > 0 && isfinite (weight), 0);
+  g_return_val_if_fail (bytes >= 0 && isfinite (bytes), 0);
+  if (path->n_links == 0 || bytes == 0)
+    return start_occ (net, NULL, 0, path->n_links > 0, bytes, weight, done, user, arg);
+  /* Still exact while none of its atoms has lost links since it was derived. */
+  gboolean fresh = path->n_occ >= 0;
+  for (int k = 0; fresh && k < path->n_occ; k++)
+    fresh = net->atoms[path->occ[k]].gen == path->gen[k];
+  if (!fresh)
+    path->n_occ = derive (net, path->links, path->n_links, &path->occ, &path->cap_occ, &path->gen);
+  return start_occ (net, path->occ, path->n_occ, TRUE, bytes, weight, done, user, arg);
 }
 
 static const Flow *
@@ -545,7 +837,7 @@ double
 sim_flow_net_link_bytes (const SimFlowNet *net, int link)
 {
   g_return_val_if_fail (net != NULL && link >= 0 && link < net->n_links, 0);
-  const Link *l = &net->links[link];
+  const Atom *l = &net->atoms[net->atom_of[link]];
   gint64 now = sim_engine_now (net->engine);
   double bytes = l->bytes;
   const Class *c = l->cls >= 0 ? net->classes[l->cls] : NULL;
@@ -579,12 +871,12 @@ detach (SimFlowNet *net, guint32 i)
 {
   Flow *f = &net->flows[i];
   next_move_stamp (net);
-  for (int k = 0; k < f->n_links; k++)
+  for (int k = 0; k < f->n_occ; k++)
     {
-      int li = (int) f->links[k];
-      net->links[li].bytes += f->bytes;
+      int a = f->occ[k];
+      net->atoms[a].bytes += f->bytes;
       gboolean miss;
-      int to = link_move (net, li, i, -1, &miss);
+      int to = atom_move (net, a, i, -1, &miss);
       if (miss && to >= 0)
         {
           GROW (net->dirty_classes, net->cap_dirty_classes, net->n_dirty_classes + 1, ClassRef);
@@ -592,6 +884,7 @@ detach (SimFlowNet *net, guint32 i)
         }
     }
   f->n_ent = 0;
+  f->n_occ = 0;
   schedule_recompute (net);
 }
 
@@ -603,7 +896,7 @@ complete_cb (SimEngine *engine, gpointer data, guint64 arg)
   Flow *f = &net->flows[i];
   gint64 now = sim_engine_now (engine);
   f->event = 0;
-  if (f->n_links > 0 && f->bytes > 0)
+  if (f->routed && f->bytes > 0)
     {
       double remaining = f->remaining - f->rate * elapsed_s (f->updated_ns, now);
       if (remaining > FINISH_REL * f->bytes)

@@ -36,6 +36,14 @@ guint64 sim_flow_net_start (SimFlowNet *net, const guint32 *links, int n_links, 
  * of their weights (weighted max-min, sim/net/maxmin.h); sim_flow_net_start's flows weigh 1. */
 guint64 sim_flow_net_start_weighted (SimFlowNet *net, const guint32 *links, int n_links, double bytes,
                                      double weight, SimFlowDoneFn done, gpointer user, guint64 arg);
+/* A path registered once and started many times (a collective's ring, a representative's PP send):
+ * the net keeps what it derived from the links (their atoms, flow.c), so a start costs the atoms
+ * the path meets, not its links. Owned by the net, valid until it is freed; links are copied. */
+typedef struct SimFlowPath SimFlowPath;
+SimFlowPath *sim_flow_net_path (SimFlowNet *net, const guint32 *links, int n_links);
+/* sim_flow_net_start_weighted over a registered path: the same flow, rates and completion. */
+guint64 sim_flow_net_start_path (SimFlowNet *net, SimFlowPath *path, double bytes, double weight,
+                                 SimFlowDoneFn done, gpointer user, guint64 arg);
 /* Current rate of an active flow in bytes/s (0 if finished). */
 double sim_flow_net_rate (const SimFlowNet *net, guint64 flow_id);
 /* Bytes carried by a link so far, for --link-stats. */

@@ -115,6 +115,8 @@ typedef struct {
   /* PP transfers per (sending stage, direction): the routes of the pairs a send launches,
    * concatenated (representatives: every sibling pair as one flow), and its latency. */
   guint32 **pp_links;
+  SimFlowPath **pp_path;      /* pp_links registered with the net at the first send */
+  SimFlowPath ***pp_pair_path; /* --full: each pair's route, registered at its first send */
   int *pp_n_links;
   gint64 *pp_latency;
   double *pp_weight;         /* the representative send's share weight (sim_collective_p2p_weight) */
@@ -363,15 +365,21 @@ launch_send (Runner *r, RankState *st, const TOp *op)
       int i = r->stage_index[st->rank];
       const int *off = r->pp_pair_off[k];
       p->latency_ns = pair_latency (r, st->rank, dst);
-      sim_flow_net_start_weighted (r->net, r->pp_pair_links[k] + off[i], off[i + 1] - off[i], op->bytes,
-                                   sim_collective_p2p_weight (r->profile, r->topo, st->rank, dst, 1), send_flow_done, p,
-                                   (guint64) (gsize) r);
+      if (r->pp_pair_path[k] == NULL)
+        r->pp_pair_path[k] = g_new0 (SimFlowPath *, r->per_stage);
+      if (r->pp_pair_path[k][i] == NULL)
+        r->pp_pair_path[k][i] = sim_flow_net_path (r->net, r->pp_pair_links[k] + off[i], off[i + 1] - off[i]);
+      sim_flow_net_start_path (r->net, r->pp_pair_path[k][i], op->bytes,
+                               sim_collective_p2p_weight (r->profile, r->topo, st->rank, dst, 1), send_flow_done, p,
+                               (guint64) (gsize) r);
     }
   else
     {
       p->latency_ns = r->pp_latency[k];
-      sim_flow_net_start_weighted (r->net, r->pp_links[k], r->pp_n_links[k], op->bytes, r->pp_weight[k],
-                                   send_flow_done, p, (guint64) (gsize) r);
+      if (r->pp_path[k] == NULL)
+        r->pp_path[k] = sim_flow_net_path (r->net, r->pp_links[k], r->pp_n_links[k]);
+      sim_flow_net_start_path (r->net, r->pp_path[k], op->bytes, r->pp_weight[k], send_flow_done, p,
+                               (guint64) (gsize) r);
     }
 }
 
@@ -849,6 +857,8 @@ sim_runner_run (const ModelShape *shape, const ModelPlan *plan, const SimGpuSpec
   r.net = net;
   r.profile = coll_profile;
   r.pp_links = g_new0 (guint32 *, 2 * plan->pp);
+  r.pp_path = g_new0 (SimFlowPath *, 2 * plan->pp);
+  r.pp_pair_path = g_new0 (SimFlowPath **, 2 * plan->pp);
   r.pp_n_links = g_new0 (int, 2 * plan->pp);
   r.pp_latency = g_new0 (gint64, 2 * plan->pp);
   r.pp_weight = g_new0 (double, 2 * plan->pp);
@@ -952,6 +962,7 @@ sim_runner_run (const ModelShape *shape, const ModelPlan *plan, const SimGpuSpec
   for (int i = 0; i < 2 * plan->pp; i++)
     {
       g_free (r.pp_links[i]);
+      g_free (r.pp_pair_path[i]);
       g_free (r.pp_pair_links[i]);
       g_free (r.pp_pair_off[i]);
     }
@@ -960,6 +971,8 @@ sim_runner_run (const ModelShape *shape, const ModelPlan *plan, const SimGpuSpec
   g_free (r.route_load);
   g_free (r.stage_index);
   g_free (r.pp_links);
+  g_free (r.pp_path);
+  g_free (r.pp_pair_path);
   g_free (r.pp_n_links);
   g_free (r.pp_latency);
   g_free (r.pp_weight);
