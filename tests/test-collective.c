@@ -401,6 +401,67 @@ op_named (const char *name)
   return op;
 }
 
+/* sim_collective_start_many is n separate starts in fewer events: on a 2:1 oversubscribed fat tree,
+ * sets of groups (16-rank all-reduces on shared leaves, send/recv pairs inside and across nodes,
+ * sizes from latency-bound to bandwidth-bound) end at the nanosecond the last of the same groups
+ * started one by one ends, with every run accounted for. */
+static void
+many_done (gpointer user, guint64 arg)
+{
+  Sim *s = user;
+  s->done_ns[0] = sim_engine_now (s->engine);
+  s->done_count++;
+}
+
+static void
+test_start_many (void)
+{
+  SimCollectiveProfile p;
+  coll_profile_reference (&p, FALSE);
+  g_autoptr (SimTopology) t = cluster (16, 8, 450, 50, TRUE, SIM_FABRIC_FAT_TREE, 16, 2);
+  int rings[8 * 16], pairs[2 * 24];
+  for (int k = 0; k < 8; k++)
+    iota (rings + 16 * k, 16, k, 8);
+  for (int i = 0; i < 24; i++)
+    {
+      pairs[2 * i] = (i * 37) % 128;
+      pairs[2 * i + 1] = i % 3 == 0 ? pairs[2 * i] ^ 1 : (pairs[2 * i] + 8 * (1 + i % 5)) % 128;
+    }
+  const double sizes[] = { 256, 64e3, 8e6, 256e6 };
+  for (gsize k = 0; k < G_N_ELEMENTS (sizes); k++)
+    for (int kind = 0; kind < 2; kind++)
+      {
+        SimCollectiveOp op = kind == 0 ? SIM_COLLECTIVE_ALLREDUCE : SIM_COLLECTIVE_SENDRECV;
+        const int *gpus = kind == 0 ? rings : pairs;
+        int size = kind == 0 ? 16 : 2, n = kind == 0 ? 8 : 24;
+        Sim one;
+        sim_setup (&one, t, &p);
+        gint64 last = 0;
+        Sim *sp = &one;
+        for (int g = 0; g < n; g++)
+          g_assert_true (sim_collective_start (one.coll, op, SIM_COLLECTIVE_ALGO_AUTO, gpus + size * g, size, sizes[k],
+                                               on_done, sp, (guint64) (g % 8), NULL, NULL));
+        sim_engine_run (one.engine, -1);
+        g_assert_cmpint (one.done_count, ==, n);
+        for (int g = 0; g < MIN (n, 8); g++)
+          last = MAX (last, one.done_ns[g]);
+        sim_teardown (&one);
+        Sim many;
+        sim_setup (&many, t, &p);
+        g_autoptr (GError) error = NULL;
+        g_assert_true (sim_collective_start_many (many.coll, op, gpus, size, n, sizes[k], many_done, &many, 0, &error));
+        g_assert_no_error (error);
+        g_assert_cmpint (many.done_count, ==, 0);  /* never from inside the call */
+        sim_engine_run (many.engine, -1);
+        g_assert_cmpint (many.done_count, ==, 1);
+        g_assert_cmpint (sim_collective_active (many.coll), ==, 0);
+        g_test_message ("%s x %d, %.0f B: one by one %" G_GINT64_FORMAT " ns, at once %" G_GINT64_FORMAT " ns",
+                        sim_collective_op_name (op), n, sizes[k], last, many.done_ns[0]);
+        g_assert_cmpint (many.done_ns[0], ==, last);
+        sim_teardown (&many);
+      }
+}
+
 static void
 test_published_busbw (void)
 {
@@ -455,5 +516,6 @@ main (int argc, char **argv)
   g_test_add_func ("/sim/collective/overlap-and-callbacks", test_overlap_and_callbacks);
   g_test_add_func ("/sim/collective/bad-input", test_bad_input);
   g_test_add_func ("/sim/collective/published-busbw", test_published_busbw);
+  g_test_add_func ("/sim/collective/start-many", test_start_many);
   return g_test_run ();
 }

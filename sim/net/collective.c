@@ -880,6 +880,32 @@ start_work_out (SimCollective *c, const Group *g, SimCollectiveOp op, SimCollect
   return TRUE;
 }
 
+/* The memo entry of (op, algo, bytes) on g, worked out on a miss; NULL with error set if nothing
+ * applies. */
+static const struct Start *
+start_lookup (SimCollective *c, const Group *g, SimCollectiveOp op, SimCollectiveAlgo algo, double bytes,
+              GError **error)
+{
+  if (g->starts == NULL)
+    {
+      ((Group *) g)->starts = g_new (struct Start, START_MEMO);
+      for (int i = 0; i < START_MEMO; i++)
+        g->starts[i].bytes = -1;
+    }
+  guint64 bits;
+  memcpy (&bits, &bytes, sizeof bits);
+  struct Start *st = &g->starts[((bits + (guint64) op * 31u + (guint64) algo) * 0x9E3779B97F4A7C15ull >> 61)
+                                & (START_MEMO - 1)];
+  if (!(st->bytes == bytes && st->op == op && st->algo_req == algo))
+    {
+      struct Start fresh;
+      if (!start_work_out (c, g, op, algo, bytes, &fresh, error))
+        return NULL;
+      *st = fresh;
+    }
+  return st;
+}
+
 gboolean
 sim_collective_start (SimCollective *c, SimCollectiveOp op, SimCollectiveAlgo algo, const int *gpus, int n_gpus,
                       double bytes, SimFlowDoneFn done, gpointer user, guint64 arg, SimCollectiveAlgo *algo_used,
@@ -907,23 +933,9 @@ sim_collective_start (SimCollective *c, SimCollectiveOp op, SimCollectiveAlgo al
                    "send/recv takes 2 GPUs (source, destination), got %d", n_gpus);
       return FALSE;
     }
-  if (g->starts == NULL)
-    {
-      ((Group *) g)->starts = g_new (struct Start, START_MEMO);
-      for (int i = 0; i < START_MEMO; i++)
-        g->starts[i].bytes = -1;
-    }
-  guint64 bits;
-  memcpy (&bits, &bytes, sizeof bits);
-  struct Start *st = &g->starts[((bits + (guint64) op * 31u + (guint64) algo) * 0x9E3779B97F4A7C15ull >> 61)
-                                & (START_MEMO - 1)];
-  if (!(st->bytes == bytes && st->op == op && st->algo_req == algo))
-    {
-      struct Start fresh;
-      if (!start_work_out (c, g, op, algo, bytes, &fresh, error))
-        return FALSE;
-      *st = fresh;
-    }
+  const struct Start *st = start_lookup (c, g, op, algo, bytes, error);
+  if (!st)
+    return FALSE;
   if (algo_used)
     *algo_used = st->algo;
   Run *r = c->free_runs->len ? g_ptr_array_steal_index_fast (c->free_runs, c->free_runs->len - 1) : g_new (Run, 1);
@@ -938,4 +950,163 @@ sim_collective_start (SimCollective *c, SimCollectiveOp op, SimCollectiveAlgo al
     }
   run_advance (r);
   return TRUE;
+}
+
+/* ---- many groups at once ------------------------------------------------------------------------
+ * A representative launches the same collective for every sibling group of its stage: hundreds of
+ * runs that start together. Those whose plan is one phase (a ring or tree as one flow per channel,
+ * a send/recv) with the same latency are run as one: after that latency all their flows start in
+ * one event, and one event at the nanosecond the last of them lands ends them all, which is when
+ * the last of the separate runs would have ended. The rest (latency-bound, several phases) run on
+ * their own. */
+typedef struct {
+  SimFlowDoneFn done;
+  gpointer user;
+  guint64 arg;
+  int outstanding;             /* merged runs and separate runs not yet done */
+} Batch;
+
+typedef struct {
+  SimCollective *owner;
+  Batch *batch;
+  gint64 latency_ns;
+  GArray *starts;              /* struct Start of its groups (copies: the memo moves on) */
+  int pending;                 /* flows in flight */
+} Merged;
+
+static void
+batch_sub_done (gpointer user, guint64 arg)
+{
+  Batch *b = user;
+  if (--b->outstanding > 0)
+    return;
+  SimFlowDoneFn done = b->done;
+  gpointer u = b->user;
+  guint64 a = b->arg;
+  g_free (b);
+  if (done)
+    done (u, a);
+}
+
+static void
+merged_finish (SimEngine *engine, gpointer data, guint64 arg)
+{
+  Merged *m = data;
+  Batch *b = m->batch;
+  m->owner->active -= (int) m->starts->len;
+  g_array_free (m->starts, TRUE);
+  g_free (m);
+  batch_sub_done (b, 0);
+}
+
+static void
+merged_flow_done (gpointer user, guint64 arg)
+{
+  Merged *m = user;
+  if (--m->pending == 0)
+    sim_engine_after (m->owner->engine, 0, merged_finish, m, 0);
+}
+
+static void
+merged_start (SimEngine *engine, gpointer data, guint64 arg)
+{
+  Merged *m = data;
+  SimCollective *c = m->owner;
+  for (guint k = 0; k < m->starts->len; k++)
+    {
+      const struct Start *st = &g_array_index (m->starts, struct Start, k);
+      const PlanPhase *ph = &g_array_index (st->plan->phases, PlanPhase, 0);
+      m->pending += ph->n_flows;
+    }
+  for (guint k = 0; k < m->starts->len; k++)
+    {
+      const struct Start *st = &g_array_index (m->starts, struct Start, k);
+      const PlanPhase *ph = &g_array_index (st->plan->phases, PlanPhase, 0);
+      const guint32 *links = (const guint32 *) st->plan->links->data;
+      for (int i = 0; i < ph->n_flows; i++)
+        {
+          PlanFlow *f = &g_array_index (st->plan->flows, PlanFlow, ph->first_flow + i);
+          c->flows_started++;
+          if (f->path == NULL)
+            f->path = sim_flow_net_path (c->net, links + f->links_off, f->n_links);
+          sim_flow_net_start_path (c->net, f->path, f->frac * st->run_bytes, f->weight, merged_flow_done, m, 0);
+        }
+    }
+}
+
+#define MERGE_MAX 8
+
+gboolean
+sim_collective_start_many (SimCollective *c, SimCollectiveOp op, const int *gpus, int group_size, int n_groups,
+                           double bytes, SimFlowDoneFn done, gpointer user, guint64 arg, GError **error)
+{
+  g_return_val_if_fail (c != NULL && gpus != NULL && group_size > 0 && n_groups > 0, FALSE);
+  if (op == SIM_COLLECTIVE_SENDRECV && group_size != 2)
+    {
+      g_set_error (error, SIM_COLLECTIVE_ERROR, SIM_COLLECTIVE_ERROR_INVALID,
+                   "send/recv takes 2 GPUs (source, destination), got %d", group_size);
+      return FALSE;
+    }
+  Batch *b = g_new0 (Batch, 1);
+  *b = (Batch) { done, user, arg, 1 };  /* held until every group is launched */
+  Merged *merged[MERGE_MAX];
+  int n_merged = 0;
+  for (int gi = 0; gi < n_groups; gi++)
+    {
+      const int *m = gpus + (gsize) gi * group_size;
+      const struct Start *st = NULL;
+      if (bytes > 0)
+        {
+          const Group *g = group_get (c, m, group_size, error);
+          if (!g)
+            goto fail;
+          st = start_lookup (c, g, op, SIM_COLLECTIVE_ALGO_AUTO, bytes, error);
+          if (!st)
+            goto fail;
+          if (st->total_ns >= 0 || st->plan->phases->len != 1
+              || g_array_index (st->plan->phases, PlanPhase, 0).n_flows == 0)
+            st = NULL;
+        }
+      gint64 lat = st ? g_array_index (st->plan->phases, PlanPhase, 0).latency_ns + st->fill_ns : 0;
+      int k = 0;
+      while (st && k < n_merged && merged[k]->latency_ns != lat)
+        k++;
+      if (st && k == n_merged && n_merged < MERGE_MAX)
+        {
+          merged[k] = g_new0 (Merged, 1);
+          *merged[k] = (Merged) { c, b, lat, g_array_new (FALSE, FALSE, sizeof (struct Start)), 0 };
+          n_merged++;
+          b->outstanding++;
+        }
+      if (st && k < n_merged)
+        {
+          g_array_append_vals (merged[k]->starts, st, 1);
+          c->active++;
+          continue;
+        }
+      b->outstanding++;
+      if (!sim_collective_start (c, op, SIM_COLLECTIVE_ALGO_AUTO, m, group_size, bytes, batch_sub_done, b, 0,
+                                 NULL, error))
+        {
+          b->outstanding--;
+          goto fail;
+        }
+    }
+  for (int k = 0; k < n_merged; k++)
+    sim_engine_after (c->engine, merged[k]->latency_ns, merged_start, merged[k], 0);
+  /* Release the hold: every run holds b until an engine event ends it, so this is never the last. */
+  b->outstanding--;
+  return TRUE;
+fail:
+  for (int k = 0; k < n_merged; k++)
+    {
+      c->active -= (int) merged[k]->starts->len;
+      g_array_free (merged[k]->starts, TRUE);
+      g_free (merged[k]);
+      b->outstanding--;
+    }
+  /* Separate runs already started still hold b; it is freed by the last of them. */
+  b->done = NULL;
+  batch_sub_done (b, 0);
+  return FALSE;
 }

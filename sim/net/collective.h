@@ -135,6 +135,13 @@ gboolean sim_collective_start (SimCollective *coll, SimCollectiveOp op, SimColle
                                const int *gpus, int n_gpus, double bytes, SimFlowDoneFn done,
                                gpointer user, guint64 arg, SimCollectiveAlgo *algo_used,
                                GError **error);
+/* n_groups collectives of op at once, algorithm AUTO, group i over gpus[i*group_size ..
+ * (i+1)*group_size): done runs once, when the last has finished. The same flows at the same
+ * times as n_groups calls of sim_collective_start, in fewer events: groups whose plan is one phase
+ * with the same latency run as one (a representative's sibling groups). */
+gboolean sim_collective_start_many (SimCollective *coll, SimCollectiveOp op, const int *gpus, int group_size,
+                                    int n_groups, double bytes, SimFlowDoneFn done, gpointer user, guint64 arg,
+                                    GError **error);
 /* The closed-form time (sim/net/alphabeta.h) of the same call on this topology, without running it:
  * for a runner's quick estimates and cross-checks. algo AUTO gives the fastest; *algo_used says which.
  * Returns -1 with error set if the group is invalid or nothing applies. */

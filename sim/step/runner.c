@@ -121,6 +121,8 @@ typedef struct {
   gint64 *pp_latency;
   double *pp_weight;         /* the representative send's share weight (sim_collective_p2p_weight) */
   gint64 pair_latency[2];    /* PP send latency across / inside a domain; -1 unknown */
+  int *launch_gpus;          /* launch_group_op scratch: the members of every group it launches */
+  gsize launch_cap;
   guint32 **pp_pair_links;   /* per (stage, direction): every pair's route, at pp_pair_off */
   int **pp_pair_off;
   guint32 *route_load;       /* routes chosen per link so far (balanced ECMP choice) */
@@ -178,19 +180,6 @@ zero_done (SimEngine *engine, gpointer data, guint64 arg)
   complete ((Runner *) data, (Pending *) (gsize) arg);
 }
 
-static void
-start_coll (Runner *r, Pending *p, SimCollectiveOp op, const int *gpus, int n, double bytes)
-{
-  GError *error = NULL;
-  p->outstanding++;
-  if (!sim_collective_start (r->coll, op, SIM_COLLECTIVE_ALGO_AUTO, gpus, n, bytes, flow_done, p,
-                             (guint64) (gsize) r, NULL, &error))
-    {
-      p->outstanding--;
-      fail (r, error);
-    }
-}
-
 /* Launches the collective (or CP ring step) `op` for group g, and in representative mode for every
  * sibling group of the same stage. */
 static void
@@ -210,17 +199,42 @@ launch_group_op (Runner *r, Pending *p, const TOp *op)
       n_launch = gt->sib_n[st];
     }
   p->launch_ns = sim_engine_now (r->engine);
+  /* Every group (a ring step: every pair) at once: one call, one completion. */
+  int size = op->kind == K_RING ? 2 : gt->size, n = op->kind == K_RING ? n_launch * gt->size : n_launch;
+  if ((gsize) size * n > r->launch_cap)
+    {
+      r->launch_cap = (gsize) size * n;
+      r->launch_gpus = g_renew (int, r->launch_gpus, r->launch_cap);
+    }
+  int *out = r->launch_gpus;
   for (int i = 0; i < n_launch; i++)
     {
       const int *m = gt->members + (gsize) launch[i] * gt->size;
       if (op->kind == K_RING)
         for (int j = 0; j < gt->size; j++)
           {
-            int pair[2] = { m[j], m[(j + 1) % gt->size] };
-            start_coll (r, p, SIM_COLLECTIVE_SENDRECV, pair, 2, op->bytes);
+            *out++ = m[j];
+            *out++ = m[(j + 1) % gt->size];
           }
       else
-        start_coll (r, p, (SimCollectiveOp) op->coll, m, gt->size, op->bytes);
+        {
+          memcpy (out, m, sizeof (int) * gt->size);
+          out += gt->size;
+        }
+    }
+  if (n > 0)
+    {
+      GError *error = NULL;
+      p->outstanding++;
+      SimCollectiveOp cop = op->kind == K_RING ? SIM_COLLECTIVE_SENDRECV : (SimCollectiveOp) op->coll;
+      if (!(n == 1 ? sim_collective_start (r->coll, cop, SIM_COLLECTIVE_ALGO_AUTO, r->launch_gpus, size, op->bytes,
+                                           flow_done, p, (guint64) (gsize) r, NULL, &error)
+                   : sim_collective_start_many (r->coll, cop, r->launch_gpus, size, n, op->bytes, flow_done, p,
+                                                (guint64) (gsize) r, &error)))
+        {
+          p->outstanding--;
+          fail (r, error);
+        }
     }
   if (p->outstanding == 0)
     sim_engine_after (r->engine, 0, zero_done, r, (guint64) (gsize) p);
@@ -972,6 +986,7 @@ sim_runner_run (const ModelShape *shape, const ModelPlan *plan, const SimGpuSpec
   g_free (r.stage_index);
   g_free (r.pp_links);
   g_free (r.pp_path);
+  g_free (r.launch_gpus);
   g_free (r.pp_pair_path);
   g_free (r.pp_n_links);
   g_free (r.pp_latency);
