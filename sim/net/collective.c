@@ -796,6 +796,23 @@ run_flow_done (gpointer user, guint64 arg)
     }
 }
 
+/* Starts the flows of phase ph of plan p for a run of `bytes` (each flow's path registered with the
+ * net at its first start). */
+static void
+start_phase_flows (SimCollective *c, const Plan *p, const PlanPhase *ph, double bytes, SimFlowDoneFn done,
+                   gpointer user)
+{
+  const guint32 *links = (const guint32 *) p->links->data;
+  for (int i = 0; i < ph->n_flows; i++)
+    {
+      PlanFlow *f = &g_array_index (p->flows, PlanFlow, ph->first_flow + i);
+      c->flows_started++;
+      if (f->path == NULL)
+        f->path = sim_flow_net_path (c->net, links + f->links_off, f->n_links);
+      sim_flow_net_start_path (c->net, f->path, f->frac * bytes, f->weight, done, user, 0);
+    }
+}
+
 static void
 run_phase_start (SimEngine *engine, gpointer data, guint64 arg)
 {
@@ -809,15 +826,7 @@ run_phase_start (SimEngine *engine, gpointer data, guint64 arg)
       return;
     }
   r->pending = ph->n_flows;
-  const guint32 *links = (const guint32 *) r->plan->links->data;
-  for (int i = 0; i < ph->n_flows; i++)
-    {
-      PlanFlow *f = &g_array_index (r->plan->flows, PlanFlow, ph->first_flow + i);
-      c->flows_started++;
-      if (f->path == NULL)
-        f->path = sim_flow_net_path (c->net, links + f->links_off, f->n_links);
-      sim_flow_net_start_path (c->net, f->path, f->frac * r->bytes, f->weight, run_flow_done, r, 0);
-    }
+  start_phase_flows (c, r->plan, ph, r->bytes, run_flow_done, r);
 }
 
 /* Works out a start of (op, algo, bytes) on g: the algorithm (AUTO: the closed form's fastest), the
@@ -1021,16 +1030,8 @@ merged_start (SimEngine *engine, gpointer data, guint64 arg)
   for (guint k = 0; k < m->starts->len; k++)
     {
       const struct Start *st = &g_array_index (m->starts, struct Start, k);
-      const PlanPhase *ph = &g_array_index (st->plan->phases, PlanPhase, 0);
-      const guint32 *links = (const guint32 *) st->plan->links->data;
-      for (int i = 0; i < ph->n_flows; i++)
-        {
-          PlanFlow *f = &g_array_index (st->plan->flows, PlanFlow, ph->first_flow + i);
-          c->flows_started++;
-          if (f->path == NULL)
-            f->path = sim_flow_net_path (c->net, links + f->links_off, f->n_links);
-          sim_flow_net_start_path (c->net, f->path, f->frac * st->run_bytes, f->weight, merged_flow_done, m, 0);
-        }
+      start_phase_flows (c, st->plan, &g_array_index (st->plan->phases, PlanPhase, 0), st->run_bytes,
+                         merged_flow_done, m);
     }
 }
 
