@@ -449,7 +449,10 @@ test_start_many (void)
         Sim many;
         sim_setup (&many, t, &p);
         g_autoptr (GError) error = NULL;
-        g_assert_true (sim_collective_start_many (many.coll, op, gpus, size, n, sizes[k], many_done, &many, 0, &error));
+        const SimCollectiveGroup *groups[24];
+        for (int g = 0; g < n; g++)
+          groups[g] = sim_collective_group (many.coll, gpus + size * g, size, NULL);
+        g_assert_true (sim_collective_start_many (many.coll, op, groups, n, sizes[k], many_done, &many, 0, &error));
         g_assert_no_error (error);
         g_assert_cmpint (many.done_count, ==, 0);  /* never from inside the call */
         sim_engine_run (many.engine, -1);

@@ -197,7 +197,8 @@ typedef struct {
 
 /* A group: its members, shape, and members grouped by domain (domain-major, each domain's members in
  * the caller's order), which is the ring order of channel 0. */
-typedef struct {
+typedef struct SimCollectiveGroup Group;
+struct SimCollectiveGroup {
   int *gpus;
   int n;
   guint hash;
@@ -205,7 +206,7 @@ typedef struct {
   int *by_domain;              /* n GPUs */
   int *domain_start;           /* domains + 1 offsets into by_domain */
   struct Start *starts;        /* memo of recent starts (START_MEMO), allocated on first start */
-} Group;
+};
 
 typedef struct {
   const Group *group;
@@ -921,6 +922,24 @@ sim_collective_start (SimCollective *c, SimCollectiveOp op, SimCollectiveAlgo al
                       GError **error)
 {
   g_return_val_if_fail (c != NULL, FALSE);
+  const Group *g = group_get (c, gpus, n_gpus, error);
+  return g != NULL && sim_collective_start_group (c, op, algo, g, bytes, done, user, arg, algo_used, error);
+}
+
+const SimCollectiveGroup *
+sim_collective_group (SimCollective *c, const int *gpus, int n_gpus, GError **error)
+{
+  g_return_val_if_fail (c != NULL, NULL);
+  return group_get (c, gpus, n_gpus, error);
+}
+
+gboolean
+sim_collective_start_group (SimCollective *c, SimCollectiveOp op, SimCollectiveAlgo algo, const SimCollectiveGroup *g,
+                            double bytes, SimFlowDoneFn done, gpointer user, guint64 arg,
+                            SimCollectiveAlgo *algo_used, GError **error)
+{
+  g_return_val_if_fail (c != NULL && g != NULL, FALSE);
+  int n_gpus = g->n;
   if (op < 0 || op >= SIM_COLLECTIVE_OP_COUNT || algo < 0 || algo >= SIM_COLLECTIVE_ALGO_COUNT)
     {
       g_set_error (error, SIM_COLLECTIVE_ERROR, SIM_COLLECTIVE_ERROR_INVALID,
@@ -933,9 +952,6 @@ sim_collective_start (SimCollective *c, SimCollectiveOp op, SimCollectiveAlgo al
                    "collective size %g bytes is not a size: give 0 or more bytes", bytes);
       return FALSE;
     }
-  const Group *g = group_get (c, gpus, n_gpus, error);
-  if (!g)
-    return FALSE;
   if (op == SIM_COLLECTIVE_SENDRECV && n_gpus != 2)
     {
       g_set_error (error, SIM_COLLECTIVE_ERROR, SIM_COLLECTIVE_ERROR_INVALID,
@@ -1038,29 +1054,28 @@ merged_start (SimEngine *engine, gpointer data, guint64 arg)
 #define MERGE_MAX 8
 
 gboolean
-sim_collective_start_many (SimCollective *c, SimCollectiveOp op, const int *gpus, int group_size, int n_groups,
-                           double bytes, SimFlowDoneFn done, gpointer user, guint64 arg, GError **error)
+sim_collective_start_many (SimCollective *c, SimCollectiveOp op, const SimCollectiveGroup *const *groups,
+                           int n_groups, double bytes, SimFlowDoneFn done, gpointer user, guint64 arg,
+                           GError **error)
 {
-  g_return_val_if_fail (c != NULL && gpus != NULL && group_size > 0 && n_groups > 0, FALSE);
-  if (op == SIM_COLLECTIVE_SENDRECV && group_size != 2)
-    {
-      g_set_error (error, SIM_COLLECTIVE_ERROR, SIM_COLLECTIVE_ERROR_INVALID,
-                   "send/recv takes 2 GPUs (source, destination), got %d", group_size);
-      return FALSE;
-    }
+  g_return_val_if_fail (c != NULL && groups != NULL && n_groups > 0, FALSE);
+  for (int gi = 0; gi < n_groups; gi++)
+    if (op == SIM_COLLECTIVE_SENDRECV && groups[gi]->n != 2)
+      {
+        g_set_error (error, SIM_COLLECTIVE_ERROR, SIM_COLLECTIVE_ERROR_INVALID,
+                     "send/recv takes 2 GPUs (source, destination), got %d", groups[gi]->n);
+        return FALSE;
+      }
   Batch *b = g_new0 (Batch, 1);
   *b = (Batch) { done, user, arg, 1 };  /* held until every group is launched */
   Merged *merged[MERGE_MAX];
   int n_merged = 0;
   for (int gi = 0; gi < n_groups; gi++)
     {
-      const int *m = gpus + (gsize) gi * group_size;
+      const Group *g = groups[gi];
       const struct Start *st = NULL;
       if (bytes > 0)
         {
-          const Group *g = group_get (c, m, group_size, error);
-          if (!g)
-            goto fail;
           st = start_lookup (c, g, op, SIM_COLLECTIVE_ALGO_AUTO, bytes, error);
           if (!st)
             goto fail;
@@ -1086,8 +1101,8 @@ sim_collective_start_many (SimCollective *c, SimCollectiveOp op, const int *gpus
           continue;
         }
       b->outstanding++;
-      if (!sim_collective_start (c, op, SIM_COLLECTIVE_ALGO_AUTO, m, group_size, bytes, batch_sub_done, b, 0,
-                                 NULL, error))
+      if (!sim_collective_start_group (c, op, SIM_COLLECTIVE_ALGO_AUTO, g, bytes, batch_sub_done, b, 0, NULL,
+                                       error))
         {
           b->outstanding--;
           goto fail;

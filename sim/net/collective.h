@@ -135,11 +135,19 @@ gboolean sim_collective_start (SimCollective *coll, SimCollectiveOp op, SimColle
                                const int *gpus, int n_gpus, double bytes, SimFlowDoneFn done,
                                gpointer user, guint64 arg, SimCollectiveAlgo *algo_used,
                                GError **error);
-/* n_groups collectives of op at once, algorithm AUTO, group i over gpus[i*group_size ..
- * (i+1)*group_size): done runs once, when the last has finished. The same flows at the same
- * times as n_groups calls of sim_collective_start, in fewer events: groups whose plan is one phase
- * with the same latency run as one (a representative's sibling groups). */
-gboolean sim_collective_start_many (SimCollective *coll, SimCollectiveOp op, const int *gpus, int group_size,
+/* A group, for starting collectives on it without naming its GPUs again (a lookup hashes them all):
+ * owned by coll, valid until it is freed. NULL with error set if the group is invalid. */
+typedef struct SimCollectiveGroup SimCollectiveGroup;
+const SimCollectiveGroup *sim_collective_group (SimCollective *coll, const int *gpus, int n_gpus, GError **error);
+/* sim_collective_start on a group from sim_collective_group. */
+gboolean sim_collective_start_group (SimCollective *coll, SimCollectiveOp op, SimCollectiveAlgo algo,
+                                     const SimCollectiveGroup *group, double bytes, SimFlowDoneFn done,
+                                     gpointer user, guint64 arg, SimCollectiveAlgo *algo_used, GError **error);
+/* op on each of groups[0..n_groups) at once, algorithm AUTO: done runs once, when the last has
+ * finished. The same flows at the same times as n_groups calls of sim_collective_start_group, in
+ * fewer events: groups whose plan is one phase with the same latency run as one (a representative's
+ * sibling groups). */
+gboolean sim_collective_start_many (SimCollective *coll, SimCollectiveOp op, const SimCollectiveGroup *const *groups,
                                     int n_groups, double bytes, SimFlowDoneFn done, gpointer user, guint64 arg,
                                     GError **error);
 /* The closed-form time (sim/net/alphabeta.h) of the same call on this topology, without running it:

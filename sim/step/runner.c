@@ -73,6 +73,9 @@ typedef struct {
   int *members;        /* [n_groups * size] */
   int *sib_off, *sib;  /* per stage: groups whose first member is in that stage */
   int *sib_n;          /* per stage: how many of them a representative launches */
+  const SimCollectiveGroup **handle;  /* [n_groups], made at the group's first collective */
+  const SimCollectiveGroup **pair;    /* [n_groups * size]: member j -> j + 1, for ring steps */
+  int *sim_off, *sim;  /* per group (CSR): its members that are simulated, in member order */
 } GroupTable;
 
 typedef struct Pending Pending;
@@ -121,7 +124,7 @@ typedef struct {
   gint64 *pp_latency;
   double *pp_weight;         /* the representative send's share weight (sim_collective_p2p_weight) */
   gint64 pair_latency[2];    /* PP send latency across / inside a domain; -1 unknown */
-  int *launch_gpus;          /* launch_group_op scratch: the members of every group it launches */
+  const SimCollectiveGroup **launch_groups;  /* launch_group_op scratch: every group it launches */
   gsize launch_cap;
   guint32 **pp_pair_links;   /* per (stage, direction): every pair's route, at pp_pair_off */
   int **pp_pair_off;
@@ -200,42 +203,52 @@ launch_group_op (Runner *r, Pending *p, const TOp *op)
     }
   p->launch_ns = sim_engine_now (r->engine);
   /* Every group (a ring step: every pair) at once: one call, one completion. */
-  int size = op->kind == K_RING ? 2 : gt->size, n = op->kind == K_RING ? n_launch * gt->size : n_launch;
-  if ((gsize) size * n > r->launch_cap)
+  int n = op->kind == K_RING ? n_launch * gt->size : n_launch;
+  if ((gsize) n > r->launch_cap)
     {
-      r->launch_cap = (gsize) size * n;
-      r->launch_gpus = g_renew (int, r->launch_gpus, r->launch_cap);
+      r->launch_cap = (gsize) n;
+      r->launch_groups = g_renew (const SimCollectiveGroup *, r->launch_groups, r->launch_cap);
     }
-  int *out = r->launch_gpus;
-  for (int i = 0; i < n_launch; i++)
+  GError *error = NULL;
+  const SimCollectiveGroup **out = r->launch_groups;
+  for (int i = 0; i < n_launch && error == NULL; i++)
     {
-      const int *m = gt->members + (gsize) launch[i] * gt->size;
+      int g = launch[i];
+      const int *m = gt->members + (gsize) g * gt->size;
       if (op->kind == K_RING)
-        for (int j = 0; j < gt->size; j++)
+        for (int j = 0; j < gt->size && error == NULL; j++)
           {
-            *out++ = m[j];
-            *out++ = m[(j + 1) % gt->size];
+            if (gt->pair == NULL)
+              gt->pair = g_new0 (const SimCollectiveGroup *, (gsize) gt->n_groups * gt->size);
+            const SimCollectiveGroup **h = &gt->pair[(gsize) g * gt->size + j];
+            if (*h == NULL)
+              {
+                int pair[2] = { m[j], m[(j + 1) % gt->size] };
+                *h = sim_collective_group (r->coll, pair, 2, &error);
+              }
+            *out++ = *h;
           }
       else
         {
-          memcpy (out, m, sizeof (int) * gt->size);
-          out += gt->size;
+          if (gt->handle == NULL)
+            gt->handle = g_new0 (const SimCollectiveGroup *, gt->n_groups);
+          if (gt->handle[g] == NULL)
+            gt->handle[g] = sim_collective_group (r->coll, m, gt->size, &error);
+          *out++ = gt->handle[g];
         }
     }
-  if (n > 0)
+  if (error == NULL && n > 0)
     {
-      GError *error = NULL;
-      p->outstanding++;
       SimCollectiveOp cop = op->kind == K_RING ? SIM_COLLECTIVE_SENDRECV : (SimCollectiveOp) op->coll;
-      if (!(n == 1 ? sim_collective_start (r->coll, cop, SIM_COLLECTIVE_ALGO_AUTO, r->launch_gpus, size, op->bytes,
-                                           flow_done, p, (guint64) (gsize) r, NULL, &error)
-                   : sim_collective_start_many (r->coll, cop, r->launch_gpus, size, n, op->bytes, flow_done, p,
+      p->outstanding++;
+      if (!(n == 1 ? sim_collective_start_group (r->coll, cop, SIM_COLLECTIVE_ALGO_AUTO, r->launch_groups[0],
+                                                 op->bytes, flow_done, p, (guint64) (gsize) r, NULL, &error)
+                   : sim_collective_start_many (r->coll, cop, r->launch_groups, n, op->bytes, flow_done, p,
                                                 (guint64) (gsize) r, &error)))
-        {
-          p->outstanding--;
-          fail (r, error);
-        }
+        p->outstanding--;
     }
+  if (error != NULL)
+    fail (r, error);
   if (p->outstanding == 0)
     sim_engine_after (r->engine, 0, zero_done, r, (guint64) (gsize) p);
 }
@@ -414,9 +427,7 @@ rendezvous (Runner *r, RankState *st, guint32 op_index, const TOp *op)
       p->group = g;
       p->op = (int) op_index;
       p->stream = op->stream;
-      const int *m = gt->members + (gsize) g * gt->size;
-      for (int i = 0; i < gt->size; i++)
-        p->expected += r->state_of[m[i]] != NULL;
+      p->expected = gt->sim_off[g + 1] - gt->sim_off[g];
       g_hash_table_insert (r->pending, &p->key, p);
     }
   if (++p->arrived == p->expected)
@@ -459,17 +470,16 @@ complete (Runner *r, Pending *p)
       return;
     }
   GroupTable *gt = &r->groups[p->kind];
-  const int *m = gt->members + (gsize) p->group * gt->size;
+  const int *m = gt->sim + gt->sim_off[p->group];
+  int n = gt->sim_off[p->group + 1] - gt->sim_off[p->group];
   int stream = p->stream;
   gint64 dur = r->completing_dur;
-  int size = gt->size;
   pending_release (r, p);
-  for (int i = 0; i < size; i++)
-    if (r->state_of[m[i]] != NULL)
-      {
-        r->completing_dur = dur;
-        sim_gpu_finish (r->state_of[m[i]]->gpu, stream);
-      }
+  for (int i = 0; i < n; i++)
+    {
+      r->completing_dur = dur;
+      sim_gpu_finish (r->state_of[m[i]]->gpu, stream);
+    }
 }
 
 static gboolean
@@ -654,6 +664,29 @@ group_table_clear (GroupTable *gt)
   g_free (gt->sib_off);
   g_free (gt->sib);
   g_free (gt->sib_n);
+  g_free (gt->handle);
+  g_free (gt->pair);
+  g_free (gt->sim_off);
+  g_free (gt->sim);
+}
+
+/* Each group's simulated members, so a collective's rendezvous and completion cost those, not the
+ * group's size (a representative's DP group of 32,768 has one). */
+static void
+group_table_index_simulated (GroupTable *gt, RankState *const *state_of)
+{
+  gt->sim_off = g_new (int, gt->n_groups + 1);
+  GArray *sim = g_array_new (FALSE, FALSE, sizeof (int));
+  for (int g = 0; g < gt->n_groups; g++)
+    {
+      gt->sim_off[g] = (int) sim->len;
+      const int *m = gt->members + (gsize) g * gt->size;
+      for (int i = 0; i < gt->size; i++)
+        if (state_of[m[i]] != NULL)
+          g_array_append_val (sim, m[i]);
+    }
+  gt->sim_off[gt->n_groups] = (int) sim->len;
+  gt->sim = (int *) g_array_free (sim, FALSE);
 }
 
 /* How a group sits on the NVLink domains: how many it spans and the most members in one. */
@@ -907,6 +940,8 @@ sim_runner_run (const ModelShape *shape, const ModelPlan *plan, const SimGpuSpec
         sim_gpu_set_stream (st->gpu, s, prog->stream_ops[s], prog->stream_n[s]);
       r.state_of[st->rank] = st;
     }
+  for (int k = 0; k < G_COUNT; k++)
+    group_table_index_simulated (&r.groups[k], r.state_of);
   for (int i = 0; i < r.n_states; i++)
     for (int s = 0; s < N_STREAMS; s++)
       sim_gpu_poke (r.states[i].gpu, s);
@@ -986,7 +1021,7 @@ sim_runner_run (const ModelShape *shape, const ModelPlan *plan, const SimGpuSpec
   g_free (r.stage_index);
   g_free (r.pp_links);
   g_free (r.pp_path);
-  g_free (r.launch_gpus);
+  g_free (r.launch_groups);
   g_free (r.pp_pair_path);
   g_free (r.pp_n_links);
   g_free (r.pp_latency);
