@@ -139,8 +139,6 @@ typedef struct {
   int n_members;     /* crossings per link: the sum of the members' mult */
   Member *members;   /* distinct flows */
   int n_flows, cap_members;
-  int n_links;       /* atoms in it */
-  guint32 gen;       /* bumped when the class dies, so entries naming it go stale */
   gboolean live;
   guint32 mark;
   int local;         /* index in the current solve */
@@ -182,6 +180,12 @@ struct SimFlowNet {
   SimFlowNetStats stats;
   Class **classes;
   int n_classes, cap_classes, free_class;
+  /* Per class, apart from the struct (a start or end reads them for every atom it moves): its
+   * generation, bumped when it dies so entries and cache lines naming it go stale (an equal
+   * generation is the same class, alive), and its atoms. */
+  guint32 *class_gen;
+  int *class_atoms;
+  int cap_class_meta;
   GHashTable *class_index;    /* Class* -> Class*, by key */
   Move moves[MOVE_CACHE];
   guint32 move_stamp;
@@ -295,12 +299,12 @@ plan_completion (SimFlowNet *net, Flow *f, guint32 index)
 static void
 class_unref (SimFlowNet *net, int id)
 {
-  Class *c = net->classes[id];
-  if (--c->n_links > 0)
+  if (--net->class_atoms[id] > 0)
     return;
+  Class *c = net->classes[id];
   g_hash_table_remove (net->class_index, c);
   c->live = FALSE;
-  c->gen++;
+  net->class_gen[id]++;
   c->next_free = net->free_class;
   net->free_class = id;
 }
@@ -332,16 +336,23 @@ class_next (SimFlowNet *net, int from, guint32 fi, int delta, double capacity)
   else
     {
       GROW (net->classes, net->cap_classes, net->n_classes + 1, Class *);
+      if (net->n_classes + 1 > net->cap_class_meta)
+        {
+          net->cap_class_meta = MAX (net->n_classes + 1, 2 * net->cap_class_meta);
+          net->class_gen = g_renew (guint32, net->class_gen, net->cap_class_meta);
+          net->class_atoms = g_renew (int, net->class_atoms, net->cap_class_meta);
+        }
       id = net->n_classes++;
       c = net->classes[id] = g_new0 (Class, 1);
       c->id = id;
+      net->class_gen[id] = 0;
     }
   o = from >= 0 ? net->classes[from] : NULL; /* classes[] may have moved */
   c->sig1 = key.sig1;
   c->sig2 = key.sig2;
   c->capacity = key.capacity;
   c->n_members = key.n_members;
-  c->n_links = 0;
+  net->class_atoms[id] = 0;
   c->live = TRUE;
   c->mark = 0;
   c->n_flows = 0;
@@ -369,7 +380,7 @@ class_next (SimFlowNet *net, int from, guint32 fi, int delta, double capacity)
     {
       Flow *f = &net->flows[c->members[m].flow];
       GROW (f->ent, f->cap_ent, f->n_ent + 1, Entry);
-      f->ent[f->n_ent++] = (Entry) { id, c->gen, c->members[m].mult };
+      f->ent[f->n_ent++] = (Entry) { id, net->class_gen[id], c->members[m].mult };
     }
   return id;
 }
@@ -382,7 +393,7 @@ atom_move (SimFlowNet *net, int ai, guint32 fi, int delta, gboolean *miss)
 {
   Atom *l = &net->atoms[ai];
   int from = l->cls;
-  guint32 from_gen = from >= 0 ? net->classes[from]->gen : 0;
+  guint32 from_gen = from >= 0 ? net->class_gen[from] : 0;
   guint64 cap_bits;
   memcpy (&cap_bits, &l->capacity, sizeof cap_bits);
   guint64 h = flow_mix (((guint64) (guint32) from << 32) ^ cap_bits);
@@ -391,16 +402,16 @@ atom_move (SimFlowNet *net, int ai, guint32 fi, int delta, gboolean *miss)
   *miss = FALSE;
   if (mv->stamp == net->move_stamp && mv->from == from && mv->from_gen == from_gen
       && mv->capacity == l->capacity
-      && (mv->to < 0 || (net->classes[mv->to]->live && net->classes[mv->to]->gen == mv->to_gen)))
+      && (mv->to < 0 || net->class_gen[mv->to] == mv->to_gen))
     to = mv->to;
   else
     {
       to = class_next (net, from, fi, delta, l->capacity);
-      *mv = (Move) { from, from_gen, l->capacity, to, to >= 0 ? net->classes[to]->gen : 0, net->move_stamp };
+      *mv = (Move) { from, from_gen, l->capacity, to, to >= 0 ? net->class_gen[to] : 0, net->move_stamp };
       *miss = TRUE;
     }
   if (to >= 0)
-    net->classes[to]->n_links++;
+    net->class_atoms[to]++;
   if (from >= 0)
     class_unref (net, from);
   l->cls = to;
@@ -468,7 +479,7 @@ atom_split_off (SimFlowNet *net, int a)
   if (to->cls >= 0)
     {
       Class *c = net->classes[to->cls];
-      c->n_links++;
+      net->class_atoms[to->cls]++;
       for (int m = 0; m < c->n_flows; m++)
         {
           Flow *f = &net->flows[c->members[m].flow];
@@ -668,6 +679,8 @@ sim_flow_net_free (SimFlowNet *net)
   g_hash_table_destroy (net->mixed_targets);
   g_hash_table_destroy (net->class_index);
   g_free (net->classes);
+  g_free (net->class_gen);
+  g_free (net->class_atoms);
   g_free (net->atoms);
   g_free (net->atom_of);
   g_free (net->next_link);
@@ -880,7 +893,7 @@ detach (SimFlowNet *net, guint32 i)
       if (miss && to >= 0)
         {
           GROW (net->dirty_classes, net->cap_dirty_classes, net->n_dirty_classes + 1, ClassRef);
-          net->dirty_classes[net->n_dirty_classes++] = (ClassRef) { to, net->classes[to]->gen };
+          net->dirty_classes[net->n_dirty_classes++] = (ClassRef) { to, net->class_gen[to] };
         }
     }
   f->n_ent = 0;
@@ -965,8 +978,7 @@ compact_entries (SimFlowNet *net, Flow *f)
   int kept = 0;
   for (int e = 0; e < f->n_ent; e++)
     {
-      const Class *c = net->classes[f->ent[e].cls];
-      if (c->live && c->gen == f->ent[e].gen)
+      if (net->class_gen[f->ent[e].cls] == f->ent[e].gen)
         f->ent[kept++] = f->ent[e];
     }
   f->n_ent = kept;
@@ -1135,7 +1147,7 @@ has_bottleneck (SimFlowNet *net, guint32 fi, guint32 epoch, gboolean *feasible)
 {
   Flow *f = &net->flows[fi];
   double r = trial_rate (net, fi, epoch) / net->hot[fi].w;
-  if (f->hint.cls >= 0 && net->classes[f->hint.cls]->live && net->classes[f->hint.cls]->gen == f->hint.gen)
+  if (f->hint.cls >= 0 && net->class_gen[f->hint.cls] == f->hint.gen)
     {
       if (!class_stats (net, f->hint.cls, epoch))
         *feasible = FALSE;
@@ -1336,7 +1348,7 @@ recompute (SimFlowNet *net)
     {
       ClassRef ref = net->dirty_classes[d];
       const Class *c = net->classes[ref.cls];
-      if (c->live && c->gen == ref.gen)
+      if (net->class_gen[ref.cls] == ref.gen)
         for (int m = 0; m < c->n_flows; m++)
           visit_flow (net, c->members[m].flow, epoch, &n_seeds);
     }
