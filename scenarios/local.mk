@@ -6,8 +6,10 @@ scenario_files = \
 	scenarios/hardware/h100-sxm.ini \
 	scenarios/hardware/h100-sxm-hbm2e-96g.ini \
 	scenarios/hardware/h800-sxm.ini \
+	scenarios/hardware/h20.ini \
 	scenarios/hardware/h200-sxm.ini \
 	scenarios/hardware/b200.ini \
+	scenarios/hardware/b300.ini \
 	scenarios/hardware/gb200.ini \
 	scenarios/hardware/gb300.ini \
 	scenarios/calibration/ampere.ini \

@@ -1,11 +1,11 @@
 #!/bin/sh
 # The hardware profiles added for DECK.md's gpu tokens that had none (a100-sxm-40g, h100-sxm-hbm2e-96g)
-# and for H800, as TAP: `trainsim run` of each embedded profile with a model prints a simulated step
-# time and reads the profile's HBM size; every [hardware] figure the profile sets carries its source;
-# H800's narrower NVLink makes a TP8 step no faster than H100's; `trainsim validate` models a deck row
-# naming each new token (real rows of ../shared/validation/deck.csv, copied here with their gpu column
-# changed) and predicts it no faster than the same row on the part it derives from (same compute, less
-# or slower HBM, lower power limit).
+# and for H800, H20 and B300, as TAP: `trainsim run` of each embedded profile with a model prints a
+# simulated step time and reads the profile's HBM size; every [hardware] figure the profile sets
+# carries its source; H800's narrower NVLink makes a TP8 step no faster than H100's; `trainsim
+# validate` models a deck row naming each new token (real rows of ../shared/validation/deck.csv, copied
+# here with their gpu column changed) and predicts it no faster than the same row on the part it
+# derives from (same compute, less or slower HBM, lower power limit).
 bin=${TRAINSIM:-./trainsim}
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 . "${TRAINSIM_SRCDIR:-$(dirname "$0")/..}/tests/tap.sh"
@@ -34,6 +34,8 @@ done <<'EOF'
 a100-sxm-40g hdr200-rail-optimized megatron-gpt-1.7b bf16 37.25
 h100-sxm-hbm2e-96g ndr400-rail-optimized llama3.1-8b fp8 89.41
 h800-sxm ndr400-rail-optimized llama3.1-8b fp8 74.51
+h20 ndr400-rail-optimized llama3.1-8b fp8 89.41
+b300 ndr400-rail-optimized llama3.1-8b fp8 268.22
 EOF
 
 # TP8 inside one NVLink domain: H800's 200 GB/s per direction against H100's 450.
