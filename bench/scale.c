@@ -13,8 +13,10 @@
  * The cases: the embedded MLPerf v3.1 scenario (TP 4, PP 8, VPP 12, FP8, 8 sequences per DP
  * replica, so the batch follows the GPUs), with the cluster size changed. Below 32 GPUs PP falls
  * to GPUs / 4. The fabric is the scenario's 3-tier rail-optimized NDR fat tree; its 64-port
- * switches reach 32,768 GPUs on 8 rails, so larger clusters use 128-port and, above 524,288,
- * 256-port switches. Memory is advisory: below 512 GPUs the model does not fit, the step is timed. */
+ * switches reach 32,768 GPUs on 8 rails, so larger clusters use 128-port switches (a 64 x 800G
+ * Spectrum-4 or Quantum-X800 switch split into 128 x 400G) and, above 524,288, two planes of 200G
+ * ports on 256-port switches (fabric.planes = 2: the same split into 256 x 200G). Memory is
+ * advisory: below 512 GPUs the model does not fit, the step is timed. */
 #include "config.h"
 #include <errno.h>
 #include <stdio.h>
@@ -46,7 +48,8 @@ run_case (int gpus, gboolean full, int fd)
   g_snprintf (pp, sizeof pp, "parallel.pp=%d", gpus >= 32 ? 8 : MAX (gpus / 4, 1));
   g_snprintf (radix, sizeof radix, "fabric.radix=%d", gpus > 524288 ? 256 : gpus > 32768 ? 128 : 64);
   const char *sets[] = { g, pp, radix, "parallel.global_batch_per_dp=8",
-                         gpus >= 32 ? "parallel.vpp=12" : "parallel.vpp=1", NULL };
+                         gpus >= 32 ? "parallel.vpp=12" : "parallel.vpp=1",
+                         gpus > 524288 ? "fabric.planes=2" : "fabric.planes=1", NULL };
   const char *files[] = { NULL };
   GError *error = NULL;
   SimScenario *sc = sim_scenario_load (files, sets, &error);

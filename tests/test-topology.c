@@ -773,6 +773,46 @@ test_adaptive_trunks (void)
   g_assert_cmpint (sim_topology_path_latency_ns (to, a, n), ==, sim_topology_path_latency_ns (ts, b, m));
 }
 
+/* Multi-plane (fabric planes = 4, adaptive): each plane is the fabric described, its ports at a
+ * quarter of the rates, so switch and cable counts are four times one plane's and the simulated
+ * graph, routes, trunk capacities and bisection are those of one plane at full rate (the NIC sprays
+ * over the planes). Static routing with planes is refused. */
+static void
+test_planes (void)
+{
+  SimClusterSpec c = hgx_h100 (1344);
+  SimFabricSpec f1 = fabric (SIM_FABRIC_RAIL_OPTIMIZED, 3, 64);
+  f1.routing = SIM_ROUTING_ADAPTIVE;
+  f1.oversubscription[0] = 2;
+  SimFabricSpec f4 = f1;
+  f4.planes = 4;
+  g_autoptr (SimTopology) t1 = build_ok (&c, &f1);
+  g_autoptr (SimTopology) t4 = build_ok (&c, &f4);
+  SimTopologySummary s1, s4;
+  sim_topology_summarize (t1, &s1);
+  sim_topology_summarize (t4, &s4);
+  g_assert_cmpint (s4.planes, ==, 4);
+  for (int i = 0; i < 3; i++)
+    g_assert_cmpint (s4.switches[i], ==, 4 * s1.switches[i]);
+  g_assert_cmpint (s4.links_by_kind[SIM_LINK_LEAF_UP], ==, 4 * s1.links_by_kind[SIM_LINK_LEAF_UP]);
+  g_assert_cmpint (s4.links_by_kind[SIM_LINK_NIC_UP], ==, s1.links_by_kind[SIM_LINK_NIC_UP]);
+  g_assert_cmpfloat (s4.bisection_bytes_per_s, ==, s1.bisection_bytes_per_s);
+  g_assert_cmpint (sim_topology_n_links (t4), ==, sim_topology_n_links (t1));
+  guint32 a[SIM_TOPOLOGY_MAX_HOPS], b[SIM_TOPOLOGY_MAX_HOPS];
+  int n = sim_topology_route (t4, 0, 50 * 8, 1, a);
+  g_assert_cmpint (n, ==, sim_topology_route (t1, 0, 50 * 8, 1, b));
+  g_assert_cmpmem (a, n * sizeof *a, b, n * sizeof *b);
+  for (int i = 0; i < n; i++)
+    g_assert_cmpfloat (sim_topology_link (t4, (int) a[i])->bandwidth_bytes_per_s, ==,
+                       sim_topology_link (t1, (int) b[i])->bandwidth_bytes_per_s);
+  SimFabricSpec fs = f4;
+  fs.routing = SIM_ROUTING_STATIC;
+  g_autoptr (GError) error = NULL;
+  g_assert_null (sim_topology_new (&c, &fs, &error));
+  g_assert_error (error, SIM_TOPOLOGY_ERROR, SIM_TOPOLOGY_ERROR_INVALID);
+  g_assert_nonnull (strstr (error->message, "planes"));
+}
+
 int
 main (int argc, char **argv)
 {
@@ -787,6 +827,7 @@ main (int argc, char **argv)
   g_test_add_func ("/sim/topology/ecmp-uniform", test_ecmp_uniform);
   g_test_add_func ("/sim/topology/oversubscription", test_oversubscription);
   g_test_add_func ("/sim/topology/adaptive-trunks", test_adaptive_trunks);
+  g_test_add_func ("/sim/topology/planes", test_planes);
   g_test_add_func ("/sim/topology/invalid-specs", test_invalid);
   g_test_add_func ("/sim/topology/single-domain", test_single_domain);
   g_test_add_func ("/sim/topology/large-is-cheap", test_large_is_cheap);

@@ -60,6 +60,15 @@
  * solver then sees only the links that can bind, and sim_topology_path_latency_ns adds the switch
  * hops the route no longer lists. Trunk links still exist (numbered, with their capacity).
  *
+ * Planes (fabric planes = P, adaptive routing only). A multi-plane fabric splits each NIC port into
+ * P lanes on P independent copies of the fabric (an 800G NIC as 4 x 200G, Spectrum-X multiplane;
+ * ConnectX-8's planes), so a switch of radix k runs its ports at 1/P of the rates and reaches as far
+ * as one plane of radix k does. The NIC sprays each flow's packets over all planes: in the fluid model
+ * the planes are pooled (one NIC link at the full rate, each trunk the sum of its P copies), which
+ * is exactly what one plane at full rate gives; planes change the switch and cable counts (times P)
+ * and the port speed the radix refers to, not a simulated rate. Static routing pins a flow to one
+ * plane and is refused with planes > 1.
+ *
  * Latency: NVLink up carries nvlink_latency_ns (down 0); NIC up carries nic_latency_ns; every link
  * leaving a switch carries hop_latency_ns. A path's latency is thus the NVLink latency, or the NIC
  * latency plus hop_latency_ns per switch crossed.
@@ -226,6 +235,11 @@ check_fabric (const SimFabricSpec *f, GError **error)
                     "positive rate", f->link_bw_bytes_per_s);
   if (f->hop_latency_ns < 0)
     return invalid (error, "negative switch hop latency: latencies must be >= 0");
+  if (f->planes < 0)
+    return invalid (error, "[fabric] planes = %d is negative: use 1 for one fabric", f->planes);
+  if (f->planes > 1 && f->routing != SIM_ROUTING_ADAPTIVE)
+    return invalid (error, "[fabric] planes = %d needs routing = adaptive (a NIC sprays its packets over "
+                    "the planes); with static routing set planes = 1", f->planes);
   return TRUE;
 }
 
@@ -711,9 +725,11 @@ sim_topology_summarize (const SimTopology *topo, SimTopologySummary *out)
   out->domains = t->domains;
   out->nvswitch_domains = t->domains;
   out->nics = t->nics;
-  out->switches[0] = t->leaves;
-  out->switches[1] = t->spines;
-  out->switches[2] = t->cores;
+  int planes = MAX (t->fabric.planes, 1);
+  out->planes = planes;
+  out->switches[0] = t->leaves * planes;
+  out->switches[1] = t->spines * planes;
+  out->switches[2] = t->cores * planes;
   out->links = sim_topology_n_links (t);
   out->bisection_bytes_per_s = t->bisection_bytes_per_s;
   out->tiers = t->tiers;
@@ -732,9 +748,9 @@ sim_topology_summarize (const SimTopology *topo, SimTopologySummary *out)
   if (t->tiers && t->fabric.routing == SIM_ROUTING_ADAPTIVE)
     {
       /* Cables, not trunks: what fails and what is bought does not change with the routing. */
-      out->links_by_kind[SIM_LINK_LEAF_UP] = out->links_by_kind[SIM_LINK_LEAF_DOWN] = t->leaves * t->leaf_up;
+      out->links_by_kind[SIM_LINK_LEAF_UP] = out->links_by_kind[SIM_LINK_LEAF_DOWN] = t->leaves * t->leaf_up * planes;
       out->links_by_kind[SIM_LINK_SPINE_UP] = out->links_by_kind[SIM_LINK_SPINE_DOWN] =
-        t->tiers == 3 ? t->spines * t->spine_up : 0;
+        t->tiers == 3 ? t->spines * t->spine_up * planes : 0;
       out->links = 0;
       for (int k = 0; k < SIM_LINK_KIND_COUNT; k++)
         out->links += out->links_by_kind[k];
@@ -762,7 +778,12 @@ sim_topology_describe (const SimTopology *topo)
                               "%d pod(s), %.0f Gb/s switch links\n",
                               t->fabric.kind == SIM_FABRIC_RAIL_OPTIMIZED ? "rail-optimized fat tree"
                                                                           : "fat tree",
-                              t->tiers, t->fabric.radix, s.rails, s.pods, t->link_bw * 8 / 1e9);
+                              t->tiers, t->fabric.radix, s.rails, s.pods, t->link_bw / s.planes * 8 / 1e9);
+      if (s.planes > 1)
+        g_string_append_printf (o, "planes            %d, each NIC's %.0f Gb/s split %d ways (%.0f Gb/s ports); "
+                                "switch counts below are of all planes\n", s.planes,
+                                t->cluster.nic_bw_bytes_per_s * 8 / 1e9, s.planes,
+                                t->cluster.nic_bw_bytes_per_s / s.planes * 8 / 1e9);
       static const char *const tier[3] = { "leaf", "spine", "core" };
       for (int i = 0; i < t->tiers; i++)
         g_string_append_printf (o, "  %-6s switches %6d   ports down %3d, up %3d\n", tier[i],

@@ -35,11 +35,13 @@ typedef struct {
   double link_bw_bytes_per_s;  /* switch-to-switch links; 0 = the NIC rate */
   gint64 hop_latency_ns;       /* per switch hop */
   SimFabricRouting routing;
+  int planes;                  /* independent switch planes each NIC is split over; 0 or 1: one */
 } SimFabricSpec;
 
 typedef struct {
   int gpus, nodes, domains, nics;
-  int switches[3];             /* per tier */
+  int switches[3];             /* per tier, every plane counted */
+  int planes;                  /* switch planes (1: one fabric) */
   int nvswitch_domains;
   int links;                   /* directed links */
   double bisection_bytes_per_s;/* scale-out bisection bandwidth, one direction */

@@ -335,6 +335,9 @@ const Key sim_scenario_keys[] = {
     "static: one ECMP path per flow; adaptive: switches spread each flow over all up-ports (IB AR, Spectrum-X)" },
   { "fabric", "tiers", T_INT, "", 1, REQ, 2, 3, NULL, FALSE, S_INT, FA (tiers), "switch tiers: 2 leaf-spine, 3 leaf-spine-core" },
   { "fabric", "radix", T_INT, "", 1, REQ, 2, 4096, NULL, FALSE, S_INT, FA (radix), "ports per switch" },
+  { "fabric", "planes", T_INT, "", 1, "1", 1, 64, NULL, FALSE, S_INT, FA (planes),
+    "independent switch planes each NIC port is split over (multi-plane: an 800G NIC as 4 x 200G on 4 "
+    "planes); each plane is the fabric described, its ports at 1/planes of the rates; adaptive routing only" },
   { "fabric", "oversubscription_leaf", T_DOUBLE, "", 1, "1", 1, 64, NULL, FALSE, S_DOUBLE, FA (oversubscription[0]),
     "leaf down/up capacity; 1: non-blocking" },
   { "fabric", "oversubscription_spine", T_DOUBLE, "", 1, "1", 1, 64, NULL, FALSE, S_DOUBLE, FA (oversubscription[1]),
