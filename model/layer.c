@@ -758,6 +758,74 @@ backward_of (Ctx *c, const ModelOp *fwd, int n)
 /* Forward ops of a unit (layer, embedding or head) into a scratch array, then the pass. */
 typedef void (*UnitForward) (Ctx *c);
 
+/* torchtitan's per-op selective checkpointing (torchtitan/distributed/activation_checkpoint.py,
+ * SelectiveAC with the "op" policy): inside a checkpointed block the outputs of the save-list ops
+ * are kept (attention kernels, amax, reduce-scatter and all-to-all, and the linear layers), except
+ * that every second linear layer of the block, counted in forward order, is recomputed; every other
+ * op is recomputed, and early_stop is off, so the whole block forward replays minus what was kept.
+ * Linear layers are torchtitan's modules: a fused "qkv" GEMM stands for wq, wk, wv and a gated
+ * "fc1" for w1, w3, so a Llama block keeps wq, wv, w1, w2 and recomputes wk, wo, w3.
+ * linear_parts() gives the widths (n) of the modules a GEMM stands for; op_recomputed_n() the width
+ * it replays, advancing the block's count. */
+static int
+linear_parts (const ModelShape *s, const ModelPlan *p, const ModelOp *f, gint64 *w)
+{
+  if (strcmp (f->name, "qkv") == 0)
+    {
+      gint64 kvd = (gint64) s->kv_heads * s->head_dim / p->tp;
+      w[0] = f->n - 2 * kvd, w[1] = kvd, w[2] = kvd;
+      return 3;
+    }
+  if (model_shape_glu (s) && (strcmp (f->name, "fc1") == 0 || strcmp (f->name, "shared_fc1") == 0
+                              || strcmp (f->name, "expert_fc1") == 0))
+    {
+      w[0] = w[1] = f->n / 2;
+      return 2;
+    }
+  w[0] = f->n;
+  return 1;
+}
+
+static gint64
+op_recomputed_n (const ModelShape *s, const ModelPlan *p, const ModelOp *f, int *count)
+{
+  gint64 w[3], n = 0;
+  int parts = linear_parts (s, p, f, w);
+  for (int i = 0; i < parts; i++)
+    if (++*count % 2 == 0)
+      n += w[i];
+  return n;
+}
+
+/* Whether a forward op replays in the recompute of SELECTIVE_OP (GEMMs: see op_recomputed_n). */
+static gboolean
+op_replays (const ModelOp *f)
+{
+  switch (f->kind)
+    {
+    case MODEL_OP_ATTENTION:
+      return FALSE;
+    case MODEL_OP_COMM:
+      return f->coll == MODEL_COLL_ALL_GATHER || f->coll == MODEL_COLL_ALL_REDUCE;
+    default:
+      return TRUE;
+    }
+}
+
+/* The forward GEMM f narrowed to n output columns (the recomputed linear layers it stands for). */
+static ModelOp
+gemm_narrowed (const ModelOp *f, gint64 n)
+{
+  ModelOp op = *f;
+  double in = f->bytes_read / (((double) f->m * f->k + (double) f->k * f->n) * f->batch);
+  double out = f->bytes_written / ((double) f->m * f->n * f->batch);
+  op.n = n;
+  op.flops = 2.0 * (double) f->m * (double) n * (double) f->k * (double) f->batch;
+  op.bytes_read = ((double) f->m * f->k + (double) f->k * n) * f->batch * in;
+  op.bytes_written = (double) f->m * n * f->batch * out;
+  return op;
+}
+
 static void
 emit (const ModelShape *shape, const ModelPlan *plan, int layer, ModelPass pass, GArray *ops,
       UnitForward forward, gboolean recomputable)
@@ -780,8 +848,63 @@ emit (const ModelShape *shape, const ModelPlan *plan, int layer, ModelPass pass,
         op.phase = MODEL_PHASE_RECOMPUTE;
         g_array_append_val (ops, op);
       }
+  if (recomputable && plan->recompute == MODEL_RECOMPUTE_SELECTIVE_OP)
+    {
+      int count = 0;
+      for (guint i = 0; i < fwd->len; i++)
+        {
+          const ModelOp *f = &g_array_index (fwd, ModelOp, i);
+          ModelOp op = *f;
+          if (f->kind == MODEL_OP_GEMM)
+            {
+              gint64 n = op_recomputed_n (shape, plan, f, &count);
+              if (n == 0)
+                continue;
+              op = gemm_narrowed (f, n);
+            }
+          else if (!op_replays (f))
+            continue;
+          op.phase = MODEL_PHASE_RECOMPUTE;
+          g_array_append_val (ops, op);
+        }
+    }
   c.phase = MODEL_PHASE_BWD;
   backward_of (&c, (const ModelOp *) fwd->data, (int) fwd->len);
+}
+
+double
+model_layer_selective_op_saved_bytes (const ModelShape *shape, const ModelPlan *plan, int layer)
+{
+  g_return_val_if_fail (shape != NULL && plan != NULL, 0.0);
+  g_autoptr (GArray) fwd = model_op_array_new ();
+  model_layer_ops (shape, plan, layer, MODEL_PASS_FORWARD, fwd);
+  double saved = 0.0;
+  int count = 0;
+  for (guint i = 0; i < fwd->len; i++)
+    {
+      const ModelOp *f = &g_array_index (fwd, ModelOp, i);
+      switch (f->kind)
+        {
+        case MODEL_OP_GEMM:
+          {
+            gint64 kept = f->n - op_recomputed_n (shape, plan, f, &count);
+            saved += f->bytes_written * (double) kept / (double) f->n;
+            break;
+          }
+        case MODEL_OP_ATTENTION:
+          saved += f->bytes_written;  /* output and fp32 log-sum-exp */
+          break;
+        case MODEL_OP_COMM:
+          if (f->coll == MODEL_COLL_REDUCE_SCATTER)
+            saved += f->comm_bytes / MAX (f->group_size, 1);
+          else if (f->coll == MODEL_COLL_ALL_TO_ALL)
+            saved += f->comm_bytes;
+          break;
+        default:
+          break;
+        }
+    }
+  return saved;
 }
 
 void

@@ -17,7 +17,9 @@
  *   vocab-parallel cross entropy (one all-reduce of 3 fp32 values per token: max, sum, target).
  * Recompute: FULL repeats the whole layer forward (phase RECOMPUTE) before its backward;
  *   SELECTIVE repeats the attention core (and its CP exchange) right before the attention backward
- *   (Korthikanti et al. 2022, §4).
+ *   (Korthikanti et al. 2022, §4); SELECTIVE_OP (torchtitan's per-op policy) repeats the layer
+ *   forward but for the ops it saved: attention, reduce-scatters, all-to-alls and every other
+ *   linear layer (model/layer.c, before emit).
  * Unfused attention (plan unfused_attention) adds the memory-bound score traffic (score tensor
  * write/read, softmax, attention dropout when dropout is on); dropout adds the hidden-dropout mask
  * to the residual kernels (see model/layer.c).
@@ -35,6 +37,10 @@ typedef enum { MODEL_PASS_FORWARD, MODEL_PASS_BACKWARD } ModelPass;
  * recompute ops the plan asks for. */
 void model_layer_ops (const ModelShape *shape, const ModelPlan *plan, int layer, ModelPass pass,
                       GArray *ops);
+/* Bytes one micro-batch of layer `layer` keeps for backward under SELECTIVE_OP, beyond its input:
+ * the outputs of the ops torchtitan's per-op policy saves (linear layers but every second,
+ * attention output and log-sum-exp, reduce-scatter and all-to-all outputs). */
+double model_layer_selective_op_saved_bytes (const ModelShape *shape, const ModelPlan *plan, int layer);
 /* Word (+ learned position) embedding on the first pipeline stage. */
 void model_layer_embedding_ops (const ModelShape *shape, const ModelPlan *plan, ModelPass pass,
                                 GArray *ops);

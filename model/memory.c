@@ -30,7 +30,9 @@
  *   per 16 elements (TE 2.x NVFP4 block scaling).
  *   selective recompute drops the score term (34 sbh/t with SP); full recompute keeps the layer
  *   input, 2sbh (/t with SP: Megatron checkpoints the SP-sharded hidden state), plus one layer's
- *   full activations as the working set of the recomputed layer.
+ *   full activations as the working set of the recomputed layer. torchtitan's per-op selective
+ *   recompute (selective_op) keeps the layer input and the outputs its policy saves
+ *   (model_layer_selective_op_saved_bytes), plus the same working set.
  *   MoE layers replace the MLP terms with: routed copies d = Ts*top_k (*capacity factor): permuted
  *   input e*h*d (etp*e*h*d after the expert-TP gather), expert activation input e*f_up*d and FC2
  *   input e*f*d (expert widths / etp, times etp gathered tokens), fp32 router probabilities
@@ -92,6 +94,8 @@ model_memory_activation_layer (const ModelShape *shape, const ModelPlan *plan, i
 
   if (plan->recompute == MODEL_RECOMPUTE_FULL)
     return e * h * Ts; /* the checkpointed layer input */
+  if (plan->recompute == MODEL_RECOMPUTE_SELECTIVE_OP)
+    return e * h * Ts + model_layer_selective_op_saved_bytes (s, plan, layer);
 
   /* g: bytes per element of a saved GEMM input (e, or the layer's low-precision dtype). */
   ModelDtype mdt = model_layer_matmul_dtype (s, plan, layer);
@@ -215,7 +219,7 @@ model_memory_rank (const ModelShape *shape, const ModelPlan *plan, int pp_rank, 
   mem.activation_layer_bytes = per_layer;
   mem.layers_in_flight = model_memory_layers_in_flight (s, plan, pp_rank);
   mem.activations_bytes = per_layer * mem.layers_in_flight;
-  if (plan->recompute == MODEL_RECOMPUTE_FULL && layers > 0)
+  if ((plan->recompute == MODEL_RECOMPUTE_FULL || plan->recompute == MODEL_RECOMPUTE_SELECTIVE_OP) && layers > 0)
     {
       ModelPlan keep = *plan;
       keep.recompute = MODEL_RECOMPUTE_NONE;

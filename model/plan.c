@@ -475,7 +475,7 @@ model_plan_validate (const ModelPlan *plan, const ModelShape *shape, GError **er
     return FALSE;
 
   /* Precisions. */
-  if ((unsigned) plan->recompute > MODEL_RECOMPUTE_FULL)
+  if ((unsigned) plan->recompute > MODEL_RECOMPUTE_SELECTIVE_OP)
     return invalid (error, "unknown recompute mode %d", plan->recompute);
   if ((unsigned) plan->matmul_dtype >= MODEL_DTYPE_COUNT
       || (unsigned) plan->param_dtype >= MODEL_DTYPE_COUNT

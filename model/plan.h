@@ -9,7 +9,10 @@
 #include "model/tpoverlap.h"
 
 typedef enum { MODEL_SCHED_GPIPE, MODEL_SCHED_1F1B, MODEL_SCHED_INTERLEAVED } ModelSchedule;
-typedef enum { MODEL_RECOMPUTE_NONE, MODEL_RECOMPUTE_SELECTIVE, MODEL_RECOMPUTE_FULL } ModelRecompute;
+/* SELECTIVE is Megatron's (the attention core); SELECTIVE_OP is torchtitan's per-op policy (model/layer.h). */
+typedef enum {
+  MODEL_RECOMPUTE_NONE, MODEL_RECOMPUTE_SELECTIVE, MODEL_RECOMPUTE_FULL, MODEL_RECOMPUTE_SELECTIVE_OP
+} ModelRecompute;
 /* How FP8 scaling factors are found (Transformer Engine recipes): DELAYED from the amax history of
  * earlier steps, recorded by the cast kernels themselves (TE's DelayedScaling, the Hopper default);
  * CURRENT from the tensor's own amax, an extra pass over it before the cast (Float8CurrentScaling). */

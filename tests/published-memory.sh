@@ -7,9 +7,8 @@
 #     within 6% for the 7B model (the figure the memory model is built for); within 0.25 GiB for the
 #     tiny model, where fixed workspaces of a few hundred MiB dominate.
 #   reserved (torch max_memory_reserved, torchtitan): reserved >= allocated, so the prediction must
-#     not exceed it (by 2% of rounding); rows with torchtitan's op-level selective checkpointing are
-#     skipped: that policy (save matmul and attention outputs, recompute the rest) is not one of
-#     trainsim's recompute modes (none, Megatron's selective, full).
+#     not exceed it (by 2% of rounding); torchtitan's per-op selective checkpointing is trainsim's
+#     recompute = selective_op.
 # Prints each row's predicted, measured and error, so the table is in the test log.
 bin=${TRAINSIM:-./trainsim}
 src=${TRAINSIM_SRCDIR:-$(dirname "$0")/..}
@@ -30,7 +29,8 @@ while IFS='	' read -r id source model layers hidden heads kv ffn vocab seq gpus 
   esac
   case $rec in
     none | full) ;;
-    *) skip "$id" "recompute '$rec': torchtitan's op-level selective checkpointing is not a trainsim mode"; continue ;;
+    "selective(op)") rec=selective_op ;;
+    *) skip "$id" "recompute '$rec'"; continue ;;
   esac
   case $prec in fp8*) md=fp8 ;; *) md=bf16 ;; esac
   if [ "$zero" = fsdp ]; then

@@ -181,6 +181,52 @@ count_phase (const GArray *ops, ModelPhase phase)
   return n;
 }
 
+/* torchtitan's per-op selective recompute on a Llama 3 8B layer, TP 2 with SP: linear layers in
+ * forward order wq wk wv wo w1 w3 w2, every second recomputed (wk, wo, w3), so the replay has the qkv
+ * GEMM narrowed to K's 1024/2 columns, the projection whole and FC1 narrowed to W3's 14336/2; the
+ * attention kernel and the reduce-scatters are kept (not replayed), the all-gathers and the
+ * memory-bound ops replay. The recompute's GEMM FLOPs are those three products exactly. */
+static void
+test_recompute_selective_op (void)
+{
+  ModelShape s = finished (preset_llama_8b ());
+  ModelPlan p;
+  model_plan_init (&p);
+  p.tp = 2, p.dp = 1, p.gpus = 2, p.sp = TRUE, p.recompute = MODEL_RECOMPUTE_SELECTIVE_OP;
+  g_autoptr (GArray) fwd = ops_of (&s, &p, 0, MODEL_PASS_FORWARD);
+  g_autoptr (GArray) bwd = ops_of (&s, &p, 0, MODEL_PASS_BACKWARD);
+  GString *replay = g_string_new (NULL);
+  double gemm_flops = 0;
+  for (guint i = 0; i < bwd->len; i++)
+    {
+      const ModelOp *op = &g_array_index (bwd, ModelOp, i);
+      if (op->phase != MODEL_PHASE_RECOMPUTE)
+        continue;
+      g_string_append_printf (replay, "%s%s", replay->len ? " " : "", op->name);
+      if (op->kind == MODEL_OP_GEMM)
+        gemm_flops += op->flops;
+    }
+  g_autofree char *r = g_string_free (replay, FALSE);
+  g_assert_cmpstr (r, ==, "attn_norm qkv_ag qkv rope proj attn_residual mlp_norm fc1_ag fc1 act mlp_residual");
+  const ModelOp *q = NULL, *f1 = NULL;
+  for (guint i = 0; i < bwd->len; i++)
+    {
+      const ModelOp *op = &g_array_index (bwd, ModelOp, i);
+      if (op->phase == MODEL_PHASE_RECOMPUTE && strcmp (op->name, "qkv") == 0)
+        q = op;
+      if (op->phase == MODEL_PHASE_RECOMPUTE && strcmp (op->name, "fc1") == 0)
+        f1 = op;
+    }
+  g_assert_nonnull (q);
+  g_assert_nonnull (f1);
+  g_assert_cmpint (q->n, ==, 1024 / 2);
+  g_assert_cmpint (f1->n, ==, 14336 / 2);
+  double tokens = 8192;  /* the gathered sequence, micro-batch 1 */
+  double want = 2 * tokens * 4096 * (1024 / 2) + 2 * tokens * 4096 * (4096 / 2) + 2 * tokens * 4096 * (14336 / 2);
+  g_assert_cmpfloat (gemm_flops, ==, want);
+  (void) fwd;
+}
+
 static void
 test_recompute (void)
 {
@@ -917,6 +963,7 @@ main (int argc, char **argv)
   g_test_add_func ("/model/layer/no-sp", test_no_sp);
   g_test_add_func ("/model/layer/cp-rope-gqa", test_cp_rope_gqa);
   g_test_add_func ("/model/layer/recompute", test_recompute);
+  g_test_add_func ("/model/layer/recompute-selective-op", test_recompute_selective_op);
   g_test_add_func ("/model/layer/moe", test_moe);
   g_test_add_func ("/model/layer/embedding-head", test_embedding_head);
   g_test_add_func ("/model/layer/rank-params", test_rank_params);

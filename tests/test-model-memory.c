@@ -269,6 +269,29 @@ test_lowp_saved_inputs (void)
   g_assert_cmpfloat (model_memory_activation_layer (&s, &p, 0), ==, bf16);
 }
 
+/* torchtitan's per-op selective recompute, Llama 3 8B, TP 1, one 8192-token sequence in bf16: a
+ * layer keeps its input, Q (4096), V (1024), the attention output (4096) with its fp32 log-sum-exp
+ * per head (32), W1's output (14336) and W2's (4096) per token: 2 * (4 * 4096 + 1024 + 14336) + 4 * 32
+ * = 63616 bytes per token. Between full recompute (the input alone) and none. */
+static void
+test_selective_op (void)
+{
+  ModelShape s = preset_llama_8b ();
+  g_assert_true (model_shape_finish (&s, NULL));
+  ModelPlan p;
+  model_plan_init (&p);
+  p.gpus = 1, p.dp = 1, p.micro_batch = 1, p.global_batch = 1;
+  p.recompute = MODEL_RECOMPUTE_SELECTIVE_OP;
+  double op = model_memory_activation_layer (&s, &p, 0);
+  g_assert_cmpfloat (op, ==, 8192.0 * 63616);
+  p.recompute = MODEL_RECOMPUTE_FULL;
+  double full = model_memory_activation_layer (&s, &p, 0);
+  p.recompute = MODEL_RECOMPUTE_NONE;
+  double none = model_memory_activation_layer (&s, &p, 0);
+  g_assert_cmpfloat (full, <, op);
+  g_assert_cmpfloat (op, <, none);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -278,6 +301,7 @@ main (int argc, char **argv)
   g_test_add_func ("/model/memory/megatron-distributed-optimizer", test_megatron_distributed_optimizer);
   g_test_add_func ("/model/memory/korthikanti-table2", test_korthikanti_table2);
   g_test_add_func ("/model/memory/in-flight", test_in_flight);
+  g_test_add_func ("/model/memory/selective-op", test_selective_op);
   g_test_add_func ("/model/memory/lowp-saved-inputs", test_lowp_saved_inputs);
   g_test_add_func ("/model/memory/reference-cases-fit", test_reference_cases_fit);
   g_test_add_func ("/model/memory/out-of-memory", test_out_of_memory);

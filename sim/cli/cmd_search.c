@@ -328,7 +328,7 @@ sim_cmd_search (int argc, char **argv)
         {
           const SimSearchCandidate *c = &g_array_index (ranked, SimSearchCandidate, i);
           const ModelPlan *p = &c->plan;
-          static const char *const rc[] = { "none", "selective", "full" };
+          static const char *const rc[] = { "none", "selective", "full", "selective_op" };
           double lo = 0, hi = 0;
           if (!no_simulate)
             sim_runner_band (run, 0, c->confirmed_s, &lo, &hi);
@@ -446,7 +446,7 @@ sim_cmd_search (int argc, char **argv)
               for (int k = 0; k < SIM_EST_COUNT; k++)
                 fprintf (f, "\t%s_s", sim_estimate_part_name (k));
               fprintf (f, "\n");
-              static const char *const rcs[] = { "none", "sel", "full" };
+              static const char *const rcs[] = { "none", "sel", "full", "sel_op" };
               guint printed = 0;
               for (guint i = 0; i < ranked->len && printed < shown; i++, printed++)
                 {

@@ -324,7 +324,7 @@ sim_search_candidate_from_line (const char *line, SimSearchCandidate *c)
 char *
 sim_search_describe_plan (const ModelPlan *p)
 {
-  static const char *const rc[] = { "none", "selective", "full" };
+  static const char *const rc[] = { "none", "selective", "full", "selective_op" };
   GString *s = g_string_new (NULL);
   g_string_append_printf (s, "tp%d pp%d vpp%d cp%d dp%d ep%d mbs%d recompute=%s zero%d%s%s order=", p->tp, p->pp,
                           p->vpp, p->cp, p->dp, p->ep, p->micro_batch, rc[p->recompute], p->zero,

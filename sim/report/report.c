@@ -93,7 +93,7 @@ sim_report_workload (const SimScenario *sc, SimReportWorkload *w, GError **error
 #define GIB (1024.0 * 1024.0 * 1024.0)
 
 static const char *const sched_names[] = { "gpipe", "1f1b", "interleaved" };
-static const char *const recompute_names[] = { "none", "selective", "full" };
+static const char *const recompute_names[] = { "none", "selective", "full", "selective_op" };
 
 static char *
 human (double v, const char *unit)

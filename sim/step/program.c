@@ -235,7 +235,8 @@ opens_param_use (const LayerCtx *c, const ModelOp *o, int i)
     return FALSE;
   if (i == 0 || o[i].layer != o[i - 1].layer)
     return TRUE;
-  return c->plan->recompute == MODEL_RECOMPUTE_FULL && o[i - 1].phase == MODEL_PHASE_RECOMPUTE
+  return (c->plan->recompute == MODEL_RECOMPUTE_FULL || c->plan->recompute == MODEL_RECOMPUTE_SELECTIVE_OP)
+         && o[i - 1].phase == MODEL_PHASE_RECOMPUTE
          && o[i].phase == MODEL_PHASE_BWD;
 }
 
