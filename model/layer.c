@@ -177,11 +177,54 @@ norm_writes_fp8 (const Ctx *c)
   return c->mdt == MODEL_DTYPE_FP8 && c->p->fp8_scaling == MODEL_FP8_DELAYED;
 }
 
+/* Eager PyTorch (framework fsdp2 without torch.compile): torchtitan's model runs its element-wise
+ * chains as one kernel per tensor op (torchtitan @9dec370, torchtitan/models/norms.py RMSNorm and
+ * torchtitan/models/llama/model.py apply_rotary_emb, repeat_kv, Attention.forward, FeedForward):
+ *   RMSNorm: x.float(), pow(2), mean(-1), + eps, rsqrt, x * r, type_as(x), * weight: 8 kernels,
+ *     reading 20 and writing 16 bytes per bf16 element (fused: 2 and 2);
+ *   RoPE of Q and of K: .float(), complex multiply, type_as: 3 kernels each, 10 + 10 bytes per
+ *     element (fused: one kernel, 2 + 2);
+ *   repeat_kv (GQA): K and V expanded to every query head, a copy each (reshape of an expand);
+ *   the attention output's transpose(1, 2).contiguous(): a copy;
+ *   SwiGLU: silu(w1 x), then * w3 x: 2 kernels (fused: 1).
+ * Each is priced as the memory-bound kernel it is (bytes at the achieved HBM rate, one launch);
+ * backward follows the generic element-wise rule. torch.compile (parallel.compile) fuses the chains
+ * back into the single kernels priced otherwise. */
+static gboolean
+eager (const Ctx *c)
+{
+  return c->p->framework == MODEL_FW_FSDP2 && !c->p->compile;
+}
+
+static void
+eager_rmsnorm (Ctx *c, const char *const names[8], double e, double rows)
+{
+  double a = c->act;
+  const double rd[8] = { a * e, 4 * e, 4 * e, 4 * rows, 4 * rows, 4 * e + 4 * rows, 4 * e, a * e + a * c->s->hidden };
+  const double wr[8] = { 4 * e, 4 * e, 4 * rows, 4 * rows, 4 * rows, 4 * e, a * e, a * e };
+  for (int k = 0; k < 8; k++)
+    add (c, model_op_membound (names[k], c->phase, rd[k], wr[k], e, c->adt));
+}
+
 /* A norm over `tokens`; fp8_out: it feeds a LayerNormLinear and writes FP8 (see above). */
 static void
 norm (Ctx *c, const char *name, gint64 tokens, gboolean fp8_out)
 {
   double e = (double) tokens * c->s->hidden;
+  if (eager (c) && c->s->norm == MODEL_NORM_RMSNORM && !fp8_out)
+    {
+      static const char *const attn[8] = { "attn_norm_float", "attn_norm_pow", "attn_norm_mean",
+                                           "attn_norm_eps", "attn_norm_rsqrt", "attn_norm_mul",
+                                           "attn_norm_type_as", "attn_norm" };
+      static const char *const mlp[8] = { "mlp_norm_float", "mlp_norm_pow", "mlp_norm_mean",
+                                          "mlp_norm_eps", "mlp_norm_rsqrt", "mlp_norm_mul",
+                                          "mlp_norm_type_as", "mlp_norm" };
+      static const char *const other[8] = { "norm_float", "norm_pow", "norm_mean", "norm_eps",
+                                            "norm_rsqrt", "norm_mul", "norm_type_as", "norm" };
+      eager_rmsnorm (c, strcmp (name, "attn_norm") == 0 ? attn : strcmp (name, "mlp_norm") == 0 ? mlp : other,
+                     e, (double) tokens);
+      return;
+    }
   add (c, model_op_membound (name, c->phase, e * c->act, e * (fp8_out ? 1.0 : c->act),
                              (c->s->norm == MODEL_NORM_LAYERNORM ? 5.0 : 3.0) * e, c->adt));
 }
@@ -438,8 +481,23 @@ attention_block (Ctx *c)
     {
       norm (c, "attn_norm", c->Ts, norm_writes_fp8 (c));
       layer_gemm (c, "qkv", qd + 2 * kvd, s->hidden, TRUE, TRUE, "qkv_ag");
-      if (s->position == MODEL_POS_ROPE)
+      if (s->position == MODEL_POS_ROPE && eager (c))
+        {
+          double a = c->act, q = (double) c->T * qd, k = (double) c->T * kvd;
+          add (c, model_op_membound ("rope_q_float", c->phase, a * q, 4 * q, q, c->adt));
+          add (c, model_op_membound ("rope_q_mul", c->phase, 4 * q, 4 * q, 3 * q, c->adt));
+          add (c, model_op_membound ("rope", c->phase, 4 * q, a * q, q, c->adt));
+          add (c, model_op_membound ("rope_k_float", c->phase, a * k, 4 * k, k, c->adt));
+          add (c, model_op_membound ("rope_k_mul", c->phase, 4 * k, 4 * k, 3 * k, c->adt));
+          add (c, model_op_membound ("rope_k", c->phase, 4 * k, a * k, k, c->adt));
+        }
+      else if (s->position == MODEL_POS_ROPE)
         membound (c, "rope", (double) c->T * (qd + kvd), (double) c->T * (qd + kvd), 3.0);
+      if (eager (c) && s->kv_heads < s->heads)
+        {
+          membound (c, "repeat_k", (double) c->T * kvd, (double) c->T * qd, 0.0);
+          membound (c, "repeat_v", (double) c->T * kvd, (double) c->T * qd, 0.0);
+        }
     }
   if (p->cp > 1)
     {
@@ -461,6 +519,8 @@ attention_block (Ctx *c)
       if (p->dropout)
         add (c, model_op_membound ("attn_dropout", c->phase, E * c->act, E * c->act + E, E, c->adt));
     }
+  if (eager (c))
+    membound (c, "attn_out_contiguous", (double) c->T * qd, (double) c->T * qd, 0.0);
   layer_gemm (c, "proj", s->hidden, qd, FALSE, FALSE, NULL);
   tp_leave (c, "proj_rs", "proj_ar");
   residual (c, "attn_residual");
@@ -491,7 +551,14 @@ dense_mlp (Ctx *c, gint64 f, const char *ag, const char *fc1, const char *actn, 
   gboolean glu = model_shape_glu (s);
   gint64 fl = f / c->p->tp;
   layer_gemm (c, fc1, (glu ? 2 : 1) * fl, s->hidden, TRUE, norm_fused, ag);
-  membound (c, actn, (double) c->T * fl * (glu ? 2 : 1), (double) c->T * fl, act_flops (s));
+  if (glu && eager (c))
+    {
+      /* silu(w1 x) writes its own tensor; the product with w3 x reads both. */
+      membound (c, "act_silu", (double) c->T * fl, (double) c->T * fl, act_flops (s));
+      membound (c, actn, 2.0 * c->T * fl, (double) c->T * fl, 1.0);
+    }
+  else
+    membound (c, actn, (double) c->T * fl * (glu ? 2 : 1), (double) c->T * fl, act_flops (s));
   layer_gemm (c, fc2, s->hidden, fl, FALSE, FALSE, NULL);
   tp_leave (c, rs, ar);
 }

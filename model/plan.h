@@ -88,6 +88,7 @@ typedef struct {
                                      * many SMs it lends (model/tpoverlap.h; 0 = TE's default) */
   ModelUbDefaults ub_defaults;      /* which TE version's defaults (0 = TE 2.x) */
   ModelFramework framework;  /* DP schedule of this framework (0 = megatron; model/framework.h) */
+  gboolean compile;          /* fsdp2: torch.compile fuses the model's element-wise chains (model/layer.c) */
 } ModelPlan;
 
 /* A valid 1-GPU plan: every degree 1, 1F1B, no recompute, bf16, zero 0, micro/global batch 1,

@@ -227,6 +227,47 @@ test_recompute_selective_op (void)
   (void) fwd;
 }
 
+/* Eager PyTorch under framework fsdp2 (torchtitan without torch.compile): the RMSNorm is its 8
+ * tensor ops (36 bytes per bf16 element read and written, against 4 fused), RoPE 3 ops each for Q
+ * and K, GQA's K and V copied to every head, the attention output made contiguous, SwiGLU as silu
+ * then the product. parallel.compile, or another framework, gives the fused list. */
+static void
+test_eager_fsdp2 (void)
+{
+  ModelShape s = finished (preset_llama_8b ());
+  ModelPlan p;
+  model_plan_init (&p);
+  p.gpus = 8, p.dp = 8, p.zero = 3, p.fsdp = TRUE, p.framework = MODEL_FW_FSDP2;
+  g_autoptr (GArray) fwd = ops_of (&s, &p, 0, MODEL_PASS_FORWARD);
+  g_autofree char *n = names (fwd);
+  g_assert_cmpstr (n, ==, "attn_norm_float attn_norm_pow attn_norm_mean attn_norm_eps attn_norm_rsqrt "
+                          "attn_norm_mul attn_norm_type_as attn_norm qkv rope_q_float rope_q_mul rope "
+                          "rope_k_float rope_k_mul rope_k repeat_k repeat_v attn attn_out_contiguous proj "
+                          "attn_residual mlp_norm_float mlp_norm_pow mlp_norm_mean mlp_norm_eps "
+                          "mlp_norm_rsqrt mlp_norm_mul mlp_norm_type_as mlp_norm fc1 act_silu act fc2 "
+                          "mlp_residual");
+  double e = 8192.0 * 4096, norm_bytes = 0;
+  for (guint i = 0; i < fwd->len; i++)
+    {
+      const ModelOp *op = &g_array_index (fwd, ModelOp, i);
+      if (g_str_has_prefix (op->name, "attn_norm"))
+        norm_bytes += op->bytes_read + op->bytes_written;
+    }
+  /* 36 bytes per element, plus the fp32 row statistics (written by the mean, read and written by the
+   * eps add and the rsqrt, read by the scaling: 24 bytes per row) and the weight (2 per column). */
+  g_assert_cmpfloat (norm_bytes, ==, 36 * e + 24 * 8192.0 + 2 * 4096.0);
+  p.compile = TRUE;
+  g_autoptr (GArray) compiled = ops_of (&s, &p, 0, MODEL_PASS_FORWARD);
+  g_autofree char *nc = names (compiled);
+  g_assert_cmpstr (nc, ==, "attn_norm qkv rope attn proj attn_residual mlp_norm fc1 act fc2 mlp_residual");
+  p.compile = FALSE;
+  p.framework = MODEL_FW_MEGATRON;
+  p.zero = 1, p.fsdp = FALSE;
+  g_autoptr (GArray) megatron = ops_of (&s, &p, 0, MODEL_PASS_FORWARD);
+  g_autofree char *nm = names (megatron);
+  g_assert_cmpstr (nm, ==, nc);
+}
+
 static void
 test_recompute (void)
 {
@@ -963,6 +1004,7 @@ main (int argc, char **argv)
   g_test_add_func ("/model/layer/no-sp", test_no_sp);
   g_test_add_func ("/model/layer/cp-rope-gqa", test_cp_rope_gqa);
   g_test_add_func ("/model/layer/recompute", test_recompute);
+  g_test_add_func ("/model/layer/eager-fsdp2", test_eager_fsdp2);
   g_test_add_func ("/model/layer/recompute-selective-op", test_recompute_selective_op);
   g_test_add_func ("/model/layer/moe", test_moe);
   g_test_add_func ("/model/layer/embedding-head", test_embedding_head);

@@ -118,6 +118,8 @@ const Key sim_scenario_keys[] = {
     "sequences per data-parallel replica per step (weak scaling: the batch follows dp)" },
   { "parallel", "schedule", T_ENUM, "", 1, "auto", 0, 0, "auto, gpipe, 1f1b, interleaved", FALSE, S_NONE, PL (schedule),
     "pipeline schedule; auto: interleaved when vpp > 1, else 1f1b" },
+  { "parallel", "compile", T_BOOL, "", 1, "false", 0, 0, NULL, FALSE, S_BOOL, PL (compile),
+    "framework fsdp2: torch.compile of the model (fuses the element-wise chains eager PyTorch runs as separate kernels)" },
   { "parallel", "recompute", T_ENUM, "", 1, "none", 0, 0, "none, selective, full, selective_op", FALSE, S_ENUM, PL (recompute),
     "activation recomputation: selective is Megatron's (attention core), selective_op torchtitan's per-op policy" },
   { "parallel", "matmul_dtype", T_ENUM, "", 1, "bf16", 0, 0, NULL, FALSE, S_ENUM, PL (matmul_dtype), "GEMM precision" },
