@@ -12,6 +12,7 @@ scenario_files = \
 	scenarios/hardware/b300.ini \
 	scenarios/hardware/gb200.ini \
 	scenarios/hardware/gb300.ini \
+	scenarios/hardware/vr200-nvl144.ini \
 	scenarios/calibration/ampere.ini \
 	scenarios/calibration/hopper.ini \
 	scenarios/calibration/blackwell.ini \

@@ -1,6 +1,6 @@
 #!/bin/sh
 # The hardware profiles added for DECK.md's gpu tokens that had none (a100-sxm-40g, h100-sxm-hbm2e-96g)
-# and for H800, H20 and B300, as TAP: `trainsim run` of each embedded profile with a model prints a
+# and for H800, H20, B300 and Rubin (announced), as TAP: `trainsim run` of each embedded profile with a model prints a
 # simulated step time and reads the profile's HBM size; every [hardware] figure the profile sets
 # carries its source; H800's narrower NVLink makes a TP8 step no faster than H100's; `trainsim
 # validate` models a deck row naming each new token (real rows of ../shared/validation/deck.csv, copied
@@ -69,4 +69,25 @@ for row in narayanan21_t1_1.7b:a100-sxm-40g:a100-sxm-80g nemo2407_llama3-8b_8:h1
 done
 check "validate: both rows of the new tokens modelled, none skipped" \
   "grep -q '^# summary	all	all	modelled=2	total=2	' '$tmp/new.tsv'"
+
+# An announced part (Rubin, vr200-nvl144: announced = true) is named so in every report: the answer's
+# GPU line, the TSV gpu column, JSON gpu and gpu_announced; a name with no room for the mark is refused.
+rubin="hardware/vr200-nvl144.ini fabrics/gb200-nvl72-eth800.ini models/llama3.1-8b.ini --set cluster.gpus=72 \
+  --set cluster.nvlink_domain=72 --set cluster.gpus_per_domain_used=72 --set parallel.micro_batch=1 \
+  --set parallel.global_batch=72 --set training.seq_len=2048 --set parallel.matmul_dtype=fp8"
+# shellcheck disable=SC2086
+"$bin" run $rubin >"$tmp/rubin.txt" 2>&1; rc_txt=$?
+# shellcheck disable=SC2086
+"$bin" run $rubin --format tsv >"$tmp/rubin.tsv" 2>&1
+# shellcheck disable=SC2086
+"$bin" run $rubin --format json >"$tmp/rubin.json" 2>&1
+check "vr200-nvl144: the answer names the GPU announced, not validated" \
+  "[ $rc_txt = 0 ] && grep -q '^GPU .*(announced, not validated): its figures are an announcement' '$tmp/rubin.txt' && grep -q '^step time' '$tmp/rubin.txt'"
+check "vr200-nvl144: TSV gpu column and JSON carry the mark" \
+  "grep -q '	Rubin VR200 NVL144 (announced, not validated)	' '$tmp/rubin.tsv' && grep -q '\"gpu_announced\" : true' '$tmp/rubin.json'"
+# shellcheck disable=SC2086
+"$bin" run $rubin --set 'hardware.name=A GPU name long enough that the announced mark cannot fit in it' \
+  >"$tmp/long.txt" 2>&1; rc_long=$?
+check "announced: a name with no room for the mark is refused naming [hardware] name" \
+  "[ $rc_long != 0 ] && grep -q '\[hardware\] name' '$tmp/long.txt'"
 echo "1..$n"

@@ -17,6 +17,7 @@ typedef struct {
   int sm_count;
   double nvlink_bw_bytes_per_s;         /* per GPU, per direction */
   gboolean nvls;                        /* NVLink SHARP in-switch reduction */
+  gboolean announced;                   /* figures from an announcement, no shipped part: the name says so */
   double tdp_w;
   /* Achieved efficiencies (fractions of the peaks above), from public microbenchmarks or calib/. */
   /* Large-GEMM efficiency per input dtype (0 = not known: a GEMM of that dtype cannot be timed;

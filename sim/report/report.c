@@ -141,6 +141,9 @@ write_text_answer (FILE *out, const SimScenario *sc, const SimReportWorkload *w,
 {
   const SimScenarioRun *run = sim_scenario_run (sc);
   fprintf (out, "\n== Answer ==\n");
+  if (sim_scenario_gpu (sc)->announced)
+    fprintf (out, "GPU                  %s: its figures are an announcement's, none measured\n",
+             sim_scenario_gpu (sc)->name);
   if (p)
     {
       fprintf (out, "step time            %.4f s", p->step_s);
@@ -434,6 +437,10 @@ write_json (FILE *out, const SimScenario *sc, const SimReportWorkload *w, const 
     json_builder_set_member_name (b, name);                                                        \
     json_builder_add_double_value (b, v);                                                          \
   } while (0)
+  json_builder_set_member_name (b, "gpu");
+  json_builder_add_string_value (b, sim_scenario_gpu (sc)->name);
+  json_builder_set_member_name (b, "gpu_announced");
+  json_builder_add_boolean_value (b, sim_scenario_gpu (sc)->announced);
   INT_MEMBER ("gpus", plan->gpus);
   INT_MEMBER ("tp", plan->tp);
   INT_MEMBER ("cp", plan->cp);

@@ -1031,6 +1031,17 @@ sim_scenario_resolve (SimScenario *sc, GError **error)
     return fail_at (sc, error, SIM_SCENARIO_ERROR_MISSING, "scenario", "measured_gpus",
                     "a measurement without measured_gpus; give the GPU count it was taken at");
 
+  /* An announced part is named so wherever a report names the GPU. */
+  if (sc->gpu.announced)
+    {
+      static const char suffix[] = " (announced, not validated)";
+      if (strlen (sc->gpu.name) + strlen (suffix) >= sizeof sc->gpu.name)
+        return fail_at (sc, error, SIM_SCENARIO_ERROR_INVALID, "hardware", "name",
+                        "'%s' leaves no room to mark the part announced: use at most %d characters",
+                        sc->gpu.name, (int) (sizeof sc->gpu.name - sizeof suffix));
+      g_strlcat (sc->gpu.name, suffix, sizeof sc->gpu.name);
+    }
+
   /* HBM capacity: decimal or binary, whichever the source gives. */
   const char *hbm_key = pick_one_of (sc, "hardware", "hbm_GB", "hbm_GiB", error);
   if (!hbm_key)
