@@ -38,6 +38,8 @@ scenario_files = \
 	scenarios/models/nemotron-4-340b.ini \
 	scenarios/models/gpt-oss-120b.ini \
 	scenarios/models/qwen3-235b-a22b.ini \
+	scenarios/models/llama4-scout.ini \
+	scenarios/models/llama4-maverick.ini \
 	scenarios/models/deepseek-v3.ini \
 	scenarios/models/megatron-gpt-1.7b.ini \
 	scenarios/models/megatron-gpt-3.6b.ini \

@@ -589,13 +589,19 @@ test_gemm_efficiency_per_dtype (void)
  *     dense layer: MLA + norms + 3·h·18,432; outer: 2 x 129,280h + h (h = 7,168).
  *   Qwen3: 94 x (h·(64 + 2·4)·128 + 64·128·h + 2h + 128h + 128 x 3·h·1,536) + 2 x 151,936h + h.
  *   gpt-oss: 36 x (attention with biases + 2h + 128h + 128 x (3·h·2,880 + 2·2,880 + h)) + 2Vh + h.
- *   BERT: 24 x (4h² + 4h + 8h² + 5h + 4h) + (30,522 + 512)h + 2h + 2h + 2(h² + h) + 2h + 30,522. */
+ *   BERT: 24 x (4h² + 4h + 8h² + 5h + 4h) + (30,522 + 512)h + 2h + 2h + 2(h² + h) + 2h + 30,522.
+ *   Llama 4 (h = 5,120): 48 x (h·(40 + 2·8)·128 + 40·128·h + 2h); each MoE layer + E·h router
+ *     + (1 shared + E) x 3·h·8,192 (Scout: 48 layers, E = 16; Maverick: 24, E = 128), each dense
+ *     layer + 3·h·16,384 (Maverick: 24); 2 x 202,048h + h; active: top-1 + the shared expert. */
 static void
 test_family_params (void)
 {
   const struct { const char *file; gint64 total, active, mtp; double card_total; } cases[] = {
     { "deepseek-v3", 671026404352, 37552282624, 11610067968, 671e9 },
     { "qwen3-235b-a22b", 235093610496, 22190739456, 0, 235e9 },
+    /* Llama 4: the text decoder; the cards' 109B and 400B include the ~0.87B vision encoder. */
+    { "llama4-scout", 107769861120, 17172894720, 0, 109e9 },
+    { "llama4-maverick", 400711848960, 17184691200, 0, 400e9 },
     { "gpt-oss-120b", 116829149760, 5711976000, 0, 116.83e9 },
     { "bloom-176b", 176247242752, 176247242752, 0, 176247271424.0 },
     { "nemotron-4-340b", 341025638400, 341025638400, 0, 340e9 },
