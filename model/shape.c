@@ -68,6 +68,9 @@ model_shape_finish (ModelShape *shape, GError **error)
                  shape->moe_layer_freq);
   if (shape->moe_layer_freq == 0)
     shape->moe_layer_freq = 1;
+  if (shape->moe_layer_offset < 0 || shape->moe_layer_offset >= shape->moe_layer_freq)
+    return fail (error, "moe_layer_offset", "must be from 0 to moe_layer_freq - 1 = %d (got %d)",
+                 shape->moe_layer_freq - 1, shape->moe_layer_offset);
   /* A dense MLP width is needed unless every layer is MoE. */
   gboolean all_moe = shape->moe_experts > 0 && shape->moe_layer_freq == 1;
   if (shape->ffn_hidden < 0 || (shape->ffn_hidden == 0 && !all_moe))
@@ -191,7 +194,7 @@ model_shape_layer_is_moe (const ModelShape *shape, int layer)
 {
   g_return_val_if_fail (shape != NULL, FALSE);
   int freq = shape->moe_layer_freq > 0 ? shape->moe_layer_freq : 1;
-  return shape->moe_experts > 0 && layer >= shape->moe_dense_layers && layer % freq == 0;
+  return shape->moe_experts > 0 && layer >= shape->moe_dense_layers && layer % freq == shape->moe_layer_offset;
 }
 
 gboolean

@@ -37,6 +37,7 @@ typedef struct {
   int moe_shared_experts;   /* always-active experts of width moe_ffn_hidden */
   double moe_capacity_factor; /* 0: dropless */
   int moe_layer_freq;       /* every n-th layer is MoE (1: all); 0 treated as 1 */
+  int moe_layer_offset;     /* ... counting from this layer: i % freq == offset (0 .. freq - 1) */
   int moe_dense_layers;     /* the first n layers are dense whatever moe_layer_freq says */
   /* Encoder (BERT): bidirectional attention over every key (s² pairs, not causal); the masked-LM
    * head scores only the masked share of the tokens (mlm_fraction; 0: every token). */
@@ -79,8 +80,9 @@ gboolean model_shape_finish (ModelShape *shape, GError **error);
 gint64 model_shape_padded_vocab (const ModelShape *shape, int tp);
 
 /* Layer i (0-based) is an MoE layer: moe_experts > 0, i >= moe_dense_layers and
- * i % moe_layer_freq == 0 (Megatron-Core's integer --moe-layer-freq pattern: layer 0 is MoE;
- * DeepSeek-V3's first_k_dense_replace for the leading dense layers). */
+ * i % moe_layer_freq == moe_layer_offset (Megatron-Core's integer --moe-layer-freq pattern: layer 0
+ * is MoE, offset 0; Llama 4's interleave_moe_layer_step: layers step - 1, 2 step - 1, ..., offset
+ * step - 1; DeepSeek-V3's first_k_dense_replace for the leading dense layers). */
 gboolean model_shape_layer_is_moe (const ModelShape *shape, int layer);
 /* Number of MoE layers. */
 int model_shape_moe_layers (const ModelShape *shape);

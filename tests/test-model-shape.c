@@ -1,4 +1,5 @@
 /* Parameter counts against published model sizes, derived fields and shape validation. */
+#include <string.h>
 #include "model/dtype.h"
 #include "model/plan.h"
 #include "model/shape.h"
@@ -73,6 +74,20 @@ test_moe_pattern (void)
   /* matmul weights of a MoE layer: attention + router + (top-k + shared) experts */
   g_assert_cmpint (model_shape_layer_matmul_params (&s, 0), ==,
                    p.attention + 4096 * 8 + 3 * p.moe_expert);
+  /* Llama 4's phase (moe_layer_offset 1: layers 1, 3, ... are MoE): the same count and parameters;
+   * an offset outside the pattern is refused naming its key. */
+  ModelShape o = s;
+  o.moe_layer_offset = 1;
+  g_assert_true (model_shape_finish (&o, NULL));
+  g_assert_false (model_shape_layer_is_moe (&o, 0));
+  g_assert_true (model_shape_layer_is_moe (&o, 1));
+  g_assert_true (model_shape_layer_is_moe (&o, 31));
+  g_assert_cmpint (model_shape_moe_layers (&o), ==, 16);
+  g_assert_cmpint (count (o).total, ==, p.total);
+  o.moe_layer_offset = 2;
+  g_autoptr (GError) error = NULL;
+  g_assert_false (model_shape_finish (&o, &error));
+  g_assert_nonnull (strstr (error->message, "moe_layer_offset"));
 }
 
 /* Megatron pads vocab to a multiple of 128*tp: 50257 -> 50304 = 393*128 (tp 1),

@@ -68,6 +68,8 @@ const Key sim_scenario_keys[] = {
   { "model", "moe_capacity_factor", T_DOUBLE, "", 1, "0", 0, 1024, NULL, FALSE, S_DOUBLE, SH (moe_capacity_factor),
     "expert capacity factor; 0: dropless" },
   { "model", "moe_layer_freq", T_INT, "", 1, "1", 1, 10000, NULL, FALSE, S_INT, SH (moe_layer_freq), "every n-th layer is MoE" },
+  { "model", "moe_layer_offset", T_INT, "", 1, "0", 0, 9999, NULL, FALSE, S_INT, SH (moe_layer_offset),
+    "the first MoE layer of that pattern (0-based, below moe_layer_freq; Llama 4: step - 1)" },
   { "model", "moe_dense_layers", T_INT, "", 1, "0", 0, 10000, NULL, FALSE, S_INT, SH (moe_dense_layers),
     "the first n layers are dense (DeepSeek-V3: 3)" },
   { "model", "encoder", T_BOOL, "", 1, "false", 0, 0, NULL, FALSE, S_BOOL, SH (encoder),
