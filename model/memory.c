@@ -71,6 +71,14 @@ model_memory_states (const ModelPlan *plan, double params, double shard, double 
 }
 
 double
+model_memory_default_overhead (const ModelPlan *plan)
+{
+  g_return_val_if_fail (plan != NULL, 0.0);
+  int comms = 1 + (plan->tp > 1) + (plan->cp > 1) + (plan->dp * plan->cp > 1) + (plan->pp > 1) + (plan->ep > 1);
+  return (0.5 + 0.6 * comms) * GIB;
+}
+
+double
 model_memory_activation_layer (const ModelShape *shape, const ModelPlan *plan, int layer)
 {
   g_return_val_if_fail (shape != NULL && plan != NULL, 0.0);
@@ -237,7 +245,7 @@ model_memory_rank (const ModelShape *shape, const ModelPlan *plan, int pp_rank, 
   if (pp_rank == plan->pp - 1)
     mem.embedding_head_bytes += e * s->hidden * Ts
                                 + 4.0 * T * (double) model_shape_padded_vocab (s, plan->tp) / plan->tp;
-  mem.overhead_bytes = overhead_bytes >= 0 ? overhead_bytes : MODEL_MEMORY_DEFAULT_OVERHEAD_BYTES;
+  mem.overhead_bytes = overhead_bytes >= 0 ? overhead_bytes : model_memory_default_overhead (plan);
   mem.total_bytes = mem.weights_bytes + mem.grads_bytes + mem.optimizer_bytes + mem.zero3_gather_bytes
                     + mem.activations_bytes + mem.embedding_head_bytes + mem.overhead_bytes;
   *out = mem;

@@ -6,10 +6,25 @@
 #include "model/plan.h"
 #include "model/shape.h"
 
-/* CUDA context, NCCL and cuBLAS workspaces and caching-allocator fragmentation per GPU.
- * ASSUMPTION (no single published figure; scenario key [training] memory_overhead_GiB overrides):
- * about 0.5 GiB CUDA context + 1 GiB NCCL/cuBLAS buffers + 1.5 GiB fragmentation = 3 GiB. */
-#define MODEL_MEMORY_DEFAULT_OVERHEAD_BYTES (3.0 * 1024 * 1024 * 1024)
+/* Per-GPU memory outside the caching allocator's peak (scenario key [training] memory_overhead_GiB
+ * overrides): the CUDA context and NCCL's buffers, which live outside PyTorch's allocator.
+ *   CUDA context: 0.5 GiB. With lazy module loading (PyTorch's default since pytorch/pytorch#86509;
+ *     CUDA's since 12.2) a PyTorch process takes 274 MiB (636 MiB eager) after its first tensor
+ *     (pytorch/pytorch#85692) and "around 400MB" by a maintainer's account (#109888); kernels loaded
+ *     later (Transformer Engine, flash attention) bring it to about 0.5 GiB.
+ *   NCCL: 0.6 GiB per communicator the plan uses. A channel's connection holds LL 512 KiB + LL128
+ *     4.6875 MiB + Simple 4 MiB (NVIDIA/nccl src/init.cc, NCCL_BUFFSIZE 4 MiB), 10 MiB after cuMem
+ *     rounding, over tens of channels; measured per communicator: 544 MB (2 ranks) and 688 MB (3+)
+ *     on 4 A100s (NVIDIA/nccl#964), 576 MiB on GB200 (sgl-project/sglang#30908); NVIDIA's own
+ *     nccl-tests reserve 5 GiB "for the library" on 80 GB parts (src/common.cu). Communicators: the
+ *     world (barriers), and TP, CP, data-parallel, PP and EP where they span more than one rank.
+ *     An all-to-all communicator connects to every peer and can take more (NVIDIA/nccl#1685: +3.3 GB
+ *     for 8 ranks); not modelled.
+ * cuBLAS and Transformer Engine workspaces (32 MiB each on Hopper) come from the caching allocator
+ * and are inside the peaks the rest of this model estimates. Caching-allocator fragmentation (reserved
+ * beyond allocated: 15% on average, up to 33%, in GMLake's study, ASPLOS 2024; a few percent with
+ * expandable_segments) is not counted: a run is judged on what it allocates. */
+double model_memory_default_overhead (const ModelPlan *plan);
 
 typedef struct {
   int pp_rank;                 /* the pipeline stage this is for */

@@ -147,7 +147,9 @@ test_reference_cases_fit (void)
   assert_rel (m.weights_bytes, 2 * 174.6e9 / 32, 0.03);
   g_assert_cmpfloat (m.total_bytes, ==, m.weights_bytes + m.grads_bytes + m.optimizer_bytes
                                         + m.activations_bytes + m.embedding_head_bytes
-                                        + MODEL_MEMORY_DEFAULT_OVERHEAD_BYTES);
+                                        + model_memory_default_overhead (&p));
+  /* Context 0.5 GiB and 0.6 GiB for each of the world, TP, DP and PP communicators. */
+  g_assert_cmpfloat (m.overhead_bytes, ==, (0.5 + 4 * 0.6) * GIB);
 
   ModelShape l = preset_llama_405b ();
   l.vocab = 32000;

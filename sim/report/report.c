@@ -289,7 +289,7 @@ write_text (FILE *out, const SimScenario *sc, const SimReportWorkload *w, const 
            w->memory.total_bytes / GIB, w->memory_capacity_bytes / GIB, w->memory_fits ? "FITS" : "DOES NOT FIT",
            w->memory.pp_rank);
   fprintf (out, "                     %s%s\n", mem,
-           run->memory_overhead_bytes < 0 ? " (overhead: model/memory.h assumption)" : "");
+           run->memory_overhead_bytes < 0 ? " (overhead: CUDA context + NCCL per communicator, model/memory.h)" : "");
   fprintf (out, "\n== Step time ==\n");
   fprintf (out, "LOWER BOUND (not a prediction): %.4f s per step — every GPU doing only matmuls at the datasheet\n"
                 "  peak, with no communication, pipeline bubble or memory-bound work\n", w->ideal_step_s);

@@ -380,7 +380,7 @@ const Key sim_scenario_keys[] = {
   { "training", "eval_seqs", T_INT, "", 1, OPT, 1, 1e12, NULL, FALSE, S_I64, RU (eval_seqs),
     "sequences in one evaluation pass" },
   { "training", "memory_overhead_GiB", T_DOUBLE, "GiB", 1073741824.0, OPT, 0, 1e4, NULL, FALSE, S_NONE,
-    RU (memory_overhead_bytes), "CUDA context, NCCL/cuBLAS workspaces, fragmentation per GPU; absent: the model's stated assumption" },
+    RU (memory_overhead_bytes), "CUDA context and NCCL buffers per GPU; absent: 0.5 GiB + 0.6 GiB per communicator (model/memory.h)" },
   { "training", "eval_skip", T_INT, "", 1, "0", 0, 1e6, NULL, FALSE, S_INT, RU (eval_skip),
     "evaluations skipped at the start" },
 
