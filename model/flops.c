@@ -2,7 +2,8 @@
  *
  * Per rank and step: microbatches * sum over its chunks of (forward + backward [+ recompute]) matmul
  * FLOPs. Every rank of a pipeline stage runs the same work (TP/CP/EP shards are even, routing is
- * uniform), so the step total is sum over stages of rank FLOPs * tp*cp*dp. */
+ * uniform; an uneven routing, moe_imbalance, is counted at its mean), so the step total is sum over
+ * stages of rank FLOPs * tp*cp*dp. */
 #include "model/flops.h"
 #include "model/layer.h"
 
@@ -12,7 +13,11 @@ model_flops_rank_per_step (const ModelShape *shape, const ModelPlan *plan, int p
 {
   g_return_val_if_fail (shape != NULL && plan != NULL, 0.0);
   g_autoptr (GArray) ops = model_op_array_new ();
-  model_layer_rank_ops (shape, plan, pp_rank, ops);
+  /* The step's FLOPs are the even share of every rank: moe_imbalance makes the busiest rank wait
+   * longer, not the step do more work. */
+  ModelShape even = *shape;
+  even.moe_imbalance = 1.0;
+  model_layer_rank_ops (&even, plan, pp_rank, ops);
   guint mask = (1u << MODEL_PHASE_FWD) | (1u << MODEL_PHASE_BWD);
   if (with_recompute)
     mask |= 1u << MODEL_PHASE_RECOMPUTE;

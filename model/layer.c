@@ -572,7 +572,9 @@ moe_mlp (Ctx *c)
   int E = s->moe_experts, k = s->moe_top_k, ep = p->ep, etp = model_plan_expert_tp (p);
   gint64 h = s->hidden;
   gint64 Tm = c->Ts;
-  double disp = (double) Tm * k * (s->moe_capacity_factor > 0 ? s->moe_capacity_factor : 1.0);
+  /* Routed copies this rank handles: capacity-padded, or the busiest rank's share (moe_imbalance): every
+   * rank waits for that one at the combine, so the simulated rank stands for it. */
+  double disp = (double) Tm * k * (s->moe_capacity_factor > 0 ? s->moe_capacity_factor : model_shape_moe_load (s));
   gint64 m_e = (gint64) ceil ((double) etp * disp * ep / E);
   gint64 fe = s->moe_ffn_hidden / etp;
   double tok_bytes = h * c->act;

@@ -113,7 +113,7 @@ model_memory_activation_layer (const ModelShape *shape, const ModelPlan *plan, i
   if (model_shape_layer_is_moe (s, layer))
     {
       int etp = model_plan_expert_tp (plan);
-      double d = Ts * s->moe_top_k * (s->moe_capacity_factor > 0 ? s->moe_capacity_factor : 1.0);
+      double d = Ts * s->moe_top_k * (s->moe_capacity_factor > 0 ? s->moe_capacity_factor : model_shape_moe_load (s));
       double fe = s->moe_ffn_hidden;
       split += g * h * d * etp + e * (glu ? 2.0 : 1.0) * fe * d + g * fe * d + 4.0 * s->moe_experts * Ts;
       if (s->moe_shared_experts > 0)

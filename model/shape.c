@@ -178,6 +178,14 @@ model_shape_finish (ModelShape *shape, GError **error)
     return fail (error, "moe_capacity_factor",
                  "%g drops tokens even under perfectly even routing; use >= 1 or 0 (dropless)",
                  shape->moe_capacity_factor);
+  if (shape->moe_imbalance == 0.0)
+    shape->moe_imbalance = 1.0;
+  if (!(shape->moe_imbalance >= 1.0) || shape->moe_imbalance > 1024)
+    return fail (error, "moe_imbalance", "must be from 1 (even routing) to 1024 (got %g)", shape->moe_imbalance);
+  if (shape->moe_imbalance > 1.0 && shape->moe_capacity_factor > 0.0)
+    return fail (error, "moe_imbalance",
+                 "applies to dropless routing; with moe_capacity_factor %g the capacity bounds each expert",
+                 shape->moe_capacity_factor);
   return TRUE;
 }
 
@@ -208,6 +216,12 @@ model_shape_layer_windowed (const ModelShape *shape, int layer)
 {
   int freq = shape->window_layer_freq > 0 ? shape->window_layer_freq : 1;
   return shape->attention_window > 0 && layer % freq == 0;
+}
+
+double
+model_shape_moe_load (const ModelShape *shape)
+{
+  return shape->moe_imbalance > 1.0 ? shape->moe_imbalance : 1.0;
 }
 
 int

@@ -36,6 +36,7 @@ typedef struct {
   int moe_ffn_hidden;
   int moe_shared_experts;   /* always-active experts of width moe_ffn_hidden */
   double moe_capacity_factor; /* 0: dropless */
+  double moe_imbalance;     /* dropless: the busiest EP rank's routed tokens over the mean (>= 1; 0: 1) */
   int moe_layer_freq;       /* every n-th layer is MoE (1: all); 0 treated as 1 */
   int moe_layer_offset;     /* ... counting from this layer: i % freq == offset (0 .. freq - 1) */
   int moe_dense_layers;     /* the first n layers are dense whatever moe_layer_freq says */
@@ -84,6 +85,9 @@ gint64 model_shape_padded_vocab (const ModelShape *shape, int tp);
  * is MoE, offset 0; Llama 4's interleave_moe_layer_step: layers step - 1, 2 step - 1, ..., offset
  * step - 1; DeepSeek-V3's first_k_dense_replace for the leading dense layers). */
 gboolean model_shape_layer_is_moe (const ModelShape *shape, int layer);
+/* The routed-token load of the busiest EP rank over the mean under dropless routing: moe_imbalance,
+ * 1 when unset. */
+double model_shape_moe_load (const ModelShape *shape);
 /* Number of MoE layers. */
 int model_shape_moe_layers (const ModelShape *shape);
 

@@ -2,6 +2,7 @@
  * dgrad/wgrad split, recompute, rank parameters and the optimizer op. */
 #include <string.h>
 #include "model/layer.h"
+#include "model/flops.h"
 #include "tests/model-presets.h"
 
 static ModelShape
@@ -266,6 +267,38 @@ test_eager_fsdp2 (void)
   g_autoptr (GArray) megatron = ops_of (&s, &p, 0, MODEL_PASS_FORWARD);
   g_autofree char *nm = names (megatron);
   g_assert_cmpstr (nm, ==, nc);
+}
+
+/* Uneven routing (moe_imbalance 1.5, dropless): the simulated rank stands for the busiest one, so its
+ * all-to-all and expert GEMMs carry 1.5 times the even share; the step's model FLOPs stay the even
+ * count. Together with a capacity factor, or below 1, it is refused naming the key. */
+static void
+test_moe_imbalance (void)
+{
+  ModelShape s = finished (preset_mixtral_8x7b ());
+  ModelPlan p;
+  model_plan_init (&p);
+  p.tp = 2, p.dp = 8, p.ep = 8, p.gpus = 16, p.sp = TRUE, p.global_batch = 8;
+  g_assert_true (model_plan_validate (&p, &s, NULL));
+  g_autoptr (GArray) even = ops_of (&s, &p, 0, MODEL_PASS_FORWARD);
+  double flops_even = model_flops_model_per_step (&s, &p);
+  ModelShape u = s;
+  u.moe_imbalance = 1.5;
+  g_assert_true (model_shape_finish (&u, NULL));
+  g_autoptr (GArray) hot = ops_of (&u, &p, 0, MODEL_PASS_FORWARD);
+  g_assert_cmpfloat (find (hot, "moe_dispatch")->comm_bytes, ==, 1.5 * find (even, "moe_dispatch")->comm_bytes);
+  g_assert_cmpint (find (hot, "expert_fc1")->m, ==, 3 * find (even, "expert_fc1")->m / 2);
+  g_assert_cmpfloat (model_flops_model_per_step (&u, &p), ==, flops_even);
+  ModelShape bad = s;
+  bad.moe_imbalance = 1.2, bad.moe_capacity_factor = 1.25;
+  g_autoptr (GError) e1 = NULL;
+  g_assert_false (model_shape_finish (&bad, &e1));
+  g_assert_nonnull (strstr (e1->message, "moe_imbalance"));
+  bad = s;
+  bad.moe_imbalance = 0.5;
+  g_autoptr (GError) e2 = NULL;
+  g_assert_false (model_shape_finish (&bad, &e2));
+  g_assert_nonnull (strstr (e2->message, "moe_imbalance"));
 }
 
 static void
@@ -1007,6 +1040,7 @@ main (int argc, char **argv)
   g_test_add_func ("/model/layer/eager-fsdp2", test_eager_fsdp2);
   g_test_add_func ("/model/layer/recompute-selective-op", test_recompute_selective_op);
   g_test_add_func ("/model/layer/moe", test_moe);
+  g_test_add_func ("/model/layer/moe-imbalance", test_moe_imbalance);
   g_test_add_func ("/model/layer/embedding-head", test_embedding_head);
   g_test_add_func ("/model/layer/rank-params", test_rank_params);
   g_test_add_func ("/model/layer/optimizer", test_optimizer);

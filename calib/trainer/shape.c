@@ -116,6 +116,7 @@ static const Key keys[] = {
   { "moe_ffn_hidden", K_INT, (size_t) -1, 0 },
   { "moe_shared_experts", K_INT, (size_t) -1, 0 },
   { "moe_capacity_factor", K_DOUBLE, (size_t) -1, 0 },
+  { "moe_imbalance", K_DOUBLE, (size_t) -1, 0 },
   { "moe_layer_freq", K_INT, (size_t) -1, 0 },
   { "moe_layer_offset", K_INT, (size_t) -1, 0 },
   { "moe_dense_layers", K_INT, (size_t) -1, 0 },

@@ -67,6 +67,8 @@ const Key sim_scenario_keys[] = {
     "always-active experts of width moe_ffn_hidden" },
   { "model", "moe_capacity_factor", T_DOUBLE, "", 1, "0", 0, 1024, NULL, FALSE, S_DOUBLE, SH (moe_capacity_factor),
     "expert capacity factor; 0: dropless" },
+  { "model", "moe_imbalance", T_DOUBLE, "", 1, "1", 1, 1024, NULL, FALSE, S_DOUBLE, SH (moe_imbalance),
+    "dropless routing: the busiest expert-parallel rank's tokens over the mean (1: even); the step follows that rank" },
   { "model", "moe_layer_freq", T_INT, "", 1, "1", 1, 10000, NULL, FALSE, S_INT, SH (moe_layer_freq), "every n-th layer is MoE" },
   { "model", "moe_layer_offset", T_INT, "", 1, "0", 0, 9999, NULL, FALSE, S_INT, SH (moe_layer_offset),
     "the first MoE layer of that pattern (0-based, below moe_layer_freq; Llama 4: step - 1)" },
