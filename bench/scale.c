@@ -1,10 +1,11 @@
 /* bench/scale: one training step of GPT-3 175B from 8 to 1,048,576 H100, default (one rank per
  * pipeline stage) and --full, each case in its own process so that its peak RSS is its own.
  *
- * Usage: bench/scale [--full-max GPUS] [--max GPUS] [--tsv FILE] [--plot FILE.png]
+ * Usage: bench/scale [--full-max GPUS] [--max GPUS] [--moe] [--tsv FILE] [--plot FILE.png]
  *   --full-max: largest cluster simulated with --full (default 10752; --full at 131,072 takes
  *               minutes and GiBs, so it is asked for, not run by default)
  *   --max:      largest cluster (default 1048576)
+ *   --moe:      also Mixtral 8x7B (EP 8) at 64, 512 and 4,096 GPUs, default mode: the all-to-alls' cost
  *   --tsv:      the table as TSV (columns below); --plot: wall and peak RSS vs GPUs, drawn by
  *               plots/bench-scale.gp with gnuplot (TRAINSIM_PLOTS_DIR or ./plots)
  * Prints one table: case, GPUs, mode, wall s, peak RSS MiB, events, events/s, ranks simulated,
@@ -39,9 +40,13 @@ typedef struct {
 
 static const int sizes[] = { 8, 64, 512, 4096, 10752, 32768, 131072, 1048576 };
 
+/* The MoE case (--moe): Mixtral 8x7B, TP 2 with SP, EP 8, 4 sequences of 4,096 per replica, on the
+ * embedded H100 profile and NDR fabric: every MoE layer's all-to-alls over the EP groups. */
+static const int moe_sizes[] = { 64, 512, 4096 };
+
 /* Runs in the child: loads the case, simulates one step, writes the result to fd. */
 static int
-run_case (int gpus, gboolean full, int fd)
+run_case (int gpus, gboolean full, gboolean moe, int fd)
 {
   char g[64], pp[64], radix[64];
   g_snprintf (g, sizeof g, "cluster.gpus=%d", gpus);
@@ -50,9 +55,13 @@ run_case (int gpus, gboolean full, int fd)
   const char *sets[] = { g, pp, radix, "parallel.global_batch_per_dp=8",
                          gpus >= 32 ? "parallel.vpp=12" : "parallel.vpp=1",
                          gpus > 524288 ? "fabric.planes=2" : "fabric.planes=1", NULL };
+  const char *moe_sets[] = { g, "parallel.tp=2", "parallel.ep=8", "parallel.sp=true", "parallel.micro_batch=1",
+                             "parallel.global_batch_per_dp=4", "training.seq_len=4096", NULL };
   const char *files[] = { NULL };
+  const char *moe_files[] = { "hardware/h100-sxm.ini", "fabrics/ndr400-rail-optimized.ini", "models/mixtral-8x7b.ini",
+                              NULL };
   GError *error = NULL;
-  SimScenario *sc = sim_scenario_load (files, sets, &error);
+  SimScenario *sc = sim_scenario_load (moe ? moe_files : files, moe ? moe_sets : sets, &error);
   Result res = { 0 };
   if (sc != NULL)
     {
@@ -81,7 +90,7 @@ run_case (int gpus, gboolean full, int fd)
 }
 
 static gboolean
-measure (int gpus, gboolean full, Result *res, double *rss_mib)
+measure (int gpus, gboolean full, gboolean moe, Result *res, double *rss_mib)
 {
   int fds[2];
   if (pipe (fds) != 0)
@@ -93,7 +102,7 @@ measure (int gpus, gboolean full, Result *res, double *rss_mib)
   if (pid == 0)
     {
       close (fds[0]);
-      _exit (run_case (gpus, full, fds[1]));
+      _exit (run_case (gpus, full, moe, fds[1]));
     }
   close (fds[1]);
   ssize_t n = read (fds[0], res, sizeof *res);
@@ -106,11 +115,33 @@ measure (int gpus, gboolean full, Result *res, double *rss_mib)
   return n == (ssize_t) sizeof *res && res->ok && WIFEXITED (status) && WEXITSTATUS (status) == 0;
 }
 
+/* Measures one case and prints its row (and its TSV row); FALSE if it failed. */
+static gboolean
+report_case (const char *name, int gpus, gboolean full, gboolean moe, FILE *tsv)
+{
+  Result r;
+  double rss;
+  if (!measure (gpus, full, moe, &r, &rss))
+    {
+      printf ("%-18s %9d %8s failed\n", name, gpus, full ? "full" : "default");
+      return FALSE;
+    }
+  double eps = r.wall_s > 0 ? r.events / r.wall_s : 0;
+  double per_rank = rss * 1024.0 / MAX (r.ranks, 1);
+  printf ("%-18s %9d %8s %9.3f %10.1f %11" G_GUINT64_FORMAT " %10.3g %8d %10.0f %10.1f %8.4f\n", name, gpus,
+          full ? "full" : "default", r.wall_s, rss, r.events, eps, r.ranks, r.links, per_rank, r.step_s);
+  if (tsv)
+    fprintf (tsv, "%s\t%d\t%s\t%.4f\t%.1f\t%" G_GUINT64_FORMAT "\t%.4g\t%d\t%.0f\t%.2f\t%.6f\n", name, gpus,
+             full ? "full" : "default", r.wall_s, rss, r.events, eps, r.ranks, r.links, per_rank, r.step_s);
+  return TRUE;
+}
+
 int
 main (int argc, char **argv)
 {
   int full_max = 10752, max = 1048576;
   const char *tsv_path = NULL, *plot_path = NULL;
+  gboolean moe = FALSE;
   for (int i = 1; i < argc; i++)
     if (strcmp (argv[i], "--full-max") == 0 && i + 1 < argc)
       full_max = atoi (argv[++i]);
@@ -120,9 +151,11 @@ main (int argc, char **argv)
       tsv_path = argv[++i];
     else if (strcmp (argv[i], "--plot") == 0 && i + 1 < argc)
       plot_path = argv[++i];
+    else if (strcmp (argv[i], "--moe") == 0)
+      moe = TRUE;
     else
       {
-        fprintf (stderr, "usage: bench/scale [--full-max GPUS] [--max GPUS] [--tsv FILE] [--plot FILE.png]\n");
+        fprintf (stderr, "usage: bench/scale [--full-max GPUS] [--max GPUS] [--moe] [--tsv FILE] [--plot FILE.png]\n");
         return 2;
       }
   g_autofree char *tmp_tsv = NULL;
@@ -143,27 +176,11 @@ main (int argc, char **argv)
   int failed = 0;
   for (gsize k = 0; k < G_N_ELEMENTS (sizes); k++)
     for (int full = 0; full <= 1; full++)
-      {
-        int gpus = sizes[k];
-        if (gpus > max || (full && gpus > full_max))
-          continue;
-        Result r;
-        double rss;
-        if (!measure (gpus, full, &r, &rss))
-          {
-            printf ("%-18s %9d %8s failed\n", "gpt3-175b", gpus, full ? "full" : "default");
-            failed++;
-            continue;
-          }
-        double eps = r.wall_s > 0 ? r.events / r.wall_s : 0;
-        double per_rank = rss * 1024.0 / MAX (r.ranks, 1);
-        printf ("%-18s %9d %8s %9.3f %10.1f %11" G_GUINT64_FORMAT " %10.3g %8d %10.0f %10.1f %8.4f\n",
-                "gpt3-175b", gpus, full ? "full" : "default", r.wall_s, rss, r.events, eps, r.ranks, r.links,
-                per_rank, r.step_s);
-        if (tsv)
-          fprintf (tsv, "gpt3-175b\t%d\t%s\t%.4f\t%.1f\t%" G_GUINT64_FORMAT "\t%.4g\t%d\t%.0f\t%.2f\t%.6f\n", gpus,
-                   full ? "full" : "default", r.wall_s, rss, r.events, eps, r.ranks, r.links, per_rank, r.step_s);
-      }
+      if (sizes[k] <= max && (!full || sizes[k] <= full_max))
+        failed += !report_case ("gpt3-175b", sizes[k], full, FALSE, tsv);
+  for (gsize k = 0; moe && k < G_N_ELEMENTS (moe_sizes); k++)
+    if (moe_sizes[k] <= max)
+      failed += !report_case ("mixtral-8x7b", moe_sizes[k], FALSE, TRUE, tsv);
   if (tsv)
     fclose (tsv);
   if (plot_path)

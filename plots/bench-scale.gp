@@ -17,8 +17,8 @@ set ytics nomirror
 set y2tics
 set key top left box opaque
 # One curve per mode: a pipe keeps each mode's rows, so its points join into a line.
-def = sprintf("< awk -F'\t' '/^#/ || $1 == \"case\" || $3 == \"default\"' '%s'", IN)
-ful = sprintf("< awk -F'\t' '/^#/ || $1 == \"case\" || $3 == \"full\"' '%s'", IN)
+def = sprintf("< awk -F'\t' '/^#/ || $1 == \"case\" || ($1 == \"gpt3-175b\" && $3 == \"default\")' '%s'", IN)
+ful = sprintf("< awk -F'\t' '/^#/ || $1 == \"case\" || ($1 == \"gpt3-175b\" && $3 == \"full\")' '%s'", IN)
 plot def using 2:4 with linespoints lw 3 pt 7 ps 1.5 lc rgb '#4c72b0' title 'wall, default', \
      ful using 2:4 with linespoints lw 3 pt 5 ps 1.5 lc rgb '#c44e52' title 'wall, --full', \
      def using 2:5 axes x1y2 with linespoints lw 2 dt 2 pt 6 ps 1.2 lc rgb '#4c72b0' title 'peak RSS, default (right)', \
