@@ -194,38 +194,22 @@ test_recompute_selective_op (void)
   ModelPlan p;
   model_plan_init (&p);
   p.tp = 2, p.dp = 1, p.gpus = 2, p.sp = TRUE, p.recompute = MODEL_RECOMPUTE_SELECTIVE_OP;
-  g_autoptr (GArray) fwd = ops_of (&s, &p, 0, MODEL_PASS_FORWARD);
   g_autoptr (GArray) bwd = ops_of (&s, &p, 0, MODEL_PASS_BACKWARD);
-  GString *replay = g_string_new (NULL);
-  double gemm_flops = 0;
+  g_autoptr (GArray) replay = model_op_array_new ();
   for (guint i = 0; i < bwd->len; i++)
-    {
-      const ModelOp *op = &g_array_index (bwd, ModelOp, i);
-      if (op->phase != MODEL_PHASE_RECOMPUTE)
-        continue;
-      g_string_append_printf (replay, "%s%s", replay->len ? " " : "", op->name);
-      if (op->kind == MODEL_OP_GEMM)
-        gemm_flops += op->flops;
-    }
-  g_autofree char *r = g_string_free (replay, FALSE);
+    if (g_array_index (bwd, ModelOp, i).phase == MODEL_PHASE_RECOMPUTE)
+      g_array_append_val (replay, g_array_index (bwd, ModelOp, i));
+  g_autofree char *r = names (replay);
   g_assert_cmpstr (r, ==, "attn_norm qkv_ag qkv rope proj attn_residual mlp_norm fc1_ag fc1 act mlp_residual");
-  const ModelOp *q = NULL, *f1 = NULL;
-  for (guint i = 0; i < bwd->len; i++)
-    {
-      const ModelOp *op = &g_array_index (bwd, ModelOp, i);
-      if (op->phase == MODEL_PHASE_RECOMPUTE && strcmp (op->name, "qkv") == 0)
-        q = op;
-      if (op->phase == MODEL_PHASE_RECOMPUTE && strcmp (op->name, "fc1") == 0)
-        f1 = op;
-    }
+  const ModelOp *q = find (replay, "qkv"), *f1 = find (replay, "fc1");
   g_assert_nonnull (q);
   g_assert_nonnull (f1);
   g_assert_cmpint (q->n, ==, 1024 / 2);
   g_assert_cmpint (f1->n, ==, 14336 / 2);
   double tokens = 8192;  /* the gathered sequence, micro-batch 1 */
   double want = 2 * tokens * 4096 * (1024 / 2) + 2 * tokens * 4096 * (4096 / 2) + 2 * tokens * 4096 * (14336 / 2);
-  g_assert_cmpfloat (gemm_flops, ==, want);
-  (void) fwd;
+  /* No attention replays, so the replay's matmul FLOPs are its GEMMs'. */
+  g_assert_cmpfloat (model_op_array_matmul_flops (replay, 1u << MODEL_PHASE_RECOMPUTE), ==, want);
 }
 
 /* Eager PyTorch under framework fsdp2 (torchtitan without torch.compile): the RMSNorm is its 8

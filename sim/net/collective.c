@@ -219,6 +219,7 @@ typedef struct {
 } Plan;
 
 typedef struct Run Run;
+static void merged_free (gpointer p);
 
 /* What a start of (op, requested algorithm, bytes) on a group works out before it runs: a pure
  * function of them, the group's shape and the profile. The runner repeats the same few collectives
@@ -244,6 +245,8 @@ struct SimCollective {
   GHashTable *groups;          /* Group* -> Group* */
   GHashTable *plans;           /* Plan* -> Plan* */
   GPtrArray *free_runs;
+  GPtrArray *free_batches;     /* Batch and Merged of sim_collective_start_many, recycled */
+  GPtrArray *free_merged;
   guint32 *route_load;         /* per link: routes of cached plans through it */
   int active;
   guint64 flows_started;
@@ -697,6 +700,8 @@ sim_collective_new (SimEngine *engine, SimFlowNet *net, const SimTopology *topo,
   c->groups = g_hash_table_new_full (group_hash, group_equal, group_free, NULL);
   c->plans = g_hash_table_new_full (plan_hash, plan_equal, plan_free, NULL);
   c->free_runs = g_ptr_array_new_with_free_func (g_free);
+  c->free_batches = g_ptr_array_new_with_free_func (g_free);
+  c->free_merged = g_ptr_array_new_with_free_func (merged_free);
   c->route_load = g_new0 (guint32, sim_topology_n_links (topo));
   return c;
 }
@@ -709,6 +714,8 @@ sim_collective_free (SimCollective *c)
   g_hash_table_destroy (c->plans);
   g_hash_table_destroy (c->groups);
   g_ptr_array_free (c->free_runs, TRUE);
+  g_ptr_array_free (c->free_batches, TRUE);
+  g_ptr_array_free (c->free_merged, TRUE);
   g_free (c->route_load);
   g_free (c);
 }
@@ -916,6 +923,31 @@ start_lookup (SimCollective *c, const Group *g, SimCollectiveOp op, SimCollectiv
   return st;
 }
 
+/* The arguments of a start that no group or profile can make valid. */
+static gboolean
+start_args_ok (SimCollectiveOp op, SimCollectiveAlgo algo, const Group *g, double bytes, GError **error)
+{
+  if (op < 0 || op >= SIM_COLLECTIVE_OP_COUNT || algo < 0 || algo >= SIM_COLLECTIVE_ALGO_COUNT)
+    {
+      g_set_error (error, SIM_COLLECTIVE_ERROR, SIM_COLLECTIVE_ERROR_INVALID,
+                   "collective operation %d or algorithm %d is out of range", op, algo);
+      return FALSE;
+    }
+  if (!(bytes >= 0) || bytes > 1e18)
+    {
+      g_set_error (error, SIM_COLLECTIVE_ERROR, SIM_COLLECTIVE_ERROR_INVALID,
+                   "collective size %g bytes is not a size: give 0 or more bytes", bytes);
+      return FALSE;
+    }
+  if (op == SIM_COLLECTIVE_SENDRECV && g->n != 2)
+    {
+      g_set_error (error, SIM_COLLECTIVE_ERROR, SIM_COLLECTIVE_ERROR_INVALID,
+                   "send/recv takes 2 GPUs (source, destination), got %d", g->n);
+      return FALSE;
+    }
+  return TRUE;
+}
+
 gboolean
 sim_collective_start (SimCollective *c, SimCollectiveOp op, SimCollectiveAlgo algo, const int *gpus, int n_gpus,
                       double bytes, SimFlowDoneFn done, gpointer user, guint64 arg, SimCollectiveAlgo *algo_used,
@@ -939,25 +971,8 @@ sim_collective_start_group (SimCollective *c, SimCollectiveOp op, SimCollectiveA
                             SimCollectiveAlgo *algo_used, GError **error)
 {
   g_return_val_if_fail (c != NULL && g != NULL, FALSE);
-  int n_gpus = g->n;
-  if (op < 0 || op >= SIM_COLLECTIVE_OP_COUNT || algo < 0 || algo >= SIM_COLLECTIVE_ALGO_COUNT)
-    {
-      g_set_error (error, SIM_COLLECTIVE_ERROR, SIM_COLLECTIVE_ERROR_INVALID,
-                   "collective operation %d or algorithm %d is out of range", op, algo);
-      return FALSE;
-    }
-  if (!(bytes >= 0) || bytes > 1e18)
-    {
-      g_set_error (error, SIM_COLLECTIVE_ERROR, SIM_COLLECTIVE_ERROR_INVALID,
-                   "collective size %g bytes is not a size: give 0 or more bytes", bytes);
-      return FALSE;
-    }
-  if (op == SIM_COLLECTIVE_SENDRECV && n_gpus != 2)
-    {
-      g_set_error (error, SIM_COLLECTIVE_ERROR, SIM_COLLECTIVE_ERROR_INVALID,
-                   "send/recv takes 2 GPUs (source, destination), got %d", n_gpus);
-      return FALSE;
-    }
+  if (!start_args_ok (op, algo, g, bytes, error))
+    return FALSE;
   const struct Start *st = start_lookup (c, g, op, algo, bytes, error);
   if (!st)
     return FALSE;
@@ -985,6 +1000,7 @@ sim_collective_start_group (SimCollective *c, SimCollectiveOp op, SimCollectiveA
  * the last of the separate runs would have ended. The rest (latency-bound, several phases) run on
  * their own. */
 typedef struct {
+  SimCollective *owner;
   SimFlowDoneFn done;
   gpointer user;
   guint64 arg;
@@ -1008,9 +1024,17 @@ batch_sub_done (gpointer user, guint64 arg)
   SimFlowDoneFn done = b->done;
   gpointer u = b->user;
   guint64 a = b->arg;
-  g_free (b);
+  g_ptr_array_add (b->owner->free_batches, b);
   if (done)
     done (u, a);
+}
+
+static void
+merged_free (gpointer p)
+{
+  Merged *m = p;
+  g_array_free (m->starts, TRUE);
+  g_free (m);
 }
 
 static void
@@ -1019,8 +1043,7 @@ merged_finish (SimEngine *engine, gpointer data, guint64 arg)
   Merged *m = data;
   Batch *b = m->batch;
   m->owner->active -= (int) m->starts->len;
-  g_array_free (m->starts, TRUE);
-  g_free (m);
+  g_ptr_array_add (m->owner->free_merged, m);
   batch_sub_done (b, 0);
 }
 
@@ -1036,18 +1059,13 @@ static void
 merged_start (SimEngine *engine, gpointer data, guint64 arg)
 {
   Merged *m = data;
-  SimCollective *c = m->owner;
+  /* Flows end through engine events, never inside a start: pending can grow as they start. */
   for (guint k = 0; k < m->starts->len; k++)
     {
       const struct Start *st = &g_array_index (m->starts, struct Start, k);
       const PlanPhase *ph = &g_array_index (st->plan->phases, PlanPhase, 0);
       m->pending += ph->n_flows;
-    }
-  for (guint k = 0; k < m->starts->len; k++)
-    {
-      const struct Start *st = &g_array_index (m->starts, struct Start, k);
-      start_phase_flows (c, st->plan, &g_array_index (st->plan->phases, PlanPhase, 0), st->run_bytes,
-                         merged_flow_done, m);
+      start_phase_flows (m->owner, st->plan, ph, st->run_bytes, merged_flow_done, m);
     }
 }
 
@@ -1059,15 +1077,15 @@ sim_collective_start_many (SimCollective *c, SimCollectiveOp op, const SimCollec
                            GError **error)
 {
   g_return_val_if_fail (c != NULL && groups != NULL && n_groups > 0, FALSE);
+  if (n_groups == 1)
+    return sim_collective_start_group (c, op, SIM_COLLECTIVE_ALGO_AUTO, groups[0], bytes, done, user, arg, NULL,
+                                       error);
   for (int gi = 0; gi < n_groups; gi++)
-    if (op == SIM_COLLECTIVE_SENDRECV && groups[gi]->n != 2)
-      {
-        g_set_error (error, SIM_COLLECTIVE_ERROR, SIM_COLLECTIVE_ERROR_INVALID,
-                     "send/recv takes 2 GPUs (source, destination), got %d", groups[gi]->n);
-        return FALSE;
-      }
-  Batch *b = g_new0 (Batch, 1);
-  *b = (Batch) { done, user, arg, 1 };  /* held until every group is launched */
+    if (!start_args_ok (op, SIM_COLLECTIVE_ALGO_AUTO, groups[gi], bytes, error))
+      return FALSE;
+  Batch *b = c->free_batches->len ? g_ptr_array_steal_index_fast (c->free_batches, c->free_batches->len - 1)
+                                  : g_new (Batch, 1);
+  *b = (Batch) { c, done, user, arg, 1 };  /* held until every group is launched */
   Merged *merged[MERGE_MAX];
   int n_merged = 0;
   for (int gi = 0; gi < n_groups; gi++)
@@ -1089,8 +1107,19 @@ sim_collective_start_many (SimCollective *c, SimCollectiveOp op, const SimCollec
         k++;
       if (st && k == n_merged && n_merged < MERGE_MAX)
         {
-          merged[k] = g_new0 (Merged, 1);
-          *merged[k] = (Merged) { c, b, lat, g_array_new (FALSE, FALSE, sizeof (struct Start)), 0 };
+          GArray *starts = NULL;
+          if (c->free_merged->len)
+            {
+              merged[k] = g_ptr_array_steal_index_fast (c->free_merged, c->free_merged->len - 1);
+              starts = merged[k]->starts;
+              g_array_set_size (starts, 0);
+            }
+          else
+            {
+              merged[k] = g_new (Merged, 1);
+              starts = g_array_new (FALSE, FALSE, sizeof (struct Start));
+            }
+          *merged[k] = (Merged) { c, b, lat, starts, 0 };
           n_merged++;
           b->outstanding++;
         }
@@ -1117,8 +1146,7 @@ fail:
   for (int k = 0; k < n_merged; k++)
     {
       c->active -= (int) merged[k]->starts->len;
-      g_array_free (merged[k]->starts, TRUE);
-      g_free (merged[k]);
+      g_ptr_array_add (c->free_merged, merged[k]);
       b->outstanding--;
     }
   /* Separate runs already started still hold b; it is freed by the last of them. */

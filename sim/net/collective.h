@@ -146,7 +146,7 @@ gboolean sim_collective_start_group (SimCollective *coll, SimCollectiveOp op, Si
 /* op on each of groups[0..n_groups) at once, algorithm AUTO: done runs once, when the last has
  * finished. The same flows at the same times as n_groups calls of sim_collective_start_group, in
  * fewer events: groups whose plan is one phase with the same latency run as one (a representative's
- * sibling groups). */
+ * sibling groups); one group is sim_collective_start_group itself. */
 gboolean sim_collective_start_many (SimCollective *coll, SimCollectiveOp op, const SimCollectiveGroup *const *groups,
                                     int n_groups, double bytes, SimFlowDoneFn done, gpointer user, guint64 arg,
                                     GError **error);

@@ -75,7 +75,6 @@ typedef struct {
 typedef struct {
   int *occ;          /* its path as atoms, each as often as the flow crosses each of its links */
   int n_occ, cap_occ;
-  gboolean routed;   /* it has links (a flow with none finishes at once) */
   Entry *ent;      /* the classes of its links (stale entries are dropped when walked) */
   int n_ent, cap_ent;
   double bytes;
@@ -139,7 +138,6 @@ typedef struct {
   int n_members;     /* crossings per link: the sum of the members' mult */
   Member *members;   /* distinct flows */
   int n_flows, cap_members;
-  gboolean live;
   guint32 mark;
   int local;         /* index in the current solve */
   guint32 smark;     /* epoch of load and max_rate */
@@ -303,7 +301,6 @@ class_unref (SimFlowNet *net, int id)
     return;
   Class *c = net->classes[id];
   g_hash_table_remove (net->class_index, c);
-  c->live = FALSE;
   net->class_gen[id]++;
   c->next_free = net->free_class;
   net->free_class = id;
@@ -353,7 +350,6 @@ class_next (SimFlowNet *net, int from, guint32 fi, int delta, double capacity)
   c->capacity = key.capacity;
   c->n_members = key.n_members;
   net->class_atoms[id] = 0;
-  c->live = TRUE;
   c->mark = 0;
   c->n_flows = 0;
   GROW (c->members, c->cap_members, (o ? o->n_flows : 0) + 1, Member);
@@ -391,30 +387,30 @@ class_next (SimFlowNet *net, int from, guint32 fi, int delta, double capacity)
 static int
 atom_move (SimFlowNet *net, int ai, guint32 fi, int delta, gboolean *miss)
 {
-  Atom *l = &net->atoms[ai];
-  int from = l->cls;
+  Atom *at = &net->atoms[ai];
+  int from = at->cls;
   guint32 from_gen = from >= 0 ? net->class_gen[from] : 0;
   guint64 cap_bits;
-  memcpy (&cap_bits, &l->capacity, sizeof cap_bits);
+  memcpy (&cap_bits, &at->capacity, sizeof cap_bits);
   guint64 h = flow_mix (((guint64) (guint32) from << 32) ^ cap_bits);
   Move *mv = &net->moves[h & (MOVE_CACHE - 1)];
   int to;
   *miss = FALSE;
   if (mv->stamp == net->move_stamp && mv->from == from && mv->from_gen == from_gen
-      && mv->capacity == l->capacity
+      && mv->capacity == at->capacity
       && (mv->to < 0 || net->class_gen[mv->to] == mv->to_gen))
     to = mv->to;
   else
     {
-      to = class_next (net, from, fi, delta, l->capacity);
-      *mv = (Move) { from, from_gen, l->capacity, to, to >= 0 ? net->class_gen[to] : 0, net->move_stamp };
+      to = class_next (net, from, fi, delta, at->capacity);
+      *mv = (Move) { from, from_gen, at->capacity, to, to >= 0 ? net->class_gen[to] : 0, net->move_stamp };
       *miss = TRUE;
     }
   if (to >= 0)
     net->class_atoms[to]++;
   if (from >= 0)
     class_unref (net, from);
-  l->cls = to;
+  at->cls = to;
   return to;
 }
 
@@ -738,7 +734,6 @@ start_occ (SimFlowNet *net, const int *occ, int n_occ, gboolean routed, double b
       net->hot[i] = (Hot) { 0 };
     }
   Flow *f = &net->flows[i];
-  f->routed = routed;
   f->n_occ = 0;
   f->n_ent = 0;
   f->hint = (ClassRef) { -1, 0 };
@@ -850,10 +845,10 @@ double
 sim_flow_net_link_bytes (const SimFlowNet *net, int link)
 {
   g_return_val_if_fail (net != NULL && link >= 0 && link < net->n_links, 0);
-  const Atom *l = &net->atoms[net->atom_of[link]];
+  const Atom *at = &net->atoms[net->atom_of[link]];
   gint64 now = sim_engine_now (net->engine);
-  double bytes = l->bytes;
-  const Class *c = l->cls >= 0 ? net->classes[l->cls] : NULL;
+  double bytes = at->bytes;
+  const Class *c = at->cls >= 0 ? net->classes[at->cls] : NULL;
   for (int m = 0; c != NULL && m < c->n_flows; m++)
     {
       const Flow *f = &net->flows[c->members[m].flow];
@@ -909,7 +904,7 @@ complete_cb (SimEngine *engine, gpointer data, guint64 arg)
   Flow *f = &net->flows[i];
   gint64 now = sim_engine_now (engine);
   f->event = 0;
-  if (f->routed && f->bytes > 0)
+  if (f->n_occ > 0)  /* it has links and bytes: it holds atoms */
     {
       double remaining = f->remaining - f->rate * elapsed_s (f->updated_ns, now);
       if (remaining > FINISH_REL * f->bytes)

@@ -241,10 +241,8 @@ launch_group_op (Runner *r, Pending *p, const TOp *op)
     {
       SimCollectiveOp cop = op->kind == K_RING ? SIM_COLLECTIVE_SENDRECV : (SimCollectiveOp) op->coll;
       p->outstanding++;
-      if (!(n == 1 ? sim_collective_start_group (r->coll, cop, SIM_COLLECTIVE_ALGO_AUTO, r->launch_groups[0],
-                                                 op->bytes, flow_done, p, (guint64) (gsize) r, NULL, &error)
-                   : sim_collective_start_many (r->coll, cop, r->launch_groups, n, op->bytes, flow_done, p,
-                                                (guint64) (gsize) r, &error)))
+      if (!sim_collective_start_many (r->coll, cop, r->launch_groups, n, op->bytes, flow_done, p,
+                                      (guint64) (gsize) r, &error))
         p->outstanding--;
     }
   if (error != NULL)
