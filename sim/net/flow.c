@@ -13,10 +13,10 @@
  * the same flows (as a multiset: a flow crossing a link twice counts twice) get the same frozen
  * rates subtracted in the same order during a solve, so their fair shares are bit-identical at
  * every step: the solver needs one link per class, and a flow needs only the list of its classes.
- * Classes are kept up to date as flows start and end: a link moves from its class to the class of
- * its new member multiset (the old one plus or minus the flow), found by an order-free 128-bit
- * signature of the members; consecutive links of a path usually make the same move, which a small
- * cache remembers, so a link is only its class and a counter. A recompute
+ * Classes are kept up to date as flows start and end: an atom of links (below) moves from its class
+ * to the class of its new member multiset (the old one plus or minus the flow), found by an
+ * order-free 128-bit signature of the members; consecutive atoms of a path usually make the same
+ * move, which a small cache remembers. A recompute
  * walks classes and flows, never whole paths: a representative's PP flow over the routes of a
  * thousand sibling pairs, or a ring over hundreds of edges, is a handful of classes. A class whose
  * only member is one flow stands for that flow's private links: the solver gives the flow that
