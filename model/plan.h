@@ -84,6 +84,8 @@ typedef struct {
   gboolean fp8_param_gather; /* fp8 recipe with the distributed optimizer: the FP8 layers' GEMM weights are
                               * kept in FP8 and all-gathered in FP8 (Megatron-Core --fp8-param-gather,
                               * NeMo fp8_params); norms, biases and embeddings stay in param_dtype */
+  gboolean cuda_graphs;       /* transformer-layer kernels replayed from CUDA graphs: no per-kernel host launch
+                              * gap for them (sim/gpu/gpu.c sim_gpu_op_ns) */
   ModelUbConfig ub[MODEL_UB_COUNT]; /* tp_comm_overlap: how each TP-adjacent GEMM is cut and how
                                      * many SMs it lends (model/tpoverlap.h; 0 = TE's default) */
   ModelUbDefaults ub_defaults;      /* which TE version's defaults (0 = TE 2.x) */

@@ -174,6 +174,35 @@ test_userbuffers (void)
   g_assert_cmpint (sim_gpu_op_ns (&g, &plan, &wgrad), ==, plain);
 }
 
+/* Layer CUDA graphs: a layer's kernels lose their launch gap (3,000 ns in spec_of), one per kernel
+ * (a userbuffers GEMM cut in 4 runs 4); embedding, head and loss kernels keep theirs. */
+static void
+test_cuda_graphs (void)
+{
+  SimGpuSpec g;
+  spec_of (&g);
+  g_assert_cmpint (g.launch_ns, ==, 3000);
+  ModelPlan plan;
+  model_plan_init (&plan);
+  ModelOp norm = model_op_membound ("ln1", MODEL_PHASE_FWD, 64e6, 32e6, 0, MODEL_DTYPE_BF16);
+  norm.layer = 3;
+  ModelOp head = model_op_gemm ("lm_head", MODEL_PHASE_FWD, MODEL_GRAD_NONE, 2048, 9216, 12288, 1,
+                                MODEL_DTYPE_BF16, MODEL_DTYPE_BF16);
+  head.layer = -1;
+  plan.tp = 4;
+  plan.sp = TRUE;
+  plan.tp_comm_overlap = TRUE;
+  ModelOp qkv = model_op_gemm ("qkv", MODEL_PHASE_FWD, MODEL_GRAD_NONE, 2048, 9216, 12288, 1, MODEL_DTYPE_BF16,
+                               MODEL_DTYPE_BF16);
+  qkv.layer = 0;
+  gint64 eager_norm = sim_gpu_op_ns (&g, &plan, &norm), eager_head = sim_gpu_op_ns (&g, &plan, &head);
+  gint64 eager_qkv = sim_gpu_op_ns (&g, &plan, &qkv);
+  plan.cuda_graphs = TRUE;
+  g_assert_cmpint (sim_gpu_op_ns (&g, &plan, &norm), ==, eager_norm - 3000);
+  g_assert_cmpint (sim_gpu_op_ns (&g, &plan, &head), ==, eager_head);
+  g_assert_cmpint (sim_gpu_op_ns (&g, &plan, &qkv), ==, eager_qkv - 4 * 3000);
+}
+
 /* The scenario syntax: what parses and what is refused with a reason. */
 static void
 test_userbuffers_parse (void)
@@ -289,6 +318,7 @@ main (int argc, char **argv)
   g_test_add_func ("/sim/gpu/unfused-attention", test_unfused_attention);
   g_test_add_func ("/sim/gpu/userbuffers", test_userbuffers);
   g_test_add_func ("/sim/gpu/userbuffers-parse", test_userbuffers_parse);
+  g_test_add_func ("/sim/gpu/cuda-graphs", test_cuda_graphs);
   g_test_add_func ("/sim/gpu/streams", test_streams);
   return g_test_run ();
 }

@@ -159,6 +159,39 @@ test_framework_column (void)
     }
 }
 
+/* Facts a row states become settings: "FP8 params" (with fp8 and the distributed optimizer) and
+ * "CUDA graphs" in the notes; an MLPerf row runs NVIDIA's code with bf16 gradient buffers; other
+ * rows keep the defaults. */
+static void
+test_row_facts (void)
+{
+  static const struct { const char *id, *source, *precision, *notes, *want, *unwanted; } cases[] = {
+    { "mlperf_x", "MLPerf Training v4.0 results", "fp8", "FP8 params; layer CUDA graphs",
+      "'parallel.fp8_param_gather=true'", NULL },
+    { "mlperf_x", "MLPerf Training v4.0 results", "fp8", "FP8 params; layer CUDA graphs",
+      "'parallel.cuda_graphs=true'", NULL },
+    { "mlperf_x", "MLPerf Training v4.0 results", "fp8", "x", "'parallel.grad_dtype=bf16'", "fp8_param_gather" },
+    { "r1", "Some paper", "bf16", "FP8 params", NULL, "fp8_param_gather" },
+    { "r1", "Some paper", "fp8", "x", NULL, "grad_dtype" },
+    { "r1", "Some paper", "fp8", "x", NULL, "cuda_graphs" },
+  };
+  for (gsize i = 0; i < G_N_ELEMENTS (cases); i++)
+    {
+      g_autofree char *text = g_strdup_printf (
+        "%s%s,%s,GPT,gpt,12,768,12,12,3072,50257,1024,gelu,0,0,0,64,4,8,h100-sxm,8,8,,1,1,1,1,8,1,0,1,0,none,%s,"
+        "0.5,log,low,%s\n", header, cases[i].id, cases[i].source, cases[i].precision, cases[i].notes);
+      g_autoptr (GError) error = NULL;
+      g_autoptr (SimValidateDeck) deck = sim_validate_deck_parse (text, strlen (text), "t.csv", &error);
+      g_assert_no_error (error);
+      g_autofree char *cmd = sim_validate_row_command (sim_validate_deck_row (deck, 0), &error);
+      g_assert_no_error (error);
+      if (cases[i].want && !strstr (cmd, cases[i].want))
+        g_error ("case %" G_GSIZE_FORMAT ": no %s in\n%s", i, cases[i].want, cmd);
+      if (cases[i].unwanted && strstr (cmd, cases[i].unwanted))
+        g_error ("case %" G_GSIZE_FORMAT ": %s in\n%s", i, cases[i].unwanted, cmd);
+    }
+}
+
 /* A run that ran is never refused for memory: the row is simulated and flagged. */
 static void
 test_memory_never_refuses (void)
@@ -333,6 +366,7 @@ main (int argc, char **argv)
   g_test_add_func ("/sim/validate/malformed", test_malformed);
   g_test_add_func ("/sim/validate/columns-by-name", test_columns_by_name);
   g_test_add_func ("/sim/validate/framework-column", test_framework_column);
+  g_test_add_func ("/sim/validate/row-facts", test_row_facts);
   g_test_add_func ("/sim/validate/memory-never-refuses", test_memory_never_refuses);
   g_test_add_func ("/sim/validate/stats", test_stats);
   g_test_add_func ("/sim/validate/fixture-rows", test_fixture_rows);

@@ -215,6 +215,38 @@ row_settings (const SimValidateRow *r, const char *files[ROW_FILES], GError **er
   if (tp_overlap && strstr (r->source, "MLPerf Training v3.1") != NULL && strstr (r->model, "GPT-3") != NULL
       && strcmp (r->gpu, "h100-sxm") == 0 && r->tp == 4 && r->pp == 8 && r->micro_batch == 1)
     files[2] = "tp-overlap/h100-tp4-pp8-mbs1.ini";
+  /* NVIDIA's v4.0 and v4.1 GPT-3 H100 submissions publish their userbuffers files (see each file's
+   * opening comment); the v4.0 1,344- and 1,452-node configs (the micro-batch 1 rows) also export
+   * FC2_FPROP_METHOD=pipeline FC2_FPROP_SM=4. Oracle's v4.1 entries ran the same code but their
+   * directories carry no conf/, so they keep TE's defaults. */
+  gboolean nvidia_gpt3_h100 = tp_overlap && strstr (r->model, "GPT-3") != NULL && strcmp (r->gpu, "h100-sxm") == 0
+                              && r->tp == 4 && g_str_has_prefix (r->id, "mlperf_") && strstr (r->id, "_nvidia_") != NULL;
+  if (nvidia_gpt3_h100 && strstr (r->source, "MLPerf Training v4.0") != NULL)
+    {
+      files[2] = "tp-overlap/mlperf-v4.0-h100-tp4.ini";
+      if (r->micro_batch == 1)
+        add (list, "tp_overlap.fc2_fprop=pipeline splits=4 sm=4 margin");
+    }
+  if (nvidia_gpt3_h100 && strstr (r->source, "MLPerf Training v4.1") != NULL && r->micro_batch == 2)
+    files[2] = "tp-overlap/mlperf-v4.1-h100-tp4-mbs2.ini";
+  /* Every MLPerf row of the deck ran NVIDIA's NeMo implementation (NVIDIA's own and its partners'
+   * submissions: CoreWeave, Azure, Oracle, IBM, University of Florida) with bf16 gradient buffers,
+   * which the fused wgrad GEMMs accumulate into (gradient_accumulation_fusion) and the DP
+   * reduce-scatter moves. GPT-3: Apex distributed_fused_adam with grad_sync_dtype: bf16
+   * (mlcommons/training_results_v3.0 NVIDIA/benchmarks/gpt3/implementations/pytorch/conf/
+   * megatron_gpt_config.yaml; v3.1, v4.0 and v4.1 conf/optim/distributed_fused_adam.yaml). Llama 3.1
+   * 405B and 8B: Megatron-Core DDP with grad_reduce_in_fp32=False (training_results_v5.0 and v5.1
+   * NVIDIA/benchmarks/llama31_405b and llama31_8b implementations, pretrain.py: MegatronMixedPrecision and
+   * DistributedDataParallelConfig). */
+  if (g_str_has_prefix (r->id, "mlperf_") && strstr (r->source, "MLPerf Training") != NULL
+      && strcmp (r->precision, "fp16") != 0)
+    add (list, "parallel.grad_dtype=bf16");
+  /* Facts the notes state: FP8 parameters (NeMo's FP8_PARAMS, Megatron's --fp8-param-gather: the
+   * distributed optimizer gathers the FP8 layers' weights in FP8) and layer CUDA graphs. */
+  if (strstr (r->notes, "FP8 params") != NULL && strcmp (r->precision, "fp8") == 0 && r->zero >= 1)
+    add (list, "parallel.fp8_param_gather=true");
+  if (strstr (r->notes, "CUDA graphs") != NULL)
+    add (list, "parallel.cuda_graphs=true");
   /* Azure's MLPerf v6.0 Llama 3.1 405B submission sets NCCL_NVLS_ENABLE=0 (its
    * config_GB200_640x4x24xtp4pp8cp2_cg_fp4.sh), as the 405B run scenario does. */
   if (strstr (r->source, "MLPerf Training v6.0") != NULL && strstr (r->id, "azure") != NULL)
