@@ -130,41 +130,16 @@ unfused_bmm_ns (const SimGpuSpec *spec, const ModelOp *op)
   return sim_gpu_kernel_ns (spec, &score) + n_ctx * sim_gpu_kernel_ns (spec, &ctx);
 }
 
-static gint64 op_ns (const SimGpuSpec *spec, const ModelPlan *plan, const ModelOp *op);
-
-gint64
-sim_gpu_op_ns (const SimGpuSpec *spec, const ModelPlan *plan, const ModelOp *op)
-{
-  g_return_val_if_fail (spec != NULL && plan != NULL && op != NULL, 0);
-  if (op->kind == MODEL_OP_COMM)
-    return 0;
-  /* A layer replayed from a CUDA graph launches its kernels from the device, back to back: the
-   * host's per-kernel launch and gap (launch_ns) is gone (CUDA C++ Programming Guide, "CUDA
-   * Graphs": work submitted once, launched as one unit). Embedding, head, loss and optimizer
-   * kernels stay eager. */
-  if (plan->cuda_graphs && op->layer >= 0 && spec->launch_ns > 0)
-    {
-      gint64 launches = 1;
-      if (op->kind == MODEL_OP_ATTENTION && (op->flags & MODEL_OP_UNFUSED_BMM))
-        launches = op->phase == MODEL_PHASE_BWD ? 4 : 2;
-      int g = op->kind == MODEL_OP_GEMM ? ub_gemm (plan, op) : -1;
-      if (g >= 0)
-        {
-          int pieces, withheld;
-          model_ub_execution (&plan->ub[g], g, plan->ub_defaults, plan->tp, &pieces, &withheld);
-          launches = MIN ((gint64) pieces, MAX (op->m * MAX (op->batch, 1), 1));
-        }
-      return op_ns (spec, plan, op) - launches * spec->launch_ns;
-    }
-  return op_ns (spec, plan, op);
-}
-
-/* The op's time with one launch gap per kernel it runs. */
+/* The op's time with one launch gap per kernel; *kernels is how many kernels it runs. */
 static gint64
-op_ns (const SimGpuSpec *spec, const ModelPlan *plan, const ModelOp *op)
+op_ns (const SimGpuSpec *spec, const ModelPlan *plan, const ModelOp *op, gint64 *kernels)
 {
+  *kernels = 1;
   if (op->kind == MODEL_OP_ATTENTION && (op->flags & MODEL_OP_UNFUSED_BMM))
-    return unfused_bmm_ns (spec, op);
+    {
+      *kernels = op->phase == MODEL_PHASE_BWD ? 4 : 2; /* see unfused_bmm_ns */
+      return unfused_bmm_ns (spec, op);
+    }
   SimGpuKernel k = { SIM_KERNEL_MEMORY, op->dtype, op->flops, op->bytes_read + op->bytes_written, 0, 0, 0, 0 };
   if (op->kind == MODEL_OP_ATTENTION)
     k.kind = op->flags & MODEL_OP_FLASH_BWD ? SIM_KERNEL_ATTENTION_BWD : SIM_KERNEL_ATTENTION;
@@ -188,7 +163,25 @@ op_ns (const SimGpuSpec *spec, const ModelPlan *plan, const ModelOp *op)
   k.m = (k.m + pieces - 1) / pieces;
   k.flops /= pieces;
   k.bytes /= pieces;
+  *kernels = pieces;
   return pieces * sim_gpu_kernel_ns (spec, &k);
+}
+
+gint64
+sim_gpu_op_ns (const SimGpuSpec *spec, const ModelPlan *plan, const ModelOp *op)
+{
+  g_return_val_if_fail (spec != NULL && plan != NULL && op != NULL, 0);
+  if (op->kind == MODEL_OP_COMM)
+    return 0;
+  gint64 kernels;
+  gint64 ns = op_ns (spec, plan, op, &kernels);
+  /* A layer replayed from a CUDA graph launches its kernels from the device, back to back: the
+   * host's per-kernel launch and gap (launch_ns) is gone (CUDA C++ Programming Guide, "CUDA
+   * Graphs": work submitted once, launched as one unit). Embedding, head, loss and optimizer
+   * kernels stay eager. */
+  if (plan->cuda_graphs && op->layer >= 0)
+    ns -= kernels * spec->launch_ns;
+  return ns;
 }
 
 typedef struct {
