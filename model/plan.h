@@ -80,6 +80,10 @@ typedef struct {
   gboolean fp8_reduce_amax;  /* fp8 with delayed scaling: amaxes all-reduced over the TP x CP x DP ranks of
                               * the stage at every fp8_autocast exit (TE DelayedScaling reduce_amax;
                               * Megatron-Core's amax reduction group) */
+  gboolean fp8_amax_tp_only; /* ... over the TP x CP ranks only (Megatron-Core tp_only_amax_red; TE's
+                              * NVTE_DP_AMAX_REDUCE_INTERVAL=0) */
+  gboolean fp8_amax_async;   /* ... without blocking the compute stream: TE waits for the handle only at
+                              * the next update (NVTE_ASYNC_AMAX_REDUCTION=1) */
   ModelGradAccum grad_accum; /* weight-gradient accumulation over micro-batches (0 = fused) */
   gboolean fp8_param_gather; /* fp8 recipe with the distributed optimizer: the FP8 layers' GEMM weights are
                               * kept in FP8 and all-gathered in FP8 (Megatron-Core --fp8-param-gather,

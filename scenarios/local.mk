@@ -21,6 +21,7 @@ scenario_files = \
 	scenarios/fabrics/gb200-nvl72-eth800.ini \
 	scenarios/models/gpt3-175b.ini \
 	scenarios/tp-overlap/h100-tp4-pp8-mbs1.ini \
+	scenarios/tp-overlap/mlperf-v3.0-h100-tp4-pp8-mbs1.ini \
 	scenarios/tp-overlap/mlperf-v4.0-h100-tp4.ini \
 	scenarios/tp-overlap/mlperf-v4.1-h100-tp4-mbs2.ini \
 	scenarios/tp-overlap/nemo-bf16-b200-h16384-tp4-cp2-mbs1-seq8192.ini \

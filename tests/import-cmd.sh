@@ -4,7 +4,8 @@
 #     (tests/data/import/gpt3-175b-mlperf-v3.1.args), imported with the scenario's hardware, fabric and
 #     GPU count, gives the embedded scenario's step_time_s. Layered on top: tp-overlap/h100-tp4-pp8-mbs1.ini,
 #     NVIDIA's userbuffers settings, which Megatron takes from a YAML file (--tp-comm-overlap-cfg, listed
-#     as unknown), not from arguments.
+#     as unknown), not from arguments, and the submission's NVTE_DP_AMAX_REDUCE_INTERVAL=0 and
+#     NVTE_ASYNC_AMAX_REDUCTION=1, environment variables Megatron has no argument for.
 # (2) Llama 3.1 405B, MLPerf v6.0 on GB200 (runs/llama31-405b-gb200-mlperf-v6.0.ini) as a NeMo config
 #     (tests/data/import/llama31-405b-mlperf-v6.0.yaml), the same. Layered on top: [hardware] nvls = false,
 #     the submission's NCCL_NVLS_ENABLE=0, an environment variable and no config key.
@@ -22,8 +23,15 @@ step () { "$t" run "$@" --format json 2>&1 | sed -n 's/^  "step_time_s" : \([0-9
 "$t" import megatron --args-file "$data/gpt3-175b-mlperf-v3.1.args" --vocab 50257 --hardware h100-sxm \
   --fabric ndr400-rail-optimized --gpus 10752 -o "$tmp/gpt3.ini" 2> "$tmp/gpt3.err"
 check "import megatron exits 0" '[ $? = 0 ]'
+cat > "$tmp/amax.ini" <<'INI'
+[parallel]
+fp8_amax_tp_only = true
+fp8_amax_tp_only.source = NVTE_DP_AMAX_REDUCE_INTERVAL=0 in the submission's config_common.sh
+fp8_amax_async = true
+fp8_amax_async.source = NVTE_ASYNC_AMAX_REDUCTION=1 in the submission's config_common.sh
+INI
 want=$(step runs/gpt3-175b-mlperf-v3.1.ini)
-got=$(step "$tmp/gpt3.ini" tp-overlap/h100-tp4-pp8-mbs1.ini)
+got=$(step "$tmp/gpt3.ini" tp-overlap/h100-tp4-pp8-mbs1.ini "$tmp/amax.ini")
 echo "# gpt3-175b-mlperf-v3.1: embedded $want s, imported $got s"
 check "GPT-3 175B: imported Megatron arguments give the scenario's step_time_s ($got = $want)" \
   '[ -n "$want" ] && [ "$got" = "$want" ]'
@@ -35,7 +43,7 @@ check "each key names its argument" 'grep -B1 "^vpp = 12$" "$tmp/gpt3.ini" | gre
 "$t" import megatron --vocab 50257 --hardware h100-sxm --fabric ndr400-rail-optimized --gpus 10752 -- \
   $(sed -e 's/#.*//' -e 's/\\$//' "$data/gpt3-175b-mlperf-v3.1.args" | grep -v pretrain_gpt.py) --num-layers=96 \
   > "$tmp/gpt3b.ini" 2>/dev/null
-got=$(step "$tmp/gpt3b.ini" tp-overlap/h100-tp4-pp8-mbs1.ini)
+got=$(step "$tmp/gpt3b.ini" tp-overlap/h100-tp4-pp8-mbs1.ini "$tmp/amax.ini")
 check "arguments after -- give the same step ($got)" '[ "$got" = "$want" ]'
 
 # (2) NeMo, Llama 3.1 405B on 8,192 GB200.

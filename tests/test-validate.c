@@ -165,21 +165,31 @@ test_framework_column (void)
 static void
 test_row_facts (void)
 {
-  static const struct { const char *id, *source, *precision, *notes, *want, *unwanted; } cases[] = {
-    { "mlperf_x", "MLPerf Training v4.0 results", "fp8", "FP8 params; layer CUDA graphs",
+  static const struct { const char *id, *source, *model, *precision, *notes, *want, *unwanted; } cases[] = {
+    { "mlperf_x", "MLPerf Training v4.0 results", "GPT", "fp8", "FP8 params; layer CUDA graphs",
       "'parallel.fp8_param_gather=true'", NULL },
-    { "mlperf_x", "MLPerf Training v4.0 results", "fp8", "FP8 params; layer CUDA graphs",
+    { "mlperf_x", "MLPerf Training v4.0 results", "GPT", "fp8", "FP8 params; layer CUDA graphs",
       "'parallel.cuda_graphs=true'", NULL },
-    { "mlperf_x", "MLPerf Training v4.0 results", "fp8", "x", "'parallel.grad_dtype=bf16'", "fp8_param_gather" },
-    { "r1", "Some paper", "bf16", "FP8 params", NULL, "fp8_param_gather" },
-    { "r1", "Some paper", "fp8", "x", NULL, "grad_dtype" },
-    { "r1", "Some paper", "fp8", "x", NULL, "cuda_graphs" },
+    { "mlperf_x", "MLPerf Training v4.0 results", "GPT", "fp8", "x", "'parallel.grad_dtype=bf16'", "fp8_param_gather" },
+    { "r1", "Some paper", "GPT", "bf16", "FP8 params", NULL, "fp8_param_gather" },
+    { "r1", "Some paper", "GPT", "fp8", "x", NULL, "grad_dtype" },
+    { "r1", "Some paper", "GPT", "fp8", "x", NULL, "cuda_graphs" },
+    /* FP8 amax reduction and scaling as the submissions' files set them */
+    { "mlperf_x", "MLPerf Training v3.1 results", "GPT-3 175B", "fp8", "x", "'parallel.fp8_amax_tp_only=true'", NULL },
+    { "mlperf_x", "MLPerf Training v3.1 results", "GPT-3 175B", "fp8", "x", "'parallel.fp8_amax_async=true'", NULL },
+    { "mlperf_x", "MLPerf Training v3.0 results", "GPT-3 175B", "fp8", "x", NULL, "fp8_amax" },
+    { "mlperf_x", "MLPerf Training v3.1 results", "GPT-3 175B", "bf16", "x", NULL, "fp8_amax" },
+    { "mlperf_x", "MLPerf Training v5.0 results", "Llama 3.1 405B", "fp8", "x", "'parallel.fp8_amax_tp_only=true'",
+      "fp8_amax_async" },
+    { "mlperf_x", "MLPerf Training v5.1 results", "Llama 3.1 8B", "fp8", "x", "'parallel.fp8_scaling=current'", NULL },
+    { "mlperf_x", "MLPerf Training v5.0 results", "Llama 3.1 8B", "fp8", "x", NULL, "fp8_scaling" },
+    { "r1", "Some paper", "Llama 3.1 8B", "fp8", "x", NULL, "fp8_amax" },
   };
   for (gsize i = 0; i < G_N_ELEMENTS (cases); i++)
     {
       g_autofree char *text = g_strdup_printf (
-        "%s%s,%s,GPT,gpt,12,768,12,12,3072,50257,1024,gelu,0,0,0,64,4,8,h100-sxm,8,8,,1,1,1,1,8,1,0,1,0,none,%s,"
-        "0.5,log,low,%s\n", header, cases[i].id, cases[i].source, cases[i].precision, cases[i].notes);
+        "%s%s,%s,%s,gpt,12,768,12,12,3072,50257,1024,gelu,0,0,0,64,4,8,h100-sxm,8,8,,1,1,1,1,8,1,0,1,0,none,%s,"
+        "0.5,log,low,%s\n", header, cases[i].id, cases[i].source, cases[i].model, cases[i].precision, cases[i].notes);
       g_autoptr (GError) error = NULL;
       g_autoptr (SimValidateDeck) deck = sim_validate_deck_parse (text, strlen (text), "t.csv", &error);
       g_assert_no_error (error);

@@ -221,6 +221,10 @@ row_settings (const SimValidateRow *r, const char *files[ROW_FILES], GError **er
    * directories carry no conf/, so they keep TE's defaults. */
   gboolean nvidia_gpt3_h100 = tp_overlap && strstr (r->model, "GPT-3") != NULL && strcmp (r->gpu, "h100-sxm") == 0
                               && r->tp == 4 && g_str_has_prefix (r->id, "mlperf_") && strstr (r->id, "_nvidia_") != NULL;
+  /* v3.0 (NVIDIA's and CoreWeave's copy of its code) publishes its own file: v3.1's but for
+   * fc2_fprop's 20 SMs. */
+  if (nvidia_gpt3_h100 && strstr (r->source, "MLPerf Training v3.0") != NULL && r->pp == 8 && r->micro_batch == 1)
+    files[2] = "tp-overlap/mlperf-v3.0-h100-tp4-pp8-mbs1.ini";
   if (nvidia_gpt3_h100 && strstr (r->source, "MLPerf Training v4.0") != NULL)
     {
       files[2] = "tp-overlap/mlperf-v4.0-h100-tp4.ini";
@@ -241,6 +245,29 @@ row_settings (const SimValidateRow *r, const char *files[ROW_FILES], GError **er
   if (g_str_has_prefix (r->id, "mlperf_") && strstr (r->source, "MLPerf Training") != NULL
       && strcmp (r->precision, "fp16") != 0)
     add (list, "parallel.grad_dtype=bf16");
+  /* FP8 scaling as each submission's files set it. NVIDIA's GPT-3 code of v3.1 (and Azure's copy)
+   * and v4.0 exports NVTE_DP_AMAX_REDUCE_INTERVAL=0 and NVTE_ASYNC_AMAX_REDUCTION=1 in
+   * config_common.sh (training_results_v3.1; v4.0's as republished in training_results_v4.1
+   * eos-dfw_n1452_ngc24.04_nemo): amaxes reduced over TP only, the handle not waited for. NVIDIA's
+   * v4.1 GPT-3 and every v5.0/v5.1 Llama 3.1 conf/custom.yaml default tp_only_amax_red to True.
+   * v3.0 sets FP8_REDUCE_AMAX=True and no NVTE_ variable (config_fp8.sh): TE's default over DP x TP,
+   * blocking. The v5.1 Llama 3.1 code exports FP8_RECIPE="tensorwise" (config_common.sh of NVIDIA's
+   * llama31_8b and llama31_405b and of University of Florida's b200_nemo): current scaling. */
+  gboolean mlperf = g_str_has_prefix (r->id, "mlperf_") && strcmp (r->precision, "fp8") == 0;
+  gboolean gpt3 = strstr (r->model, "GPT-3") != NULL, llama31 = strstr (r->model, "Llama 3.1") != NULL;
+  if (mlperf && gpt3
+      && (strstr (r->source, "MLPerf Training v3.1") != NULL
+          || (strstr (r->source, "MLPerf Training v4.0") != NULL && strstr (r->id, "_nvidia_") != NULL)))
+    {
+      add (list, "parallel.fp8_amax_tp_only=true");
+      add (list, "parallel.fp8_amax_async=true");
+    }
+  if (mlperf
+      && ((gpt3 && strstr (r->source, "MLPerf Training v4.1") != NULL && strstr (r->id, "_nvidia_") != NULL)
+          || (llama31 && strstr (r->source, "MLPerf Training v5.0") != NULL)))
+    add (list, "parallel.fp8_amax_tp_only=true");
+  if (mlperf && llama31 && strstr (r->source, "MLPerf Training v5.1") != NULL)
+    add (list, "parallel.fp8_scaling=current");
   /* Facts the notes state: FP8 parameters (NeMo's FP8_PARAMS, Megatron's --fp8-param-gather: the
    * distributed optimizer gathers the FP8 layers' weights in FP8) and layer CUDA graphs. */
   if (strstr (r->notes, "FP8 params") != NULL && strcmp (r->precision, "fp8") == 0 && r->zero >= 1)

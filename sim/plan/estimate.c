@@ -281,16 +281,17 @@ sim_estimate_step (const ModelShape *shape, const ModelPlan *plan, const SimEsti
   return sim_estimate_step_with (shape, plan, hw, &layer, check_memory, out, error);
 }
 
-/* FP8 delayed scaling: a blocking amax all-reduce over TP x CP x DP after every chunk's forward and
- * backward (sim/step/runner.c): 3 and 2 amaxes per FP8 GEMM of the chunk, 4 GEMMs per layer, lr layers
- * per stage; latency-bound, at NCCL's fastest algorithm and protocol for the group spread over
- * domains. 0 when the plan has none. */
+/* FP8 delayed scaling: a blocking amax all-reduce over TP x CP x DP (TP x CP with fp8_amax_tp_only)
+ * after every chunk's forward and backward (sim/step/program.c): 3 and 2 amaxes per FP8 GEMM of the
+ * chunk, 4 GEMMs per layer, lr layers per stage; latency-bound, at NCCL's fastest algorithm and
+ * protocol for the group spread over domains. 0 when the plan has none or does not wait for it
+ * (fp8_amax_async). */
 static double
 amax_s (const ModelPlan *plan, const SimEstimateHw *hw, int m, double lr)
 {
-  int n = plan->tp * plan->cp * plan->dp;
+  int n = plan->tp * plan->cp * (plan->fp8_amax_tp_only ? 1 : plan->dp);
   if (plan->matmul_dtype != MODEL_DTYPE_FP8 || plan->fp8_scaling != MODEL_FP8_DELAYED || !plan->fp8_reduce_amax
-      || n <= 1)
+      || plan->fp8_amax_async || n <= 1)
     return 0.0;
   SimCollectiveShape sh = { 0 };
   sh.ranks = n;

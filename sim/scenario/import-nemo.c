@@ -517,7 +517,7 @@ map_precision (Ctx *c, Plan *p)
       gboolean amax = bool_at (c, AT ("model.reduce_amax"), TRUE, &at_a);
       put (c, "parallel", "fp8_reduce_amax", amax ? "true" : "false", at_a, "reduce_amax True");
       if (bool_at (c, MODEL ("tp_only_amax_red"), FALSE, &at_t) && amax)
-        unknown_at (c, at_t, "amaxes reduced over TP only: trainsim's fp8_reduce_amax reduces over TP x CP x DP");
+        put (c, "parallel", "fp8_amax_tp_only", "true", at_t, "tp_only_amax_red True");
     }
   const SimYamlNode *at_fp;
   if (bool_at (c, ((const char *const[]) { "model.fp8_params", "model.optim.fp8_param_gather",

@@ -91,16 +91,24 @@ push_wait (int *list, int *n, int op)
   list[(*n)++] = op;
 }
 
-/* A collective on `group` depending on the last compute op. overlapped: it runs beside the next
- * compute op and the one after that waits for it; otherwise the next compute op waits. */
+/* A collective on `group` depending on the last compute op, which nothing waits for. */
 static int
-collective (Builder *b, const char *name, GroupKind g, SimCollectiveOp coll, double bytes, gboolean overlapped)
+collective_issue (Builder *b, const char *name, GroupKind g, SimCollectiveOp coll, double bytes)
 {
   TOp op = { .kind = K_COLL, .stream = group_stream[g], .cat = group_cat[g], .group = g,
              .coll = coll, .bytes = bytes, .seq = b->seq[g]++, .name = name };
   int i = add_op (b, &op);
   if (b->last_compute >= 0)
     edge (b, b->last_compute, i);
+  return i;
+}
+
+/* ... and overlapped: it runs beside the next compute op and the one after that waits for it;
+ * otherwise the next compute op waits. */
+static int
+collective (Builder *b, const char *name, GroupKind g, SimCollectiveOp coll, double bytes, gboolean overlapped)
+{
+  int i = collective_issue (b, name, g, coll, bytes);
   if (overlapped)
     push_wait (b->later, &b->n_later, i);
   else
@@ -649,7 +657,9 @@ sim_runner_build_program (Program *p, LayerCtx *c, int stage, int dpcp)
           /* FP8 delayed scaling (TE DelayedScaling, reduce_amax): leaving the chunk's fp8_autocast
            * (Megatron-Core's TransformerBlock.forward) all-reduces the forward amaxes, 3 per FP8 GEMM
            * (input, weight, output); the chunk's backward reduces 2 per GEMM (gradients), both
-           * blocking the compute stream (NVTE_ASYNC_AMAX_REDUCTION off by default). */
+           * blocking the compute stream (NVTE_ASYNC_AMAX_REDUCTION off by default). Async, TE waits
+           * for the handle only at the next scale update, by which time a latency-bound all-reduce
+           * has long finished: nothing waits for it here. */
           int gemms = 0;
           for (guint j = 0; j < c->scratch->len; j++)
             {
@@ -659,8 +669,14 @@ sim_runner_build_program (Program *p, LayerCtx *c, int stage, int dpcp)
             }
           if (gemms > 0)
             {
-              collective (b, "fp8_amax_ar", G_AMAX, SIM_COLLECTIVE_ALLREDUCE, (fwd ? 3.0 : 2.0) * 4.0 * gemms, FALSE);
-              compute (b, "fp8_amax_wait", 0, 0, SIM_BD_COMPUTE);
+              double amax_bytes = (fwd ? 3.0 : 2.0) * 4.0 * gemms;
+              if (plan->fp8_amax_async)
+                collective_issue (b, "fp8_amax_ar", G_AMAX, SIM_COLLECTIVE_ALLREDUCE, amax_bytes);
+              else
+                {
+                  collective (b, "fp8_amax_ar", G_AMAX, SIM_COLLECTIVE_ALLREDUCE, amax_bytes, FALSE);
+                  compute (b, "fp8_amax_wait", 0, 0, SIM_BD_COMPUTE);
+                }
             }
         }
       if (fwd && sl.microbatch == 0)

@@ -595,7 +595,9 @@ group_table_build (GroupTable *gt, const ModelPlan *plan, GroupKind kind)
     case G_EDP: mask = 1u << MODEL_DIM_DP; expert = TRUE; break;
     case G_EMB: mask = 1u << MODEL_DIM_PP; break;
     case G_ETP: mask = 1u << MODEL_DIM_TP; expert = TRUE; break;
-    case G_AMAX: mask = (1u << MODEL_DIM_TP) | (1u << MODEL_DIM_CP) | (1u << MODEL_DIM_DP); break;
+    case G_AMAX:
+      mask = (1u << MODEL_DIM_TP) | (1u << MODEL_DIM_CP) | (plan->fp8_amax_tp_only ? 0u : 1u << MODEL_DIM_DP);
+      break;
     case G_COUNT: break;
     }
   g_autofree int *buf = g_new (int, n);
