@@ -55,7 +55,14 @@
  * in the param dtype (TE docs, low-precision training "Performance considerations": tensor-parallel
  * communication is in high precision except the SP all-gathers of input and output gradient, which
  * TE does on quantized tensors; a row-wise copy made in forward may be transposed to the column-wise
- * one in backward, the FP8 case below). Embedding, LM head, router and attention stay in BF16.
+ * one in backward, the FP8 case below). Embedding, LM head, router and attention stay in BF16, but for
+ * FP8 attention (plan fp8_attention: TE DotProductAttention under fp8_dpa, cuDNN's FP8 fused
+ * attention, forward and backward as NVTE_FP8_DPA_BWD defaults): the attention op runs in FP8
+ * (sim/gpu/gpu.c prices it) and its inputs are quantized first: attn_qkv_quant over Q, K and V
+ * (E = T·(a+2g)d/t elements, read E·p, write E), and in backward attn_grad_quant over dO (T·ad/t; O
+ * itself stays in p: NVTE_DPA_FP8CS_O_in_F16 defaults to 1), each after an _amax pass (read E·p) when
+ * the scaling is current (fp8_scaling current, or an FP4 recipe, whose attention runs
+ * Float8CurrentScaling: NVTE_DPA_FP8_RECIPE of NVIDIA's MLPerf v5.1 Llama 3.1 8B FP4 configs).
  *   FP8 on Hopper (TE transformer_engine/pytorch/module/linear.py and layernorm_linear.py; the FP8
  *   GEMM takes both operands K-major, so wgrad needs transposed FP8 copies):
  *     <gemm>_in_cast      forward: cast_transpose of a plain Linear input, read E_in·p, write 2·E_in
@@ -464,6 +471,22 @@ mla_projections (Ctx *c, gint64 *kv_width)
   *kv_width = a * (dn + dr + dv);
 }
 
+/* FP8 attention (see the header): the fused kernel reads FP8 Q, K, V (dO in backward). */
+static gboolean
+fp8_attention (const Ctx *c)
+{
+  return c->p->fp8_attention && !c->p->unfused_attention
+         && (c->mdt == MODEL_DTYPE_FP8 || c->mdt == MODEL_DTYPE_FP4);
+}
+
+static void
+attention_quantize (Ctx *c, const char *tensor, double elems)
+{
+  if (c->mdt == MODEL_DTYPE_FP4 || c->p->fp8_scaling == MODEL_FP8_CURRENT)
+    recipe_op (c, suffixed (tensor, "_amax"), elems * c->act, 0, elems);
+  recipe_op (c, suffixed (tensor, "_quant"), elems * c->act, elems, elems);
+}
+
 static void
 attention_block (Ctx *c)
 {
@@ -505,9 +528,11 @@ attention_block (Ctx *c)
                           (double) (p->cp - 1) * c->T * kv_width * c->act);
       op->overlap_next = TRUE;
     }
+  if (fp8_attention (c))
+    attention_quantize (c, "attn_qkv", (double) c->T * (qd + kv_width));
   ModelOp attn = model_op_attention ("attn", c->phase, p->micro_batch, s->heads / p->tp,
                                      s->kv_heads / p->tp, s->seq_len / p->cp, s->seq_len, s->head_dim,
-                                     attention_pairs (c), c->adt);
+                                     attention_pairs (c), fp8_attention (c) ? MODEL_DTYPE_FP8 : c->adt);
   if (p->unfused_attention)
     attn.flags |= MODEL_OP_UNFUSED_BMM;
   add (c, attn);
@@ -751,6 +776,8 @@ backward_of (Ctx *c, const ModelOp *fwd, int n)
                 add (c, op);
                 i--;
               }
+            if (f->dtype == MODEL_DTYPE_FP8 && fp8_attention (c))
+              attention_quantize (c, "attn_grad", (double) f->seqs * f->seq_q * f->heads * f->head_dim);
             op = model_op_attention (suffixed (f->name, "_bwd"), MODEL_PHASE_BWD, f->seqs, f->heads,
                                      f->kv_heads, f->seq_q, f->seq_kv, f->head_dim, f->pairs, f->dtype);
             /* A flash kernel keeps no scores: its backward recomputes S = QKᵀ and P before dV, dP,

@@ -513,6 +513,11 @@ model_plan_validate (const ModelPlan *plan, const ModelShape *shape, GError **er
     return invalid (error, "fp8_param_gather needs matmul_dtype = fp8 and the distributed optimizer (zero 1 "
                     "or 2); this plan has matmul_dtype %s and zero %d", model_dtype_name (plan->matmul_dtype),
                     plan->zero);
+  if (plan->fp8_attention
+      && ((plan->matmul_dtype != MODEL_DTYPE_FP8 && plan->matmul_dtype != MODEL_DTYPE_FP4) || plan->unfused_attention))
+    return invalid (error, "fp8_attention needs matmul_dtype fp8 or fp4 and a fused attention kernel; this plan "
+                    "has matmul_dtype %s%s", model_dtype_name (plan->matmul_dtype),
+                    plan->unfused_attention ? " and unfused_attention" : "");
   if (plan->bf16_layers_first < 0 || plan->bf16_layers_last < 0
       || plan->bf16_layers_first + plan->bf16_layers_last > shape->layers)
     return invalid (error, "bf16_layers_first (%d) + bf16_layers_last (%d) must be between 0 and the "

@@ -88,6 +88,8 @@ typedef struct {
   gboolean fp8_param_gather; /* fp8 recipe with the distributed optimizer: the FP8 layers' GEMM weights are
                               * kept in FP8 and all-gathered in FP8 (Megatron-Core --fp8-param-gather,
                               * NeMo fp8_params); norms, biases and embeddings stay in param_dtype */
+  gboolean fp8_attention;     /* fp8/fp4 recipes: fused attention in FP8, its Q/K/V and dO quantized
+                              * (TE fp8_dpa, NeMo fp8_dot_product_attention; model/layer.c) */
   gboolean cuda_graphs;       /* transformer-layer kernels replayed from CUDA graphs: no per-kernel host launch
                               * gap for them (sim/gpu/gpu.c sim_gpu_op_ns) */
   ModelUbConfig ub[MODEL_UB_COUNT]; /* tp_comm_overlap: how each TP-adjacent GEMM is cut and how

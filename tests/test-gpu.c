@@ -76,7 +76,9 @@ test_waves (void)
 }
 
 /* Memory-bound: 1 GB at 3.35 TB/s × 0.887 = 336,536.03 ns → 336,537 + 3,000. Attention: 1e12
- * FLOPs at 989e12 × 0.5 = 2,022,244.69 ns → 2,022,245 + 3,000. */
+ * FLOPs at 989e12 × 0.5 = 2,022,244.69 ns → 2,022,245 + 3,000. FP8 attention at the FP8 peak
+ * 1,979e12 × 0.5 × r8, r8 = (1200/1979)/(740/989) = 0.810401: 1,247,050.89 ns → 1,247,051 + 3,000;
+ * without an FP8 peak (Ampere) it keeps the BF16 time. */
 static void
 test_memory_attention (void)
 {
@@ -86,6 +88,10 @@ test_memory_attention (void)
   g_assert_cmpint (sim_gpu_kernel_ns (&g, &m), ==, 339537);
   SimGpuKernel a = { SIM_KERNEL_ATTENTION, MODEL_DTYPE_BF16, 1e12, 1e6, 0, 0, 0, 0 };
   g_assert_cmpint (sim_gpu_kernel_ns (&g, &a), ==, 2025245);
+  SimGpuKernel a8 = { SIM_KERNEL_ATTENTION, MODEL_DTYPE_FP8, 1e12, 1e6, 0, 0, 0, 0 };
+  g_assert_cmpint (sim_gpu_kernel_ns (&g, &a8), ==, 2025245);
+  g.peak_flops[MODEL_DTYPE_FP8] = 1979e12;
+  g_assert_cmpint (sim_gpu_kernel_ns (&g, &a8), ==, 1250051);
 }
 
 /* Unfused attention (Megatron's baddbmm/bmm), spec_of's figures: 1 sequence, 4 heads of 128, s 2048.

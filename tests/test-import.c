@@ -268,6 +268,19 @@ test_nemo_defaults (void)
   g_assert_true (has_line (imp, "unknown: model.optim.overlap_param_sync (absent: False)"));
 }
 
+/* NeMo's FP8 attention and TP-only amax reduction become their keys. */
+static void
+test_nemo_fp8 (void)
+{
+  g_autoptr (SimImport) imp = nemo_ok ("trainer:\n  devices: 8\n  precision: bf16\nmodel:\n  num_layers: 2\n"
+                                       "  hidden_size: 64\n  num_attention_heads: 4\n  ffn_hidden_size: 256\n"
+                                       "  fp8: True\n  fp8_dot_product_attention: True\n  tp_only_amax_red: True\n",
+                                       0);
+  g_assert_cmpstr (KEY (imp, "parallel", "matmul_dtype"), ==, "fp8");
+  g_assert_cmpstr (KEY (imp, "parallel", "fp8_attention"), ==, "true");
+  g_assert_cmpstr (KEY (imp, "parallel", "fp8_amax_tp_only"), ==, "true");
+}
+
 static void
 test_nemo_listed_and_unresolved (void)
 {
@@ -349,6 +362,7 @@ main (int argc, char **argv)
   g_test_add_func ("/scenario/import/megatron-bad-values", test_megatron_bad_values);
   g_test_add_func ("/scenario/import/flag-table", test_flag_table);
   g_test_add_func ("/scenario/import/nemo-defaults", test_nemo_defaults);
+  g_test_add_func ("/scenario/import/nemo-fp8", test_nemo_fp8);
   g_test_add_func ("/scenario/import/nemo-listed-and-unresolved", test_nemo_listed_and_unresolved);
   g_test_add_func ("/scenario/import/nemo-bad-values", test_nemo_bad_values);
   g_test_add_func ("/scenario/import/write", test_write);

@@ -781,6 +781,45 @@ test_fp8_current_scaling (void)
   g_assert_null (find (b, "proj_in_transpose"));
 }
 
+/* FP8 attention on the small GPT above (T = 32 tokens, a/t = 2 heads of 16 dims, MHA): Q, K and V,
+ * T·(qd + 2·kvd) = 32·96 = 3,072 elements, are quantized before the attention (read 6,144, write
+ * 3,072), which runs in FP8; backward quantizes dO, T·qd = 1,024 elements (read 2,048, write 1,024),
+ * before the FP8 attention backward. With current scaling each gets an amax pass first. A BF16 plan
+ * or unfused attention refuses the key. */
+static void
+test_fp8_attention (void)
+{
+  ModelShape s;
+  ModelPlan p;
+  small_tp2 (&s, &p, MODEL_DTYPE_FP8);
+  p.fp8_attention = TRUE;
+  g_autoptr (GArray) f = ops_of (&s, &p, 0, MODEL_PASS_FORWARD);
+  g_autofree char *fn = names (f);
+  g_assert_nonnull (strstr (fn, " attn_qkv_quant attn "));
+  g_assert_null (find (f, "attn_qkv_amax"));
+  assert_bytes (f, "attn_qkv_quant", 6144, 3072);
+  g_assert_cmpint (find (f, "attn")->dtype, ==, MODEL_DTYPE_FP8);
+  g_autoptr (GArray) b = ops_of (&s, &p, 0, MODEL_PASS_BACKWARD);
+  g_autofree char *bn = names (b);
+  g_assert_nonnull (strstr (bn, " attn_grad_quant attn_bwd "));
+  assert_bytes (b, "attn_grad_quant", 2048, 1024);
+  g_assert_cmpint (find (b, "attn_bwd")->dtype, ==, MODEL_DTYPE_FP8);
+  p.fp8_scaling = MODEL_FP8_CURRENT;
+  g_autoptr (GArray) fc = ops_of (&s, &p, 0, MODEL_PASS_FORWARD);
+  assert_bytes (fc, "attn_qkv_amax", 6144, 0);
+  g_autoptr (GArray) bc = ops_of (&s, &p, 0, MODEL_PASS_BACKWARD);
+  assert_bytes (bc, "attn_grad_amax", 2048, 0);
+  g_autoptr (GError) error = NULL;
+  g_assert_true (model_plan_validate (&p, &s, &error));
+  p.unfused_attention = TRUE;
+  g_assert_false (model_plan_validate (&p, &s, &error));
+  g_clear_error (&error);
+  p.unfused_attention = FALSE;
+  p.matmul_dtype = MODEL_DTYPE_BF16;
+  g_assert_false (model_plan_validate (&p, &s, &error));
+  g_assert_nonnull (strstr (error->message, "fp8_attention"));
+}
+
 /* NVFP4 (Blackwell): q = 1/2 + 1/16 = 0.5625 bytes per element per copy, a row-wise and an RHT
  * column-wise copy per tensor. QKV input: the Ts·h = 1,024-element shard before the all-gather,
  * qkv_in_amax reads 2,048, qkv_in_quant reads 2,048 and writes 2·0.5625·1,024 = 1,152; the norm
@@ -1041,6 +1080,7 @@ main (int argc, char **argv)
   g_test_add_func ("/model/layer/grad-accum", test_grad_accum);
   g_test_add_func ("/model/layer/attention-pairs", test_attention_pairs);
   g_test_add_func ("/model/layer/mla", test_mla);
+  g_test_add_func ("/model/layer/fp8-attention", test_fp8_attention);
   g_test_add_func ("/model/layer/dense-layers-mtp", test_dense_layers_mtp);
   return g_test_run ();
 }

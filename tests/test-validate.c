@@ -184,6 +184,10 @@ test_row_facts (void)
     { "mlperf_x", "MLPerf Training v5.1 results", "Llama 3.1 8B", "fp8", "x", "'parallel.fp8_scaling=current'", NULL },
     { "mlperf_x", "MLPerf Training v5.0 results", "Llama 3.1 8B", "fp8", "x", NULL, "fp8_scaling" },
     { "r1", "Some paper", "Llama 3.1 8B", "fp8", "x", NULL, "fp8_amax" },
+    { "r1", "Some paper", "Llama 3.1 8B", "fp4", "FP8 attention (config_common_fp8attn.sh)",
+      "'parallel.fp8_attention=true'", NULL },
+    { "r1", "Some paper", "Llama 3.1 8B", "fp4", "FP8 attention recipe F16", NULL, "fp8_attention" },
+    { "r1", "Some paper", "Llama 3.1 8B", "bf16", "FP8 attention", NULL, "fp8_attention" },
   };
   for (gsize i = 0; i < G_N_ELEMENTS (cases); i++)
     {

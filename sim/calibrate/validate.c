@@ -274,6 +274,11 @@ row_settings (const SimValidateRow *r, const char *files[ROW_FILES], GError **er
     add (list, "parallel.fp8_param_gather=true");
   if (strstr (r->notes, "CUDA graphs") != NULL)
     add (list, "parallel.cuda_graphs=true");
+  /* "FP8 attention" (NeMo's FP8_DPA=True, config_common_fp8attn.sh of NVIDIA's v5.1 Llama 3.1 8B FP4
+   * configs), unless its recipe is F16: TE's NVTE_DPA_FP8_RECIPE="F16" disables FP8 attention. */
+  if (strstr (r->notes, "FP8 attention") != NULL && strstr (r->notes, "FP8 attention recipe F16") == NULL
+      && (strcmp (r->precision, "fp8") == 0 || strcmp (r->precision, "fp4") == 0))
+    add (list, "parallel.fp8_attention=true");
   /* Azure's MLPerf v6.0 Llama 3.1 405B submission sets NCCL_NVLS_ENABLE=0 (its
    * config_GB200_640x4x24xtp4pp8cp2_cg_fp4.sh), as the 405B run scenario does. */
   if (strstr (r->source, "MLPerf Training v6.0") != NULL && strstr (r->id, "azure") != NULL)

@@ -519,6 +519,9 @@ map_precision (Ctx *c, Plan *p)
       if (bool_at (c, MODEL ("tp_only_amax_red"), FALSE, &at_t) && amax)
         put (c, "parallel", "fp8_amax_tp_only", "true", at_t, "tp_only_amax_red True");
     }
+  const SimYamlNode *at_dpa;
+  if ((fp8 || fp4) && bool_at (c, MODEL ("fp8_dot_product_attention"), FALSE, &at_dpa))
+    put (c, "parallel", "fp8_attention", "true", at_dpa, "");
   const SimYamlNode *at_fp;
   if (bool_at (c, ((const char *const[]) { "model.fp8_params", "model.optim.fp8_param_gather",
                                            "model.config.fp8_param", NULL }), FALSE, &at_fp))
@@ -742,7 +745,6 @@ static const struct {
   { "model.sharp", IF_TRUE, "SHARP reductions on the scale-out network are not modelled" },
   { "model.defer_embedding_wgrad_compute", IF_TRUE, "deferred embedding weight-gradient GEMMs are not modelled" },
   { "model.deterministic_mode", IF_TRUE, "deterministic kernels are not modelled" },
-  { "model.fp8_dot_product_attention", IF_TRUE, "FP8 attention is not modelled" },
   { "model.fp32_residual_connection", IF_TRUE, "an fp32 residual stream is not modelled" },
   { "model.tp_comm_overlap_ag", IF_TRUE, "Megatron-Core's own TP all-gather overlap is not modelled" },
   { "model.tp_comm_overlap_rs", IF_TRUE, "Megatron-Core's own TP reduce-scatter overlap is not modelled" },

@@ -165,6 +165,8 @@ const Key sim_scenario_keys[] = {
     "weight-gradient accumulation: fused = in the wgrad GEMM's epilogue (Megatron-Core default), add = a main_grad.add_ per micro-batch (2021 Megatron local DDP), autograd = torch DDP's in-place add from the second micro-batch" },
   { "parallel", "fp8_param_gather", T_BOOL, "", 1, "false", 0, 0, NULL, FALSE, S_BOOL, PL (fp8_param_gather),
     "fp8 with the distributed optimizer, dense models: layer GEMM weights kept and all-gathered in FP8 (Megatron-Core --fp8-param-gather, NeMo fp8_params)" },
+  { "parallel", "fp8_attention", T_BOOL, "", 1, "false", 0, 0, NULL, FALSE, S_BOOL, PL (fp8_attention),
+    "fp8/fp4 recipes: fused attention in FP8 with its Q, K, V and output gradient quantized (TE fp8_dpa, NeMo fp8_dot_product_attention)" },
   { "parallel", "cuda_graphs", T_BOOL, "", 1, "false", 0, 0, NULL, FALSE, S_BOOL, PL (cuda_graphs),
     "transformer layers replayed from CUDA graphs (NeMo/Megatron-Core layer CUDA graphs): their kernels carry no per-kernel launch gap (launch_us)" },
   { "parallel", "bf16_layers_first", T_INT, "", 1, "0", 0, 100000, NULL, FALSE, S_INT, PL (bf16_layers_first),
