@@ -92,6 +92,12 @@ test_memory_attention (void)
   g_assert_cmpint (sim_gpu_kernel_ns (&g, &a8), ==, 2025245);
   g.peak_flops[MODEL_DTYPE_FP8] = 1979e12;
   g_assert_cmpint (sim_gpu_kernel_ns (&g, &a8), ==, 1250051);
+  /* mem_insitu 0.5 halves the memory-bound kernel's bandwidth (673,072.06 ns → 673,073 + 3,000),
+   * not that of a GEMM whose 1 GB of traffic binds (1e6 FLOPs): 336,537 + 3,000 as before. */
+  g.mem_insitu = 0.5;
+  g_assert_cmpint (sim_gpu_kernel_ns (&g, &m), ==, 676073);
+  SimGpuKernel gm = { SIM_KERNEL_GEMM, MODEL_DTYPE_BF16, 1e6, 1e9, 1024, 1024, 1, 0 };
+  g_assert_cmpint (sim_gpu_kernel_ns (&g, &gm), ==, 339537);
 }
 
 /* Unfused attention (Megatron's baddbmm/bmm), spec_of's figures: 1 sequence, 4 heads of 128, s 2048.

@@ -1,7 +1,10 @@
 /* One GPU: kernel durations from the hardware profile and streams that run ops in order.
  *
  * Kernel time (DESIGN.md §4, compute): t = max(F / (P[dtype] · e), B / (W · e_mem)) + t_launch,
- * with F the FLOPs, B the HBM bytes, P the dense tensor-core peak, W the HBM bandwidth. e is
+ * with F the FLOPs, B the HBM bytes, P the dense tensor-core peak, W the HBM bandwidth, e_mem the
+ * microbenchmark's mem_eff, times mem_insitu for memory-bound kernels only (the in-situ factor the
+ * calibration fits on them; a GEMM's operand and accumulator traffic streams inside a compute
+ * kernel, whose in-situ factor is gemm_insitu). e is
  *   GEMM       e_max[d] · G / (G + G_half[d]) · wave(M, N), d the GEMM's input dtype: a saturating
  *              curve in the GEMM's size G (GFLOP)
  *              for the fixed costs small GEMMs cannot amortise (prologue/epilogue, tail), times the
@@ -100,7 +103,12 @@ sim_gpu_kernel_ns (const SimGpuSpec *spec, const SimGpuKernel *kernel)
         t = kernel->flops / (peak * eff);
     }
   if (kernel->bytes > 0 && spec->hbm_bw_bytes_per_s > 0 && spec->mem_eff > 0)
-    t = MAX (t, kernel->bytes / sim_gpu_achieved_hbm (spec));
+    {
+      /* A GEMM streams its operands and accumulator at the microbenchmark's bandwidth; mem_insitu
+       * is the in-situ factor of the memory-bound kernels. */
+      double bw = kernel->kind == SIM_KERNEL_GEMM ? spec->hbm_bw_bytes_per_s * spec->mem_eff : sim_gpu_achieved_hbm (spec);
+      t = MAX (t, kernel->bytes / bw);
+    }
   return (gint64) ceil (t * 1e9) + spec->launch_ns;
 }
 

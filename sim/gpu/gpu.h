@@ -50,7 +50,8 @@ typedef struct {
  *   attention: attn_eff · a; a flash backward (SIM_KERNEL_ATTENTION_BWD) attn_bwd_eff · a when the
  *              profile gives it (a = attn_insitu, 1 when not calibrated); FP8 attention also times
  *              0.81, FlashAttention-3's FP8 over FP16 fraction of peak (sim/gpu/gpu.c)
- *   memory:    no FLOP term (bytes only); the bandwidth is hbm_bw · mem_eff · mem_insitu. */
+ *   memory:    no FLOP term (bytes only); the bandwidth is hbm_bw · mem_eff · mem_insitu (a GEMM's
+ *              bytes: hbm_bw · mem_eff). */
 typedef enum { SIM_KERNEL_GEMM, SIM_KERNEL_ATTENTION, SIM_KERNEL_MEMORY, SIM_KERNEL_ATTENTION_BWD } SimKernelKind;
 
 typedef struct {
