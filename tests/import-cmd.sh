@@ -4,8 +4,9 @@
 #     (tests/data/import/gpt3-175b-mlperf-v3.1.args), imported with the scenario's hardware, fabric and
 #     GPU count, gives the embedded scenario's step_time_s. Layered on top: tp-overlap/h100-tp4-pp8-mbs1.ini,
 #     NVIDIA's userbuffers settings, which Megatron takes from a YAML file (--tp-comm-overlap-cfg, listed
-#     as unknown), not from arguments, and the submission's NVTE_DP_AMAX_REDUCE_INTERVAL=0 and
-#     NVTE_ASYNC_AMAX_REDUCTION=1, environment variables Megatron has no argument for.
+#     as unknown), not from arguments, and the submission's NVTE_DP_AMAX_REDUCE_INTERVAL=0,
+#     NVTE_ASYNC_AMAX_REDUCTION=1 and MEGATRON_CORE_P2P_MAX_CTAS=2, environment variables Megatron has
+#     no argument for.
 # (2) Llama 3.1 405B, MLPerf v6.0 on GB200 (runs/llama31-405b-gb200-mlperf-v6.0.ini) as a NeMo config
 #     (tests/data/import/llama31-405b-mlperf-v6.0.yaml), the same. Layered on top: [hardware] nvls = false,
 #     the submission's NCCL_NVLS_ENABLE=0, an environment variable and no config key.
@@ -29,6 +30,8 @@ fp8_amax_tp_only = true
 fp8_amax_tp_only.source = NVTE_DP_AMAX_REDUCE_INTERVAL=0 in the submission's config_common.sh
 fp8_amax_async = true
 fp8_amax_async.source = NVTE_ASYNC_AMAX_REDUCTION=1 in the submission's config_common.sh
+nccl_ctas_pp = 2
+nccl_ctas_pp.source = MEGATRON_CORE_P2P_MAX_CTAS=2 in the submission's config_common.sh
 INI
 want=$(step runs/gpt3-175b-mlperf-v3.1.ini)
 got=$(step "$tmp/gpt3.ini" tp-overlap/h100-tp4-pp8-mbs1.ini "$tmp/amax.ini")

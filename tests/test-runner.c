@@ -377,6 +377,43 @@ test_fp8_amax_group (void)
   g_assert_cmpint (async.step_ns, >=, off.step_ns);
 }
 
+/* NCCL CTA caps: on a DP4 plan with overlapped gradient reduce-scatter and parameter all-gather
+ * (the only communication), compute beside them is stretched by overlap_slowdown 0.5; capping the
+ * DP communicator to 10 CTAs of 100 SMs stretches it by 10/100 = 0.1, a fifth, and a cap above
+ * the slowdown's share (100 CTAs) changes nothing. Compute itself is the same. */
+static void
+test_nccl_ctas (void)
+{
+  SimGpuSpec g;
+  SimClusterSpec c;
+  SimFabricSpec f;
+  SimCollectiveProfile cp;
+  ModelShape s;
+  ideal_gpu (&g);
+  g.overlap_slowdown = 0.5;
+  g.sm_count = 100;
+  small_gpt (&s, 4, 32000);
+  ModelPlan p;
+  plan_of (&p, 1, 1, 1, 1, 4, 4);
+  p.zero = 1;
+  p.dp_overlap = TRUE;
+  p.dp_bucket_mb = 1;
+  cluster_of (&c, &f, &cp, p.gpus, 4, 450e9, TRUE);
+  SimRunnerResult nccl = run (&s, &p, &g, &c, &f, &cp, FALSE);
+  p.nccl_ctas[MODEL_DIM_DP] = 10;
+  SimRunnerResult capped = run (&s, &p, &g, &c, &f, &cp, FALSE);
+  p.nccl_ctas[MODEL_DIM_DP] = 100;
+  SimRunnerResult wide = run (&s, &p, &g, &c, &f, &cp, FALSE);
+  g_test_message ("slowdown: NCCL's own %.9f s, 10 CTAs %.9f s, 100 CTAs %.9f s",
+                  nccl.breakdown_s[SIM_BD_SLOWDOWN], capped.breakdown_s[SIM_BD_SLOWDOWN],
+                  wide.breakdown_s[SIM_BD_SLOWDOWN]);
+  g_assert_cmpfloat (nccl.breakdown_s[SIM_BD_SLOWDOWN], >, 0);
+  g_assert_cmpfloat (fabs (5.0 * capped.breakdown_s[SIM_BD_SLOWDOWN] - nccl.breakdown_s[SIM_BD_SLOWDOWN]), <,
+                     1e-3 * nccl.breakdown_s[SIM_BD_SLOWDOWN]);
+  g_assert_cmpfloat (capped.breakdown_s[SIM_BD_COMPUTE], ==, nccl.breakdown_s[SIM_BD_COMPUTE]);
+  g_assert_cmpint (wide.step_ns, ==, nccl.step_ns);
+}
+
 /* Gradient accumulation over m = 3 micro-batches on one GPU (the small GPT, 2 layers, V = 32,000,
  * bf16 p = 2, fp32 grads g = 4) with 1 TB/s of HBM. Each wgrad stays compute-bound (FC1's, 8.6 GFLOP
  * at 100 TFLOP/s = 86 µs, moves 44 MB = 44 µs even fused), so fused accumulation costs no time; an
@@ -1027,6 +1064,7 @@ main (int argc, char **argv)
   g_test_add_func ("/sim/runner/tp-userbuffers", test_tp_userbuffers);
   g_test_add_func ("/sim/runner/fp8-amax-reduction", test_fp8_amax_reduction);
   g_test_add_func ("/sim/runner/fp8-amax-group", test_fp8_amax_group);
+  g_test_add_func ("/sim/runner/nccl-ctas", test_nccl_ctas);
   g_test_add_func ("/sim/runner/pp-sends", test_pp_sends);
   g_test_add_func ("/sim/runner/grad-accum", test_grad_accum);
   g_test_add_func ("/sim/runner/dp", test_dp);

@@ -188,6 +188,11 @@ test_row_facts (void)
       "'parallel.fp8_attention=true'", NULL },
     { "r1", "Some paper", "Llama 3.1 8B", "fp4", "FP8 attention recipe F16", NULL, "fp8_attention" },
     { "r1", "Some paper", "Llama 3.1 8B", "bf16", "FP8 attention", NULL, "fp8_attention" },
+    /* NCCL CTA caps */
+    { "mlperf_x", "MLPerf Training v3.1 results", "GPT-3 175B", "fp8", "x", "'parallel.nccl_ctas_pp=2'", "nccl_ctas_dp" },
+    { "mlperf_x", "MLPerf Training v5.0 results", "Llama 3.1 405B", "fp8", "x", "'parallel.nccl_ctas_dp=8'", NULL },
+    { "mlperf_x_oracle", "MLPerf Training v4.1 results", "GPT-3 175B", "fp8", "x", NULL, "nccl_ctas" },
+    { "mlperf_x", "MLPerf Training v3.0 results", "GPT-3 175B", "fp8", "x", NULL, "nccl_ctas" },
   };
   for (gsize i = 0; i < G_N_ELEMENTS (cases); i++)
     {

@@ -268,6 +268,24 @@ row_settings (const SimValidateRow *r, const char *files[ROW_FILES], GError **er
     add (list, "parallel.fp8_amax_tp_only=true");
   if (mlperf && llama31 && strstr (r->source, "MLPerf Training v5.1") != NULL)
     add (list, "parallel.fp8_scaling=current");
+  /* NCCL CTA caps the submissions set. NVIDIA's v3.1 GPT-3 code (and Azure's copy) exports
+   * MEGATRON_CORE_P2P_MAX_CTAS=2 (config_common.sh). From v4.0 on (v4.0 as republished in
+   * training_results_v4.1 eos-dfw_n1452_ngc24.04_nemo; v4.1 NVIDIA GPT-3; every v5.0 and v5.1
+   * Llama 3.1 directory) config_common.sh points NCCL_CFG_PATH at conf/nccl/custom_communicator_cta.yaml:
+   * max_ctas dp 8 (and dp_cp 8), pp 2, tp 8, cp 1. Oracle's v4.1 directories carry no conf/. */
+  gboolean nvidia_code = g_str_has_prefix (r->id, "mlperf_") && strstr (r->id, "oracle") == NULL;
+  if (nvidia_code && gpt3 && strstr (r->source, "MLPerf Training v3.1") != NULL)
+    add (list, "parallel.nccl_ctas_pp=2");
+  if (nvidia_code
+      && ((gpt3 && (strstr (r->source, "MLPerf Training v4.0") != NULL || strstr (r->source, "MLPerf Training v4.1") != NULL))
+          || (llama31 && (strstr (r->source, "MLPerf Training v5.0") != NULL
+                          || strstr (r->source, "MLPerf Training v5.1") != NULL))))
+    {
+      add (list, "parallel.nccl_ctas_dp=8");
+      add (list, "parallel.nccl_ctas_pp=2");
+      add (list, "parallel.nccl_ctas_tp=8");
+      add (list, "parallel.nccl_ctas_cp=1");
+    }
   /* Facts the notes state: FP8 parameters (NeMo's FP8_PARAMS, Megatron's --fp8-param-gather: the
    * distributed optimizer gathers the FP8 layers' weights in FP8) and layer CUDA graphs. */
   if (strstr (r->notes, "FP8 params") != NULL && strcmp (r->precision, "fp8") == 0 && r->zero >= 1)

@@ -105,6 +105,7 @@ typedef struct {
   int *stage_ranks;    /* [pp * per_stage] */
   gboolean full;
   double slowdown;
+  double stream_slowdown[N_STREAMS]; /* compute slowdown beside each communication stream */
   double (*compute_scale) (gpointer user, int gpu);
   gpointer compute_scale_user;
   GHashTable *pending;
@@ -516,13 +517,15 @@ hook_start (gpointer user, int gpu, guint32 op_index, gboolean overlapped)
         gint64 dur = op->dur_ns;
         if (r->compute_scale && dur > 0)
           dur = (gint64) llround (dur * r->compute_scale (r->compute_scale_user, gpu));
-        if (overlapped && op->ub_own_sms)
-          {
-            overlapped = FALSE;
-            for (int k = ST_COMPUTE + 1; k < N_STREAMS && !overlapped; k++)
-              overlapped = k != ST_TP && sim_gpu_stream_busy (st->gpu, k);
-          }
-        gint64 extra = overlapped && dur > 0 ? (gint64) llround (dur * r->slowdown) : 0;
+        /* The most SM-hungry collective running beside it sets the slowdown: NCCL's own choice of
+         * CTAs costs the profile's overlap_slowdown, a communicator capped to c CTAs at most c/SMs
+         * of the compute (a userbuffers GEMM that owns its SMs ignores the TP stream). */
+        double slowdown = 0;
+        if (overlapped && dur > 0)
+          for (int k = ST_COMPUTE + 1; k < N_STREAMS; k++)
+            if (!(k == ST_TP && op->ub_own_sms) && sim_gpu_stream_busy (st->gpu, k))
+              slowdown = MAX (slowdown, r->stream_slowdown[k]);
+        gint64 extra = slowdown > 0 ? (gint64) llround (dur * slowdown) : 0;
         st->bd[op->cat] += dur;
         st->bd[SIM_BD_SLOWDOWN] += extra;
         st->last_compute_end = now + dur + extra; /* provisional: the op's end */
@@ -850,6 +853,17 @@ sim_runner_run (const ModelShape *shape, const ModelPlan *plan, const SimGpuSpec
   r.trace_user = opts.trace_user;
   r.topo = topo;
   r.slowdown = gpu->overlap_slowdown;
+  {
+    static const int dim_of[N_STREAMS] = { [ST_TP] = MODEL_DIM_TP, [ST_CP] = MODEL_DIM_CP, [ST_SEND_F] = MODEL_DIM_PP,
+                                           [ST_SEND_B] = MODEL_DIM_PP, [ST_DP] = MODEL_DIM_DP, [ST_EP] = MODEL_DIM_EP,
+                                           [ST_DPAG] = MODEL_DIM_DP };
+    for (int k = ST_COMPUTE + 1; k < N_STREAMS; k++)
+      {
+        int ctas = plan->nccl_ctas[dim_of[k]];
+        r.stream_slowdown[k] = ctas > 0 && gpu->sm_count > 0 ? MIN (r.slowdown, (double) ctas / gpu->sm_count)
+                                                              : r.slowdown;
+      }
+  }
   r.progs = g_new0 (Program, plan->pp);
   for (int s = 0; s < plan->pp; s++)
     sim_runner_build_program (&r.progs[s], &c, s, dpcp);
