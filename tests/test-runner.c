@@ -384,26 +384,21 @@ test_fp8_amax_group (void)
 static void
 test_nccl_ctas (void)
 {
-  SimGpuSpec g;
-  SimClusterSpec c;
-  SimFabricSpec f;
-  SimCollectiveProfile cp;
-  ModelShape s;
-  ideal_gpu (&g);
-  g.overlap_slowdown = 0.5;
-  g.sm_count = 100;
-  small_gpt (&s, 4, 32000);
-  ModelPlan p;
-  plan_of (&p, 1, 1, 1, 1, 4, 4);
-  p.zero = 1;
-  p.dp_overlap = TRUE;
-  p.dp_bucket_mb = 1;
-  cluster_of (&c, &f, &cp, p.gpus, 4, 450e9, TRUE);
-  SimRunnerResult nccl = run (&s, &p, &g, &c, &f, &cp, FALSE);
-  p.nccl_ctas[MODEL_DIM_DP] = 10;
-  SimRunnerResult capped = run (&s, &p, &g, &c, &f, &cp, FALSE);
-  p.nccl_ctas[MODEL_DIM_DP] = 100;
-  SimRunnerResult wide = run (&s, &p, &g, &c, &f, &cp, FALSE);
+  World w;
+  ideal_gpu (&w.g);
+  w.g.overlap_slowdown = 0.5;
+  w.g.sm_count = 100;
+  small_gpt (&w.s, 4, 32000);
+  plan_of (&w.p, 1, 1, 1, 1, 4, 4);
+  w.p.zero = 1;
+  w.p.dp_overlap = TRUE;
+  w.p.dp_bucket_mb = 1;
+  cluster_of (&w.c, &w.f, &w.cp, w.p.gpus, 4, 450e9, TRUE);
+  SimRunnerResult nccl = world_run (&w, FALSE);
+  w.p.nccl_ctas[MODEL_DIM_DP] = 10;
+  SimRunnerResult capped = world_run (&w, FALSE);
+  w.p.nccl_ctas[MODEL_DIM_DP] = 100;
+  SimRunnerResult wide = world_run (&w, FALSE);
   g_test_message ("slowdown: NCCL's own %.9f s, 10 CTAs %.9f s, 100 CTAs %.9f s",
                   nccl.breakdown_s[SIM_BD_SLOWDOWN], capped.breakdown_s[SIM_BD_SLOWDOWN],
                   wide.breakdown_s[SIM_BD_SLOWDOWN]);
