@@ -225,6 +225,25 @@ test_flag_table (void)
   g_assert_null (sim_megatron_flag ("--not-a-megatron-flag"));
 }
 
+/* Layer CUDA graphs from either generation of Megatron's flags. */
+static void
+test_megatron_cuda_graphs (void)
+{
+  static const struct { const char *flags, *want; } cases[] = {
+    { "--cuda-graph-impl transformer_engine", "true" }, { "--cuda-graph-impl local", "true" },
+    { "--enable-cuda-graph", "true" }, { "--external-cuda-graph", "true" }, { "--cuda-graph-impl none", NULL },
+    { "", NULL },
+  };
+  for (gsize i = 0; i < G_N_ELEMENTS (cases); i++)
+    {
+      g_autofree char *cmd = g_strdup_printf ("--num-layers 2 --hidden-size 64 --num-attention-heads 4 "
+                                              "--seq-length 128 --max-position-embeddings 128 "
+                                              "--tokenizer-type GPT2BPETokenizer %s", cases[i].flags);
+      g_autoptr (SimImport) imp = megatron_ok (cmd, 8);
+      g_assert_cmpstr (KEY (imp, "parallel", "cuda_graphs"), ==, cases[i].want);
+    }
+}
+
 static SimImport *
 nemo_ok (const char *yaml, int gpus)
 {
@@ -268,14 +287,16 @@ test_nemo_defaults (void)
   g_assert_true (has_line (imp, "unknown: model.optim.overlap_param_sync (absent: False)"));
 }
 
-/* NeMo's FP8 attention and TP-only amax reduction become their keys. */
+/* NeMo's FP8 attention, TP-only amax reduction and layer CUDA graphs become their keys. */
 static void
 test_nemo_fp8 (void)
 {
   g_autoptr (SimImport) imp = nemo_ok ("trainer:\n  devices: 8\n  precision: bf16\nmodel:\n  num_layers: 2\n"
                                        "  hidden_size: 64\n  num_attention_heads: 4\n  ffn_hidden_size: 256\n"
-                                       "  fp8: True\n  fp8_dot_product_attention: True\n  tp_only_amax_red: True\n",
+                                       "  fp8: True\n  fp8_dot_product_attention: True\n  tp_only_amax_red: True\n"
+                                       "  enable_cuda_graph: True\n",
                                        0);
+  g_assert_cmpstr (KEY (imp, "parallel", "cuda_graphs"), ==, "true");
   g_assert_cmpstr (KEY (imp, "parallel", "matmul_dtype"), ==, "fp8");
   g_assert_cmpstr (KEY (imp, "parallel", "fp8_attention"), ==, "true");
   g_assert_cmpstr (KEY (imp, "parallel", "fp8_amax_tp_only"), ==, "true");
@@ -362,6 +383,7 @@ main (int argc, char **argv)
   g_test_add_func ("/scenario/import/megatron-bad-values", test_megatron_bad_values);
   g_test_add_func ("/scenario/import/flag-table", test_flag_table);
   g_test_add_func ("/scenario/import/nemo-defaults", test_nemo_defaults);
+  g_test_add_func ("/scenario/import/megatron-cuda-graphs", test_megatron_cuda_graphs);
   g_test_add_func ("/scenario/import/nemo-fp8", test_nemo_fp8);
   g_test_add_func ("/scenario/import/nemo-listed-and-unresolved", test_nemo_listed_and_unresolved);
   g_test_add_func ("/scenario/import/nemo-bad-values", test_nemo_bad_values);

@@ -32,8 +32,8 @@ static const SimMegatronFlag flags[] = {
   /* inference */
   I ("--inference-batch-times-seqlen-threshold", VI), I ("--max-tokens-to-oom", VI),
   I ("--output-bert-embeddings", F), I ("--bert-embedder-type", V), I ("--flash-decode", F),
-  I ("--enable-cuda-graph", F), I ("--cuda-graph-warmup-steps", VI), I ("--external-cuda-graph", F),
-  I ("--cuda-graph-impl", V), I ("--cuda-graph-scope", V), I ("--inference-max-requests", VI),
+  M ("--enable-cuda-graph", F), I ("--cuda-graph-warmup-steps", VI), M ("--external-cuda-graph", F),
+  M ("--cuda-graph-impl", V), I ("--cuda-graph-scope", V), I ("--inference-max-requests", VI),
   I ("--inference-max-seq-length", VI), I ("--inference-max-batch-size", VI),
   I ("--inference-dynamic-batching", F), I ("--inference-dynamic-batching-buffer-size-gb", VF),
   I ("--inference-dynamic-batching-block-size", VI),

@@ -653,6 +653,15 @@ map_precision (Ctx *c, Plan *p)
       g_autofree char *f = FROM ("--fp8-param-gather");
       put (c, "parallel", "fp8_param_gather", "true", f, "");
     }
+  /* Layer CUDA graphs: --cuda-graph-impl local or transformer_engine (core_v0.15), or the older
+   * --enable-cuda-graph and --external-cuda-graph. */
+  static const char *const graph_impls[] = { "none", "local", "transformer_engine", NULL };
+  const char *graphs = get_choice (c, "--cuda-graph-impl", "none", graph_impls);
+  if (strcmp (graphs, "none") != 0 || has (c, "--enable-cuda-graph") || has (c, "--external-cuda-graph"))
+    {
+      g_autofree char *f = FROM ("--cuda-graph-impl", "--enable-cuda-graph", "--external-cuda-graph");
+      put (c, "parallel", "cuda_graphs", "true", f, "");
+    }
   gboolean firstlast = has (c, "--first-last-layers-bf16");
   gint64 first = get_int (c, "--num-layers-at-start-in-bf16", 1, 0);
   gint64 last = get_int (c, "--num-layers-at-end-in-bf16", 1, 0);

@@ -519,6 +519,10 @@ map_precision (Ctx *c, Plan *p)
       if (bool_at (c, MODEL ("tp_only_amax_red"), FALSE, &at_t) && amax)
         put (c, "parallel", "fp8_amax_tp_only", "true", at_t, "tp_only_amax_red True");
     }
+  /* Layer CUDA graphs: Megatron-Core's own (enable_cuda_graph) or TE's (external_cuda_graph). */
+  const SimYamlNode *at_cg;
+  if (bool_at (c, MODEL ("enable_cuda_graph"), FALSE, &at_cg) || bool_at (c, MODEL ("external_cuda_graph"), FALSE, &at_cg))
+    put (c, "parallel", "cuda_graphs", "true", at_cg, "");
   const SimYamlNode *at_dpa;
   if ((fp8 || fp4) && bool_at (c, MODEL ("fp8_dot_product_attention"), FALSE, &at_dpa))
     put (c, "parallel", "fp8_attention", "true", at_dpa, "");
@@ -794,8 +798,7 @@ static const struct {
   { "model.gc_interval", IGN, NULL }, { "model.gc_interval_train", IGN, NULL }, { "model.gc_interval_valid", IGN, NULL },
   { "model.name", IGN, NULL }, { "model.base_config", IGN, NULL }, { "model.use_te_rng_tracker", IGN, NULL },
   { "model.use_transformer_engine_op_fuser", IGN, NULL }, { "model.cross_entropy_fusion_impl", IGN, NULL },
-  { "model.fused_single_qkv_rope", IGN, NULL }, { "model.enable_cuda_graph", IGN, NULL },
-  { "model.external_cuda_graph", IGN, NULL }, { "model.cuda_graph_scope", IGN, NULL }, { "model.qkv_bias", IGN, NULL },
+  { "model.fused_single_qkv_rope", IGN, NULL }, { "model.cuda_graph_scope", IGN, NULL }, { "model.qkv_bias", IGN, NULL },
   { "model.cpu_offloading_num_layers", IGN, NULL }, { "model.cpu_offloading_activations", IGN, NULL },
   { "model.cpu_offloading_weights", IGN, NULL }, { "model.ub_tp_comm_bootstrap_backend", IGN, NULL },
   { "model.wgrad_deferral_limit", IGN, NULL }, { "model.dist_ckpt_format", IGN, NULL },
