@@ -471,6 +471,16 @@ mla_projections (Ctx *c, gint64 *kv_width)
   *kv_width = a * (dn + dr + dv);
 }
 
+double
+model_moe_dispatch_copies (const ModelShape *shape, const ModelPlan *plan, int domains)
+{
+  int k = shape->moe_top_k;
+  if (plan->moe_dispatcher != MODEL_MOE_DISPATCH_DEEPEP || domains <= 1 || k <= 1)
+    return k;
+  int n = shape->moe_node_limit > 0 ? MIN (shape->moe_node_limit, domains) : domains;
+  return n * (1.0 - pow (1.0 - 1.0 / n, k));
+}
+
 /* FP8 attention (see the header): the fused kernel reads FP8 Q, K, V (dO in backward). */
 static gboolean
 fp8_attention (const Ctx *c)

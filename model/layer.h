@@ -97,6 +97,13 @@ void model_layer_dp_ops (const ModelShape *shape, const ModelPlan *plan, int pp_
  * shared experts; not the embedding, LM head or router; not the recipe's BF16 layers) that one rank
  * of pipeline stage pp_rank holds before ZeRO, in its virtual chunk `chunk` (-1: all chunks).
  * 0 unless matmul_dtype is fp8 or fp4. */
+/* Copies of each routed token the expert all-to-all carries, when the EP group spans `domains`
+ * NVLink domains: moe_top_k k under the all-to-all dispatcher (one per selected expert); under DeepEP
+ * one per distinct target node: with the routing limited to n = min(moe_node_limit, domains) nodes
+ * (all of them without a limit) and the k experts drawn uniformly from their experts, a token
+ * reaches n·(1 − (1 − 1/n)^k) nodes on average (DeepSeek-V3, k = 8, n = 4: 3.60 of 8). One domain:
+ * k (NVLink only, nothing to deduplicate across the network). */
+double model_moe_dispatch_copies (const ModelShape *shape, const ModelPlan *plan, int domains);
 double model_layer_quantized_weights (const ModelShape *shape, const ModelPlan *plan, int pp_rank, int chunk);
 /* Bytes fp8_param_gather takes off a rank's copy of those weights in `chunk` (-1: all chunks): they
  * are held and gathered at 1 byte instead of param_dtype. 0 without fp8_param_gather. */

@@ -25,6 +25,10 @@ typedef enum { MODEL_FP8_DELAYED, MODEL_FP8_CURRENT } ModelFp8Scaling;
  *   autograd  torch DDP: autograd keeps the first micro-batch's gradient and adds the later ones in
  *             place (AccumulateGrad), in param_dtype. */
 typedef enum { MODEL_GRAD_ACCUM_FUSED, MODEL_GRAD_ACCUM_ADD, MODEL_GRAD_ACCUM_AUTOGRAD } ModelGradAccum;
+/* How routed tokens travel (model/layer.h model_moe_dispatch_copies): ALLTOALL one copy per selected
+ * expert (Megatron's all-to-all token dispatcher); DEEPEP one copy per target node over the network,
+ * forwarded to the node's experts over NVLink beside it (DeepSeek-V3 §3.2.2, DeepEP). */
+typedef enum { MODEL_MOE_DISPATCH_ALLTOALL, MODEL_MOE_DISPATCH_DEEPEP } ModelMoeDispatcher;
 typedef enum { MODEL_DIM_TP, MODEL_DIM_CP, MODEL_DIM_EP, MODEL_DIM_DP, MODEL_DIM_PP, MODEL_DIM_COUNT } ModelDim;
 /* The training framework whose DP schedule the step follows (model/framework.c: each one's
  * choices and their sources); in the order of the parallel.framework key's enum strings. */
@@ -91,6 +95,7 @@ typedef struct {
   int nccl_ctas[MODEL_DIM_COUNT]; /* NCCL's CTA (SM) cap per communicator, indexed by dimension (TP, CP,
                               * PP, DP, EP; Megatron-Core's nccl_communicator_config_path max_ctas,
                               * MEGATRON_CORE_P2P_MAX_CTAS); 0 = NCCL's own choice */
+  ModelMoeDispatcher moe_dispatcher; /* expert all-to-all copies (0 = one per expert) */
   gboolean fp8_attention;     /* fp8/fp4 recipes: fused attention in FP8, its Q/K/V and dO quantized
                               * (TE fp8_dpa, NeMo fp8_dot_product_attention; model/layer.c) */
   gboolean cuda_graphs;       /* transformer-layer kernels replayed from CUDA graphs: no per-kernel host launch

@@ -40,6 +40,8 @@ typedef struct {
   int moe_layer_freq;       /* every n-th layer is MoE (1: all); 0 treated as 1 */
   int moe_layer_offset;     /* ... counting from this layer: i % freq == offset (0 .. freq - 1) */
   int moe_dense_layers;     /* the first n layers are dense whatever moe_layer_freq says */
+  int moe_node_limit;       /* nodes a token's experts may span (DeepSeek-V3's node-limited routing,
+                             * M = 4); 0: any */
   /* Encoder (BERT): bidirectional attention over every key (s² pairs, not causal); the masked-LM
    * head scores only the masked share of the tokens (mlm_fraction; 0: every token). */
   gboolean encoder;

@@ -1,5 +1,6 @@
 /* Op lists of one layer: order and placement of TP/CP/EP collectives, GEMM shapes, backward
  * dgrad/wgrad split, recompute, rank parameters and the optimizer op. */
+#include <math.h>
 #include <string.h>
 #include "model/layer.h"
 #include "model/flops.h"
@@ -820,6 +821,27 @@ test_fp8_attention (void)
   g_assert_nonnull (strstr (error->message, "fp8_attention"));
 }
 
+/* Network copies of a routed token (model_moe_dispatch_copies), DeepSeek-V3's top-8: the all-to-all
+ * dispatcher sends all 8; DeepEP one per target node: over 8 nodes limited to 4, 4·(1 − 0.75^8) =
+ * 3.5995; unlimited over 8, 8·(1 − 0.875^8) = 5.2514; a limit above the domains is no limit; one
+ * domain, 8. */
+static void
+test_moe_dispatch_copies (void)
+{
+  ModelShape s = finished (preset_gpt (2, 64, 4, 32));
+  s.moe_experts = 256, s.moe_top_k = 8, s.moe_ffn_hidden = 32;
+  ModelPlan p;
+  model_plan_init (&p);
+  g_assert_cmpfloat (model_moe_dispatch_copies (&s, &p, 8), ==, 8.0);
+  p.moe_dispatcher = MODEL_MOE_DISPATCH_DEEPEP;
+  g_assert_cmpfloat (fabs (model_moe_dispatch_copies (&s, &p, 8) - 8.0 * (1 - pow (0.875, 8))), <, 1e-12);
+  s.moe_node_limit = 4;
+  g_assert_cmpfloat (fabs (model_moe_dispatch_copies (&s, &p, 8) - 3.5995), <, 1e-4);
+  s.moe_node_limit = 16;
+  g_assert_cmpfloat (model_moe_dispatch_copies (&s, &p, 8), ==, 8.0 * (1 - pow (0.875, 8)));
+  g_assert_cmpfloat (model_moe_dispatch_copies (&s, &p, 1), ==, 8.0);
+}
+
 /* NVFP4 (Blackwell): q = 1/2 + 1/16 = 0.5625 bytes per element per copy, a row-wise and an RHT
  * column-wise copy per tensor. QKV input: the Ts·h = 1,024-element shard before the all-gather,
  * qkv_in_amax reads 2,048, qkv_in_quant reads 2,048 and writes 2·0.5625·1,024 = 1,152; the norm
@@ -1081,6 +1103,7 @@ main (int argc, char **argv)
   g_test_add_func ("/model/layer/attention-pairs", test_attention_pairs);
   g_test_add_func ("/model/layer/mla", test_mla);
   g_test_add_func ("/model/layer/fp8-attention", test_fp8_attention);
+  g_test_add_func ("/model/layer/moe-dispatch-copies", test_moe_dispatch_copies);
   g_test_add_func ("/model/layer/dense-layers-mtp", test_dense_layers_mtp);
   return g_test_run ();
 }

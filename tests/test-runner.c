@@ -717,6 +717,37 @@ test_fp8_param_gather (void)
   g_assert_nonnull (strstr (error->message, "dense models only"));
 }
 
+/* The expert all-to-all under DeepEP's dispatcher: EP 4 over 2 NVLink domains of 2 GPUs, top-4 of 8
+ * experts. One copy per target node: 2·(1 − (1/2)^4) = 1.875 of the 4 copies (model/layer.h), so the
+ * EP streams move 0.47 of the bytes; routing limited to 1 node: 1 copy, 0.25. All four GPUs in one
+ * domain: nothing to deduplicate, the same step as the all-to-all dispatcher. */
+static SimRunnerResult
+run_moe (World *w, ModelMoeDispatcher d, int node_limit, int per_node)
+{
+  w->p.moe_dispatcher = d;
+  w->s.moe_node_limit = node_limit;
+  cluster_of (&w->c, &w->f, &w->cp, w->p.gpus, per_node, 450e9, FALSE);
+  return world_run (w, FALSE);
+}
+
+static void
+test_moe_dispatcher (void)
+{
+  World w;
+  fast_world (&w, 2);
+  w.s.moe_experts = 8, w.s.moe_top_k = 4, w.s.moe_ffn_hidden = 1024;
+  plan_of (&w.p, 1, 1, 1, 1, 4, 2);
+  w.p.ep = 4;
+  double a2a = run_moe (&w, MODEL_MOE_DISPATCH_ALLTOALL, 0, 2).comm_busy_s[SIM_BD_EP];
+  double deepep = run_moe (&w, MODEL_MOE_DISPATCH_DEEPEP, 0, 2).comm_busy_s[SIM_BD_EP];
+  double limited = run_moe (&w, MODEL_MOE_DISPATCH_DEEPEP, 1, 2).comm_busy_s[SIM_BD_EP];
+  g_test_message ("EP busy: all-to-all %.9f s, DeepEP %.9f s, DeepEP one node %.9f s", a2a, deepep, limited);
+  g_assert_cmpfloat (fabs (deepep / a2a - 1.875 / 4), <, 0.02);
+  g_assert_cmpfloat (fabs (limited / a2a - 0.25), <, 0.02);
+  g_assert_cmpint (run_moe (&w, MODEL_MOE_DISPATCH_DEEPEP, 1, 4).step_ns, ==,
+                   run_moe (&w, MODEL_MOE_DISPATCH_ALLTOALL, 0, 4).step_ns);
+}
+
 /* Plans the runner must refuse: micro-batches not a multiple of pp under interleaving, and a plan
  * whose GPU count disagrees with the cluster. */
 static void
@@ -1060,6 +1091,7 @@ main (int argc, char **argv)
   g_test_add_func ("/sim/runner/fp8-amax-reduction", test_fp8_amax_reduction);
   g_test_add_func ("/sim/runner/fp8-amax-group", test_fp8_amax_group);
   g_test_add_func ("/sim/runner/nccl-ctas", test_nccl_ctas);
+  g_test_add_func ("/sim/runner/moe-dispatcher", test_moe_dispatcher);
   g_test_add_func ("/sim/runner/pp-sends", test_pp_sends);
   g_test_add_func ("/sim/runner/grad-accum", test_grad_accum);
   g_test_add_func ("/sim/runner/dp", test_dp);

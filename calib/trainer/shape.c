@@ -120,6 +120,7 @@ static const Key keys[] = {
   { "moe_layer_freq", K_INT, (size_t) -1, 0 },
   { "moe_layer_offset", K_INT, (size_t) -1, 0 },
   { "moe_dense_layers", K_INT, (size_t) -1, 0 },
+  { "moe_node_limit", K_INT, (size_t) -1, 0 },
   { "encoder", K_BEYOND, (size_t) -1, 0 },
   { "mlm_fraction", K_DOUBLE, (size_t) -1, 0 },
   { "attention_window", K_BEYOND, (size_t) -1, 0 },

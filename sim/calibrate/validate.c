@@ -166,8 +166,13 @@ row_settings (const SimValidateRow *r, const char *files[ROW_FILES], GError **er
         add (list, "model.moe_dense_layers=%d", dense);
       if (a->moe_layer_freq > 1)
         add (list, "model.moe_layer_freq=%d", a->moe_layer_freq);
-      /* moe_node_limit is not modelled: the all-to-all is priced as uniform over the EP group,
-       * an upper bound on the cross-node bytes of node-limited routing. */
+      /* Node-limited routing exists to bound the network copies of a deduplicating dispatcher
+       * (DeepSeek-V3 §2.1.2 and §3.2.2): such rows run DeepEP's one copy per target node. */
+      if (a->moe_node_limit > 0)
+        {
+          add (list, "model.moe_node_limit=%d", a->moe_node_limit);
+          add (list, "parallel.moe_dispatcher=deepep");
+        }
     }
   if (a->mtp_depth > 0)
     add (list, "model.mtp_depth=%d", a->mtp_depth);

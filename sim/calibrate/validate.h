@@ -25,8 +25,8 @@
  * The arch column then refines each: attention (mla with its ranks; swa:W on every layer), position
  * (alibi: no rotary), norm, mlp_act (geglu gated, squared_relu two-matrix), shared experts, leading
  * dense layers, MoE layer frequency, MTP depth, encoder (bidirectional attention; the masked-LM head
- * on 15% of the tokens) and tied embeddings. moe_node_limit is read but not modelled (the all-to-all
- * is priced as uniform over the EP group, an upper bound on cross-node bytes). The framework column
+ * on 15% of the tokens) and tied embeddings; moe_node_limit sets model.moe_node_limit with DeepEP's
+ * deduplicating dispatcher (parallel.moe_dispatcher deepep). The framework column
  * sets parallel.framework (model/framework.c; empty: megatron).
  * Configuration the deck has no column for:
  *   dp_overlap      = zero >= 1: distributed optimizer / ZeRO implementations overlap the gradient

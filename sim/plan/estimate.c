@@ -116,14 +116,24 @@ kernel_s (const ModelPlan *plan, const SimEstimateHw *hw, const ModelOp *op)
   return sim_gpu_op_ns (&hw->gpu, plan, op) * 1e-9;
 }
 
-/* Time of one collective of the op list on its group's link. */
+/* Time of one collective of the op list on its group's link. An expert all-to-all carries
+ * model_moe_dispatch_copies over the EP group's domains (its span under the rank order over the
+ * domain size) instead of one copy per selected expert. */
 static double
-comm_op_s (const ModelPlan *plan, const SimEstimateHw *hw, const ModelOp *op)
+comm_op_s (const ModelShape *shape, const ModelPlan *plan, const SimEstimateHw *hw, const ModelOp *op)
 {
   double bw, alpha;
   int n = op->group_size > 1 ? op->group_size : 1;
   group_link (plan, hw, op->dim == MODEL_DIM_DP ? MODEL_DIM_DP : op->dim, &bw, &alpha);
   double f = (n - 1.0) / n;
+  if (op->coll == MODEL_COLL_ALL_TO_ALL && op->dim == MODEL_DIM_EP && shape->moe_top_k > 0)
+    {
+      gint64 stride = 1;
+      for (int i = 0; i < MODEL_DIM_COUNT && plan->order[i] != MODEL_DIM_EP; i++)
+        stride *= model_plan_dim_size (plan, plan->order[i]);
+      gint64 domains = (stride * n + hw->domain_gpus - 1) / hw->domain_gpus;
+      f *= model_moe_dispatch_copies (shape, plan, (int) CLAMP (domains, 1, n)) / shape->moe_top_k;
+    }
   switch (op->coll)
     {
     case MODEL_COLL_ALL_REDUCE: return coll_s (2.0 * f, op->comm_bytes, bw, alpha, 2.0 * (n - 1));
@@ -146,8 +156,8 @@ plain_tp (const ModelOp *op)
  * what of it is exposed, pairing overlapped collectives with the compute op they run beside as
  * sim/step/runner.c does. DP and PP collectives are left to the step terms. */
 static void
-add_ops (const ModelPlan *plan, const SimEstimateHw *hw, const GArray *ops, double w, SimEstimateLayer *acc,
-         double *compute)
+add_ops (const ModelShape *shape, const ModelPlan *plan, const SimEstimateHw *hw, const GArray *ops, double w,
+         SimEstimateLayer *acc, double *compute)
 {
   const ModelOp *o = (const ModelOp *) ops->data;
   int n = (int) ops->len;
@@ -166,7 +176,7 @@ add_ops (const ModelPlan *plan, const SimEstimateHw *hw, const GArray *ops, doub
           if (tpo && o[i].kind == MODEL_OP_GEMM && i + 1 < n && plain_tp (&o[i + 1])
               && (o[i + 1].coll == MODEL_COLL_REDUCE_SCATTER || o[i + 1].coll == MODEL_COLL_ALL_REDUCE))
             {
-              double c = comm_op_s (plan, hw, &o[i + 1]);
+              double c = comm_op_s (shape, plan, hw, &o[i + 1]);
               acc->layer_tp_s += w * c;
               acc->layer_tp_exposed_s += w * MAX (0.0, c - t);
               acc->layer_overlapped_s += c > 0 && !sim_gpu_op_ub_own_sms (plan, &o[i]) ? w * t : 0.0;
@@ -176,7 +186,7 @@ add_ops (const ModelPlan *plan, const SimEstimateHw *hw, const GArray *ops, doub
         }
       if (o[i].dim == MODEL_DIM_DP || o[i].dim == MODEL_DIM_PP || o[i].group_size <= 1)
         continue;
-      double c = comm_op_s (plan, hw, &o[i]);
+      double c = comm_op_s (shape, plan, hw, &o[i]);
       gboolean ovl = o[i].overlap_next || (tpo && plain_tp (&o[i]) && i + 1 < n && o[i + 1].kind == MODEL_OP_GEMM);
       double next = 0.0;
       if (ovl && i + 1 < n && o[i + 1].kind != MODEL_OP_COMM)
@@ -217,7 +227,7 @@ sim_estimate_layer (const ModelShape *shape, const ModelPlan *plan, const SimEst
         {
           g_array_set_size (ops, 0);
           model_layer_ops (shape, plan, rep[k], (ModelPass) pass, ops);
-          add_ops (plan, hw, ops, (double) count[k] / shape->layers, out, &out->layer_compute_s);
+          add_ops (shape, plan, hw, ops, (double) count[k] / shape->layers, out, &out->layer_compute_s);
         }
     }
   for (int pass = 0; pass < 2; pass++)
@@ -225,12 +235,12 @@ sim_estimate_layer (const ModelShape *shape, const ModelPlan *plan, const SimEst
       SimEstimateLayer extra = { 0 };
       g_array_set_size (ops, 0);
       model_layer_embedding_ops (shape, plan, (ModelPass) pass, ops);
-      add_ops (plan, hw, ops, 1.0, &extra, &out->embedding_s);
+      add_ops (shape, plan, hw, ops, 1.0, &extra, &out->embedding_s);
       out->embedding_s += extra.layer_tp_exposed_s;
       memset (&extra, 0, sizeof extra);
       g_array_set_size (ops, 0);
       model_layer_head_ops (shape, plan, (ModelPass) pass, ops);
-      add_ops (plan, hw, ops, 1.0, &extra, &out->head_s);
+      add_ops (shape, plan, hw, ops, 1.0, &extra, &out->head_s);
       out->head_s += extra.layer_tp_exposed_s;
     }
 }

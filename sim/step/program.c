@@ -204,7 +204,7 @@ is_plain_tp (const ModelOp *op)
 }
 
 static void
-emit_comm (Builder *b, const ModelOp *op, gboolean overlapped)
+emit_comm (Builder *b, const LayerCtx *c, const ModelOp *op, gboolean overlapped)
 {
   GroupKind g;
   SimCollectiveOp coll;
@@ -224,7 +224,10 @@ emit_comm (Builder *b, const ModelOp *op, gboolean overlapped)
       push_wait (overlapped ? b->later : b->waits, overlapped ? &b->n_later : &b->n_waits, i);
       return;
     }
-  collective (b, op->name, g, coll, op->comm_bytes, overlapped);
+  double bytes = op->comm_bytes;
+  if (op->coll == MODEL_COLL_ALL_TO_ALL && op->dim == MODEL_DIM_EP)
+    bytes *= c->ep_a2a_scale;
+  collective (b, op->name, g, coll, bytes, overlapped);
 }
 
 /* Emits the ops of one slot (model_layer_chunk_ops order). TP collectives next to a GEMM run beside
@@ -277,13 +280,13 @@ emit_ops (Builder *b, const LayerCtx *c, const GArray *ops, double *flops,
         {
           gboolean ovl = o[i].overlap_next
                          || (tpo && is_plain_tp (&o[i]) && i + 1 < n && o[i + 1].kind == MODEL_OP_GEMM);
-          emit_comm (b, &o[i], ovl);
+          emit_comm (b, c, &o[i], ovl);
           continue;
         }
       if (tpo && o[i].kind == MODEL_OP_GEMM && i + 1 < n && is_plain_tp (&o[i + 1])
           && (o[i + 1].coll == MODEL_COLL_REDUCE_SCATTER || o[i + 1].coll == MODEL_COLL_ALL_REDUCE))
         {
-          emit_comm (b, &o[i + 1], TRUE);
+          emit_comm (b, c, &o[i + 1], TRUE);
           gint64 ns = kernel_ns (c, &o[i]);
           int k = compute (b, o[i].name, ns, o[i].flops, SIM_BD_COMPUTE);
           g_array_index (b->ops, TOp, k).ub_own_sms = sim_gpu_op_ub_own_sms (c->plan, &o[i]);

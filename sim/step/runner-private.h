@@ -50,6 +50,8 @@ typedef struct {
   const SimGpuSpec *gpu;
   double grad_bytes;   /* bytes per gradient element as reduced */
   double param_bytes;  /* bytes per parameter element as gathered */
+  double ep_a2a_scale; /* expert all-to-all bytes over those of one copy per selected expert
+                        * (model_moe_dispatch_copies / moe_top_k) */
   GArray *scratch;     /* ModelOp */
 } LayerCtx;
 

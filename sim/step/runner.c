@@ -844,6 +844,18 @@ sim_runner_run (const ModelShape *shape, const ModelPlan *plan, const SimGpuSpec
   LayerCtx c = { shape, plan, gpu };
   c.grad_bytes = model_dtype_bytes (plan->grad_dtype);
   c.param_bytes = model_dtype_bytes (plan->param_dtype);
+  c.ep_a2a_scale = 1.0;
+  if (plan->ep > 1 && shape->moe_top_k > 0)
+    {
+      /* The NVLink domains the EP group of rank 0 spans (every EP group's, on the placements
+       * representatives run; --full prices every group at this count too). */
+      g_autofree int *ranks = g_new (int, plan->gpus);
+      int n = model_plan_group_ranks (plan, 0, 1u << MODEL_DIM_EP, TRUE, ranks);
+      g_autoptr (GHashTable) doms = g_hash_table_new (NULL, NULL);
+      for (int i = 0; i < n; i++)
+        g_hash_table_add (doms, GINT_TO_POINTER (sim_topology_domain_of (topo, ranks[i]) + 1));
+      c.ep_a2a_scale = model_moe_dispatch_copies (shape, plan, (int) g_hash_table_size (doms)) / shape->moe_top_k;
+    }
   c.scratch = model_op_array_new ();
   int dpcp = plan->dp * plan->cp;
 
