@@ -92,8 +92,8 @@ typedef struct {
   gboolean fp8_param_gather; /* fp8 recipe with the distributed optimizer: the FP8 layers' GEMM weights are
                               * kept in FP8 and all-gathered in FP8 (Megatron-Core --fp8-param-gather,
                               * NeMo fp8_params); norms, biases and embeddings stay in param_dtype */
-  int nccl_ctas[MODEL_DIM_COUNT]; /* NCCL's CTA (SM) cap per communicator, indexed by dimension (TP, CP,
-                              * PP, DP, EP; Megatron-Core's nccl_communicator_config_path max_ctas,
+  int nccl_ctas[MODEL_DIM_COUNT]; /* NCCL's CTA (SM) cap per communicator, indexed by ModelDim
+                              * (Megatron-Core's nccl_communicator_config_path max_ctas,
                               * MEGATRON_CORE_P2P_MAX_CTAS); 0 = NCCL's own choice */
   ModelMoeDispatcher moe_dispatcher; /* expert all-to-all copies (0 = one per expert) */
   gboolean fp8_attention;     /* fp8/fp4 recipes: fused attention in FP8, its Q/K/V and dO quantized

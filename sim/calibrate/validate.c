@@ -79,6 +79,14 @@ domain_used (const SimValidateRow *r)
   return r->nvlink_domain;
 }
 
+/* The row comes from MLPerf Training round `round` ("v4.1"): its source names the round. */
+static gboolean
+in_round (const SimValidateRow *r, const char *round)
+{
+  g_autofree char *name = g_strconcat ("MLPerf Training ", round, NULL);
+  return strstr (r->source, name) != NULL;
+}
+
 /* The row's settings as `group.key=value` strings after its scenario files (files[]: hardware
  * profile, fabric, then NULL or its TP-overlap settings, then NULL); NULL with the reason for a row
  * that cannot be modelled. Two rows with equal settings are the same simulation. */
@@ -217,7 +225,7 @@ row_settings (const SimValidateRow *r, const char *files[ROW_FILES], GError **er
   /* NVIDIA's MLPerf v3.1 GPT-3 code picks its userbuffers settings by GPU, TP, PP and micro-batch
    * (conf/custom.yaml: conf/tp_overlap/h100tp4pp8mbs1.yaml for these rows); the Azure+NVIDIA entry
    * runs the same code. Other rows run TE's defaults (model/tpoverlap.h). */
-  if (tp_overlap && strstr (r->source, "MLPerf Training v3.1") != NULL && strstr (r->model, "GPT-3") != NULL
+  if (tp_overlap && in_round (r, "v3.1") && strstr (r->model, "GPT-3") != NULL
       && strcmp (r->gpu, "h100-sxm") == 0 && r->tp == 4 && r->pp == 8 && r->micro_batch == 1)
     files[2] = "tp-overlap/h100-tp4-pp8-mbs1.ini";
   /* NVIDIA's v4.0 and v4.1 GPT-3 H100 submissions publish their userbuffers files (see each file's
@@ -228,15 +236,15 @@ row_settings (const SimValidateRow *r, const char *files[ROW_FILES], GError **er
                               && r->tp == 4 && g_str_has_prefix (r->id, "mlperf_") && strstr (r->id, "_nvidia_") != NULL;
   /* v3.0 (NVIDIA's and CoreWeave's copy of its code) publishes its own file: v3.1's but for
    * fc2_fprop's 20 SMs. */
-  if (nvidia_gpt3_h100 && strstr (r->source, "MLPerf Training v3.0") != NULL && r->pp == 8 && r->micro_batch == 1)
+  if (nvidia_gpt3_h100 && in_round (r, "v3.0") && r->pp == 8 && r->micro_batch == 1)
     files[2] = "tp-overlap/mlperf-v3.0-h100-tp4-pp8-mbs1.ini";
-  if (nvidia_gpt3_h100 && strstr (r->source, "MLPerf Training v4.0") != NULL)
+  if (nvidia_gpt3_h100 && in_round (r, "v4.0"))
     {
       files[2] = "tp-overlap/mlperf-v4.0-h100-tp4.ini";
       if (r->micro_batch == 1)
         add (list, "tp_overlap.fc2_fprop=pipeline splits=4 sm=4 margin");
     }
-  if (nvidia_gpt3_h100 && strstr (r->source, "MLPerf Training v4.1") != NULL && r->micro_batch == 2)
+  if (nvidia_gpt3_h100 && in_round (r, "v4.1") && r->micro_batch == 2)
     files[2] = "tp-overlap/mlperf-v4.1-h100-tp4-mbs2.ini";
   /* Every MLPerf row of the deck ran NVIDIA's NeMo implementation (NVIDIA's own and its partners'
    * submissions: CoreWeave, Azure, Oracle, IBM, University of Florida) with bf16 gradient buffers,
@@ -261,17 +269,16 @@ row_settings (const SimValidateRow *r, const char *files[ROW_FILES], GError **er
   gboolean mlperf = g_str_has_prefix (r->id, "mlperf_") && strcmp (r->precision, "fp8") == 0;
   gboolean gpt3 = strstr (r->model, "GPT-3") != NULL, llama31 = strstr (r->model, "Llama 3.1") != NULL;
   if (mlperf && gpt3
-      && (strstr (r->source, "MLPerf Training v3.1") != NULL
-          || (strstr (r->source, "MLPerf Training v4.0") != NULL && strstr (r->id, "_nvidia_") != NULL)))
+      && (in_round (r, "v3.1") || (in_round (r, "v4.0") && strstr (r->id, "_nvidia_") != NULL)))
     {
       add (list, "parallel.fp8_amax_tp_only=true");
       add (list, "parallel.fp8_amax_async=true");
     }
   if (mlperf
-      && ((gpt3 && strstr (r->source, "MLPerf Training v4.1") != NULL && strstr (r->id, "_nvidia_") != NULL)
-          || (llama31 && strstr (r->source, "MLPerf Training v5.0") != NULL)))
+      && ((gpt3 && in_round (r, "v4.1") && strstr (r->id, "_nvidia_") != NULL)
+          || (llama31 && in_round (r, "v5.0"))))
     add (list, "parallel.fp8_amax_tp_only=true");
-  if (mlperf && llama31 && strstr (r->source, "MLPerf Training v5.1") != NULL)
+  if (mlperf && llama31 && in_round (r, "v5.1"))
     add (list, "parallel.fp8_scaling=current");
   /* NCCL CTA caps the submissions set. NVIDIA's v3.1 GPT-3 code (and Azure's copy) exports
    * MEGATRON_CORE_P2P_MAX_CTAS=2 (config_common.sh). From v4.0 on (v4.0 as republished in
@@ -279,12 +286,11 @@ row_settings (const SimValidateRow *r, const char *files[ROW_FILES], GError **er
    * Llama 3.1 directory) config_common.sh points NCCL_CFG_PATH at conf/nccl/custom_communicator_cta.yaml:
    * max_ctas dp 8 (and dp_cp 8), pp 2, tp 8, cp 1. Oracle's v4.1 directories carry no conf/. */
   gboolean nvidia_code = g_str_has_prefix (r->id, "mlperf_") && strstr (r->id, "oracle") == NULL;
-  if (nvidia_code && gpt3 && strstr (r->source, "MLPerf Training v3.1") != NULL)
+  if (nvidia_code && gpt3 && in_round (r, "v3.1"))
     add (list, "parallel.nccl_ctas_pp=2");
   if (nvidia_code
-      && ((gpt3 && (strstr (r->source, "MLPerf Training v4.0") != NULL || strstr (r->source, "MLPerf Training v4.1") != NULL))
-          || (llama31 && (strstr (r->source, "MLPerf Training v5.0") != NULL
-                          || strstr (r->source, "MLPerf Training v5.1") != NULL))))
+      && ((gpt3 && (in_round (r, "v4.0") || in_round (r, "v4.1")))
+          || (llama31 && (in_round (r, "v5.0") || in_round (r, "v5.1")))))
     {
       add (list, "parallel.nccl_ctas_dp=8");
       add (list, "parallel.nccl_ctas_pp=2");
@@ -304,7 +310,7 @@ row_settings (const SimValidateRow *r, const char *files[ROW_FILES], GError **er
     add (list, "parallel.fp8_attention=true");
   /* Azure's MLPerf v6.0 Llama 3.1 405B submission sets NCCL_NVLS_ENABLE=0 (its
    * config_GB200_640x4x24xtp4pp8cp2_cg_fp4.sh), as the 405B run scenario does. */
-  if (strstr (r->source, "MLPerf Training v6.0") != NULL && strstr (r->id, "azure") != NULL)
+  if (in_round (r, "v6.0") && strstr (r->id, "azure") != NULL)
     add (list, "hardware.nvls=false");
   /* The Megatron-LM README table was measured with Megatron-Core r0.8.0 (July 2024), before TE 2.0
    * changed the userbuffers defaults. */

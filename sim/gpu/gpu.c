@@ -87,17 +87,21 @@ sim_gpu_kernel_ns (const SimGpuSpec *spec, const SimGpuKernel *kernel)
       if (spec->peak_flops[d] <= 0)
         d = MODEL_DTYPE_BF16;
       double peak = spec->peak_flops[d];
-      double eff = kernel->kind == SIM_KERNEL_ATTENTION_BWD && spec->attn_bwd_eff > 0 ? spec->attn_bwd_eff
-                                                                                      : spec->attn_eff;
-      eff *= spec->attn_insitu > 0 ? spec->attn_insitu : 1.0;
-      if (kernel->kind != SIM_KERNEL_GEMM && d == MODEL_DTYPE_FP8)
-        eff *= ATTN_FP8_RATIO;
+      double eff;
       if (kernel->kind == SIM_KERNEL_GEMM)
         {
           /* Peak scales with the SMs the GEMM is given; waves are counted over them. */
           if (kernel->sms > 0 && kernel->sms < spec->sm_count)
             peak *= (double) kernel->sms / spec->sm_count;
           eff = gemm_efficiency_on (spec, d, kernel->m, kernel->n, kernel->k, kernel->sms);
+        }
+      else
+        {
+          eff = kernel->kind == SIM_KERNEL_ATTENTION_BWD && spec->attn_bwd_eff > 0 ? spec->attn_bwd_eff
+                                                                                   : spec->attn_eff;
+          eff *= spec->attn_insitu > 0 ? spec->attn_insitu : 1.0;
+          if (d == MODEL_DTYPE_FP8)
+            eff *= ATTN_FP8_RATIO;
         }
       if (peak > 0 && eff > 0)
         t = kernel->flops / (peak * eff);

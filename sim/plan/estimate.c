@@ -87,14 +87,21 @@ sim_estimate_hw_from_scenario (const SimScenario *sc, SimEstimateHw *out)
   *out = hw;
 }
 
-/* Bandwidth and latency of a group along `dim` under the plan's rank order. */
-static void
-group_link (const ModelPlan *plan, const SimEstimateHw *hw, ModelDim dim, double *bw, double *alpha)
+/* Consecutive ranks a group along `dim` spans under the plan's rank order. */
+static gint64
+group_span (const ModelPlan *plan, ModelDim dim)
 {
   gint64 stride = 1;
   for (int i = 0; i < MODEL_DIM_COUNT && plan->order[i] != dim; i++)
     stride *= model_plan_dim_size (plan, plan->order[i]);
-  gint64 span = stride * model_plan_dim_size (plan, dim);
+  return stride * model_plan_dim_size (plan, dim);
+}
+
+/* Bandwidth and latency of a group along `dim` under the plan's rank order. */
+static void
+group_link (const ModelPlan *plan, const SimEstimateHw *hw, ModelDim dim, double *bw, double *alpha)
+{
+  gint64 span = group_span (plan, dim);
   if (span <= hw->domain_gpus || hw->nic_bw_bytes_per_s <= 0)
     *bw = hw->nvlink_bw_bytes_per_s, *alpha = hw->nvlink_latency_s;
   else
@@ -128,10 +135,7 @@ comm_op_s (const ModelShape *shape, const ModelPlan *plan, const SimEstimateHw *
   double f = (n - 1.0) / n;
   if (op->coll == MODEL_COLL_ALL_TO_ALL && op->dim == MODEL_DIM_EP && shape->moe_top_k > 0)
     {
-      gint64 stride = 1;
-      for (int i = 0; i < MODEL_DIM_COUNT && plan->order[i] != MODEL_DIM_EP; i++)
-        stride *= model_plan_dim_size (plan, plan->order[i]);
-      gint64 domains = (stride * n + hw->domain_gpus - 1) / hw->domain_gpus;
+      gint64 domains = (group_span (plan, MODEL_DIM_EP) + hw->domain_gpus - 1) / hw->domain_gpus;
       f *= model_moe_dispatch_copies (shape, plan, (int) CLAMP (domains, 1, n)) / shape->moe_top_k;
     }
   switch (op->coll)

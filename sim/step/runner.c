@@ -851,10 +851,10 @@ sim_runner_run (const ModelShape *shape, const ModelPlan *plan, const SimGpuSpec
        * representatives run; --full prices every group at this count too). */
       g_autofree int *ranks = g_new (int, plan->gpus);
       int n = model_plan_group_ranks (plan, 0, 1u << MODEL_DIM_EP, TRUE, ranks);
-      g_autoptr (GHashTable) doms = g_hash_table_new (NULL, NULL);
-      for (int i = 0; i < n; i++)
-        g_hash_table_add (doms, GINT_TO_POINTER (sim_topology_domain_of (topo, ranks[i]) + 1));
-      c.ep_a2a_scale = model_moe_dispatch_copies (shape, plan, (int) g_hash_table_size (doms)) / shape->moe_top_k;
+      g_autoptr (GHashTable) scratch = g_hash_table_new (NULL, NULL);
+      int domains, per_domain;
+      group_layout (topo, ranks, n, scratch, &domains, &per_domain);
+      c.ep_a2a_scale = model_moe_dispatch_copies (shape, plan, domains) / shape->moe_top_k;
     }
   c.scratch = model_op_array_new ();
   int dpcp = plan->dp * plan->cp;
