@@ -329,10 +329,12 @@ fit_curves (CalibProfile *prof, const CalibMeasureSet *set, CalibKind kind, GErr
       g_autoptr (GError) err = NULL;
       if (!calib_fit_saturating_curve ((double *) e->x->data, (double *) e->y->data, (double *) w->data, e->x->len,
                                        &e->pub.fit, &err)
-          && g_error_matches (err, CALIB_FIT_ERROR, CALIB_FIT_ERROR_TOO_FEW))
+          && (g_error_matches (err, CALIB_FIT_ERROR, CALIB_FIT_ERROR_TOO_FEW)
+              || g_error_matches (err, CALIB_FIT_ERROR, CALIB_FIT_ERROR_NO_CONVERGENCE)))
         {
-          /* Too few sizes for a curve (e.g. only calib-plan shapes): the measured table still goes
-           * into the profile; the note says the curve is missing and why. */
+          /* Too few sizes for a curve (e.g. only calib-plan shapes), or points no single saturating
+           * curve follows (calib-plan attention shapes of several head dimensions): the measured
+           * table still goes into the profile; the note says the curve is missing and why. */
           g_ptr_array_add (prof->notes, g_strdup_printf ("%s %s curve not fitted (its measured rows are in the "
                                                          "table): %s",
                                                          kind_name (kind), series, err->message));

@@ -29,6 +29,11 @@ expect "--dry-run plan" 0 "dp 16, zero 1, micro-batch 4, global batch 128 (2 acc
 if [ -n "${TRAINSIM:-}" ] && [ -x "$TRAINSIM" ]; then
   expect "trainsim run takes the emitted scenario" 0 "" "$TRAINSIM" run "$tmp/run.ini"
 fi
+# The GEMM attention materializes the s x s scores (unfused in trainsim's terms); the flash kernel does not.
+expect "gemm attention is emitted as unfused" 0 "unfused_attention = true" cat "$tmp/run.ini"
+expect "--attention flash" 0 "scenario:" "$bin" --model "$src/calib/trainer/models/gpt2-124m.ini" --dry-run \
+  --hardware h100-sxm --attention flash --emit-scenario "$tmp/flash.ini"
+expect "flash attention is emitted as fused" 0 "unfused_attention = false" cat "$tmp/flash.ini"
 rm -rf "$tmp"
 # Without a usable GPU (as on CI) a real run exits 77, automake's SKIP, with a one-line reason.
 if ! command -v nvidia-smi >/dev/null 2>&1 || ! nvidia-smi -L >/dev/null 2>&1; then

@@ -18,6 +18,7 @@ typedef struct {
   const char *model_path; /* the model file the trainer read, for the comment */
   int gpus, gpus_per_node;
   int zero, micro_batch, global_batch, recompute, dp_overlap, dp_bucket_mib, steps;
+  int flash; /* --attention flash (else the s×s scores are materialized: unfused_attention) */
 } TrainerRun;
 
 /* Returns 0, or -1 when writing failed. */

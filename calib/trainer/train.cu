@@ -241,6 +241,10 @@ static ncclUniqueId
 setup_procs (int *argc, char ***argv, Options *o, Procs *p)
 {
   memset (p, 0, sizeof *p);
+#ifndef HAVE_MPI
+  (void) argc; /* only MPI_Init reads them */
+  (void) argv;
+#endif
   ncclUniqueId id;
   memset (&id, 0, sizeof id);
   const char *world = getenv ("OMPI_COMM_WORLD_SIZE");
@@ -457,7 +461,8 @@ dry_run (const Options *o, const TrainerShape *s)
   if (o->emit)
     {
       TrainerRun run = { s, hw->profile, o->fabric ? o->fabric : hw->fabric, "(dry run)", o->model, gpus, per_node,
-                         o->zero, o->micro_batch, global_batch, o->recompute, o->overlap, o->bucket_mib, o->steps };
+                         o->zero, o->micro_batch, global_batch, o->recompute, o->overlap, o->bucket_mib, o->steps,
+                         o->flash };
       FILE *f = fopen (o->emit, "w");
       if (!f || trainer_emit_scenario (f, &run) != 0 || fclose (f) != 0)
         {
@@ -661,7 +666,7 @@ main (int argc, char **argv)
         {
           TrainerRun run = { &s, hw->profile, o.fabric ? o.fabric : hw->fabric, prop.name, o.model, p.size,
                              p.local_size, o.zero, o.micro_batch, global_batch, o.recompute, o.overlap, o.bucket_mib,
-                             o.steps };
+                             o.steps, o.flash };
           FILE *f = fopen (o.emit, "w");
           if (!f || trainer_emit_scenario (f, &run) != 0 || fclose (f) != 0)
             {

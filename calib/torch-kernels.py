@@ -1,0 +1,183 @@
+#!/usr/bin/env python3
+"""The vendor kernels the frameworks call, timed through PyTorch on one GPU (optional: needs a CUDA
+build of PyTorch on the GPU node; nothing in trainsim's build or tests runs it).
+
+trainsim-bench-attention times an unfused attention and trainsim-bench-memory trainsim's own kernels;
+what Megatron-Core and Transformer Engine run in a training step are cuDNN's fused attention, fused
+multi-tensor optimizers and vendor norms. This script times those through PyTorch:
+
+  sdpa     causal scaled-dot-product attention, bf16, forward and backward, per backend (cuDNN
+           fused attention as TE uses it, and FlashAttention-2 as PyTorch ships it); FLOPs as the
+           profiles count them: forward 4*B*H*S*S*D/2 (causal), backward 2.5x the forward
+           (FlashAttention's convention, benchmarks/benchmark_flash_attention.py)
+  launch   per-kernel cost of a chain of tiny kernels, eager (host launch each) and replayed from a
+           CUDA graph
+  adamw    torch.optim.AdamW(fused=True) over fp32 parameters: bytes as trainsim counts them (read
+           grad, param, m, v; write param, m, v: 28 B per parameter)
+  norm     layer_norm and rms_norm forward and backward over [tokens, hidden] bf16 (read x, write y;
+           backward read x and dy, write dx)
+
+Usage: torch-kernels.py [--shapes PLAN.tsv] [-o OUT.tsv]. PLAN lines `attention NAME B H Hkv S D`
+(the format `trainsim calib-plan` prints) are timed besides a sequence-length sweep. Median of 10
+timed repetitions after 3 warm-ups, CUDA events; random inputs; exit 77 without a CUDA device.
+"""
+import argparse
+import statistics
+import sys
+import time
+
+try:
+    import torch
+    import torch.nn.functional as F
+except ImportError:
+    print("torch-kernels.py: skipped: no PyTorch", file=sys.stderr)
+    sys.exit(77)
+
+WARMUP, REPS = 3, 10
+
+
+def timed(fn, reps=REPS, warmup=WARMUP):
+    """Median, p10, p90 in microseconds of fn() over reps, CUDA events."""
+    for _ in range(warmup):
+        fn()
+    torch.cuda.synchronize()
+    ts = []
+    for _ in range(reps):
+        a = torch.cuda.Event(enable_timing=True)
+        b = torch.cuda.Event(enable_timing=True)
+        a.record()
+        fn()
+        b.record()
+        b.synchronize()
+        ts.append(a.elapsed_time(b) * 1e3)
+    ts.sort()
+    return statistics.median(ts), ts[len(ts) // 10], ts[(9 * len(ts)) // 10]
+
+
+def sdpa_rows(shapes, out):
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+    backends = [("cudnn", SDPBackend.CUDNN_ATTENTION), ("flash2", SDPBackend.FLASH_ATTENTION)]
+    for name, b, h, hkv, s, d in shapes:
+        fwd_flop = 4.0 * b * h * s * s * d / 2
+        q = torch.randn(b, h, s, d, device="cuda", dtype=torch.bfloat16, requires_grad=True)
+        # GQA: K and V expanded to the query heads outside the timing (the FLOPs are the same).
+        k = torch.randn(b, hkv, s, d, device="cuda", dtype=torch.bfloat16)
+        v = torch.randn(b, hkv, s, d, device="cuda", dtype=torch.bfloat16)
+        k = k.repeat_interleave(h // hkv, dim=1).detach().requires_grad_(True)
+        v = v.repeat_interleave(h // hkv, dim=1).detach().requires_grad_(True)
+        dout = torch.randn(b, h, s, d, device="cuda", dtype=torch.bfloat16)
+        ref = None
+        if b * h * s * s <= 2**31:
+            with torch.no_grad(), sdpa_kernel([SDPBackend.MATH]):
+                ref = F.scaled_dot_product_attention(q.float(), k.float(), v.float(), is_causal=True)
+        for bname, backend in backends:
+            try:
+                with sdpa_kernel([backend]):
+                    with torch.no_grad():
+                        o = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+                    err = float((o.float() - ref).norm() / ref.norm()) if ref is not None else float("nan")
+                    fwd = timed(lambda: F.scaled_dot_product_attention(q, k, v, is_causal=True))
+                    o = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+                    bwd = timed(lambda: torch.autograd.grad(o, (q, k, v), dout, retain_graph=True))
+            except Exception as e:  # a backend that refuses the shape is reported, not fatal
+                out.write(f"# sdpa {name} {bname}: not run: {type(e).__name__}: {str(e)[:160]}\n")
+                continue
+            for pas, (t, p10, p90), flop in (("fwd", fwd, fwd_flop), ("bwd", bwd, 2.5 * fwd_flop)):
+                out.write(f"sdpa\t{name}\t{bname}\t{pas}\tbf16\t{b}\t{h}\t{hkv}\t{s}\t{d}\t{t:.3f}\t{p10:.3f}\t{p90:.3f}"
+                          f"\t{flop / t / 1e6:.2f}\t{err:.2e}\n")
+        del q, k, v, dout, ref
+        torch.cuda.empty_cache()
+
+
+def launch_rows(out):
+    x = torch.zeros(1, device="cuda")
+    n = 2000
+
+    def chain():
+        for _ in range(n):
+            x.add_(1.0)
+    t, p10, p90 = timed(chain, reps=5, warmup=2)
+    out.write(f"launch\teager\t{n}\t{t:.1f}\t{t / n:.3f}\n")
+    g = torch.cuda.CUDAGraph()
+    s = torch.cuda.Stream()
+    s.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(s):
+        chain()
+    torch.cuda.current_stream().wait_stream(s)
+    with torch.cuda.graph(g):
+        chain()
+    t, p10, p90 = timed(g.replay, reps=5, warmup=2)
+    out.write(f"launch\tgraph\t{n}\t{t:.1f}\t{t / n:.3f}\n")
+
+
+def adamw_rows(out):
+    for n_params in (250_000_000, 1_000_000_000):
+        # 20 tensors, as a model's parameters are many tensors (the multi-tensor kernel's case).
+        sizes = [n_params // 20] * 20
+        ps = [torch.nn.Parameter(torch.randn(m, device="cuda")) for m in sizes]
+        for p in ps:
+            p.grad = torch.randn_like(p)
+        opt = torch.optim.AdamW(ps, lr=1e-4, fused=True)
+        opt.step()  # creates m and v
+        t, p10, p90 = timed(opt.step)
+        byts = 28.0 * n_params
+        out.write(f"adamw\tfused\t{n_params}\t{t:.1f}\t{p10:.1f}\t{p90:.1f}\t{byts / t / 1e3:.1f}\n")
+        del ps, opt
+        torch.cuda.empty_cache()
+
+
+def norm_rows(out):
+    for tokens, hidden in ((8192, 8192), (16384, 12288), (4096, 4096)):
+        x = torch.randn(tokens, hidden, device="cuda", dtype=torch.bfloat16, requires_grad=True)
+        w = torch.randn(hidden, device="cuda", dtype=torch.bfloat16, requires_grad=True)
+        bias = torch.randn(hidden, device="cuda", dtype=torch.bfloat16, requires_grad=True)
+        dy = torch.randn_like(x)
+        e = x.numel() * 2.0
+        for nname, fn in (("layer_norm", lambda: F.layer_norm(x, (hidden,), w, bias)),
+                          ("rms_norm", lambda: F.rms_norm(x, (hidden,), w))):
+            fwd = timed(fn)
+            y = fn()
+            bwd = timed(lambda: torch.autograd.grad(y, (x, w), dy, retain_graph=True))
+            out.write(f"norm\t{nname}\tfwd\t{tokens}\t{hidden}\t{fwd[0]:.1f}\t{2 * e / fwd[0] / 1e3:.1f}\n")
+            out.write(f"norm\t{nname}\tbwd\t{tokens}\t{hidden}\t{bwd[0]:.1f}\t{3 * e / bwd[0] / 1e3:.1f}\n")
+        del x, w, bias, dy
+        torch.cuda.empty_cache()
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--shapes", help="calib-plan file whose attention lines are timed too")
+    ap.add_argument("-o", "--out", help="TSV file (default stdout)")
+    a = ap.parse_args()
+    if not torch.cuda.is_available():
+        print("torch-kernels.py: skipped: no usable CUDA device", file=sys.stderr)
+        return 77
+    shapes = [(f"sweep-s{s}", 1, 32, 32, s, 128) for s in (1024, 2048, 4096, 8192, 16384)]
+    shapes += [(f"sweep-d64-s{s}", 1, 32, 32, s, 64) for s in (2048, 8192)]
+    if a.shapes:
+        for line in open(a.shapes):
+            f = line.split()
+            if len(f) >= 7 and f[0] == "attention":
+                shapes.append((f[1], int(f[2]), int(f[3]), int(f[4]), int(f[5]), int(f[6])))
+    out = open(a.out, "w") if a.out else sys.stdout
+    p = torch.cuda.get_device_properties(0)
+    out.write(f"# tool\ttorch-kernels.py (trainsim calib/)\n# gpu\t{p.name}\n# sm_count\t{p.multi_processor_count}\n"
+              f"# torch\t{torch.__version__}\n# cuda\t{torch.version.cuda}\n# cudnn\t{torch.backends.cudnn.version()}\n"
+              f"# date\t{time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime())}\n"
+              f"# timing\tmedian of {REPS} after {WARMUP} warm-ups, CUDA events, random inputs\n")
+    out.write("# sdpa\tname\tbackend\tpass\tdtype\tB\tH\tHkv\tS\tD\ttime_us_median\ttime_us_p10\ttime_us_p90\tTFLOPS\t"
+              "rel_err_vs_fp32\n")
+    sdpa_rows(shapes, out)
+    out.flush()
+    out.write("# launch\tmode\tkernels\ttime_us\tus_per_kernel\n")
+    launch_rows(out)
+    out.write("# adamw\timpl\tparams\ttime_us_median\ttime_us_p10\ttime_us_p90\tGBps (28 B/param)\n")
+    adamw_rows(out)
+    out.write("# norm\top\tpass\ttokens\thidden\ttime_us\tGBps\n")
+    norm_rows(out)
+    out.write("# result\tdone\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
