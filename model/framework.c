@@ -227,6 +227,19 @@ model_framework_shards_grads (const ModelPlan *plan)
   return plan->zero >= 2;
 }
 
+/* Megatron-Core: DistributedDataParallel.zero_grad_buffer() at the start of every iteration
+ * (megatron/training/training.py train_step) resets each buffer with grad_data.zero_()
+ * (core/distributed/param_and_grad_buffer.py, Megatron-LM d98e8a64). PyTorch's optimizers default
+ * to zero_grad(set_to_none=True) since 2.0, which frees the gradients instead: FSDP2 and Composer
+ * write no zeros. DeepSpeed: ASSUMPTION none counted (its engine frees or reuses its partitioned
+ * gradient buffers; not read here). */
+gboolean
+model_framework_zeroes_grad_buffer (const ModelPlan *plan)
+{
+  g_return_val_if_fail (plan != NULL, FALSE);
+  return megatron_like (plan);
+}
+
 gboolean
 model_framework_validate (const ModelPlan *plan, GError **error)
 {

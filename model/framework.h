@@ -60,5 +60,8 @@ void model_framework_dp_schedule (const ModelPlan *plan, ModelDpSchedule *out);
 /* Whether the gradients are sharded at rest (model/memory.c): ZeRO-2/3, except Megatron's
  * distributed optimizer at zero 2, which keeps the full gradient buffer. */
 gboolean model_framework_shards_grads (const ModelPlan *plan);
+/* Whether the framework zeroes a contiguous gradient buffer every step (Megatron-Core DDP's
+ * zero_grad_buffer) rather than dropping the gradients (PyTorch's zero_grad(set_to_none=True)). */
+gboolean model_framework_zeroes_grad_buffer (const ModelPlan *plan);
 /* The framework's rules on plan combinations it does not offer; the error names the remedy. */
 gboolean model_framework_validate (const ModelPlan *plan, GError **error);

@@ -117,6 +117,7 @@
 #include <math.h>
 #include <string.h>
 #include "model/layer.h"
+#include "model/framework.h"
 
 typedef struct {
   const ModelShape *s;
@@ -1394,9 +1395,28 @@ model_layer_optimizer_ops (const ModelShape *shape, const ModelPlan *plan, int p
    * shard of them (ws) is cast to FP8 below instead of written back in pb bytes. */
   double w = model_layer_quantized_weights (shape, plan, pp_rank, -1);
   double ws = plan->fp8_param_gather ? w / ((double) plan->dp * plan->cp) : 0;
+  /* The gradient norm for clipping reads the optimizer's shard of the main gradients once
+   * (Megatron-Core optimizer/clip_grads.py get_grad_norm_fp32: multi_tensor_l2norm; ASSUMPTION:
+   * clipping on, as in every recipe of the deck). The scaling pass that follows only when the norm
+   * exceeds the maximum (clip_coeff < 1) is not counted. */
+  ModelOp norm = model_op_membound ("grad_norm", MODEL_PHASE_OPTIMIZER, n * gb, 0, 2.0 * n, MODEL_DTYPE_FP32);
+  norm.flags |= MODEL_OP_STREAMING;
+  g_array_append_val (ops, norm);
   ModelOp op = model_op_membound ("adam", MODEL_PHASE_OPTIMIZER, n * rd, n * wr - ws * pb, 12.0 * n,
                                   MODEL_DTYPE_FP32);
+  op.flags |= MODEL_OP_STREAMING;
   g_array_append_val (ops, op);
+  /* The next step's gradient accumulation starts from a zeroed buffer: the whole local buffer
+   * (its DP shard where gradients are sharded at rest), written once (model/framework.h). */
+  if (model_framework_zeroes_grad_buffer (plan))
+    {
+      double local = (double) r.dense + (double) r.expert;
+      if (model_framework_shards_grads (plan))
+        local = n;
+      ModelOp zero = model_op_membound ("grad_zero", MODEL_PHASE_OPTIMIZER, 0, local * gb, 0, MODEL_DTYPE_FP32);
+      zero.flags |= MODEL_OP_STREAMING;
+      g_array_append_val (ops, zero);
+    }
   /* The once-per-step weight quantization of the low-precision recipes (model/layer.c header). */
   if (!quantized (plan->matmul_dtype))
     return;

@@ -50,6 +50,9 @@ typedef enum {
                                         * (model/layer.c) */
 /* MEMBOUND flags */
 #define MODEL_OP_RECIPE 4u          /* low-precision recipe kernel (quantize, amax, transpose): no backward */
+#define MODEL_OP_STREAMING 64u      /* one long pass over a whole buffer set (the fused multi-tensor
+                                     * optimizer, grad-norm, grad-buffer zeroing): streams at the
+                                     * microbenchmark bandwidth, not the in-situ one (sim/gpu/gpu.c) */
 #define MODEL_OP_LATER_MICROBATCHES 16u /* runs from a step's second micro-batch on (torch autograd's
                                         * in-place gradient accumulation): the runner drops it from the
                                         * first */

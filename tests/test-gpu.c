@@ -92,12 +92,32 @@ test_memory_attention (void)
   g_assert_cmpint (sim_gpu_kernel_ns (&g, &a8), ==, 2025245);
   g.peak_flops[MODEL_DTYPE_FP8] = 1979e12;
   g_assert_cmpint (sim_gpu_kernel_ns (&g, &a8), ==, 1250051);
+  /* The size curve: G = 1,000 GFLOP at G_half 1,000 runs at half of attn_eff (4,044,489.4 ns →
+   * 4,044,490 + 3,000); the backward has its own G_half (0 here: flat). */
+  g.attn_half_gflop = 1000;
+  g_assert_cmpint (sim_gpu_kernel_ns (&g, &a), ==, 4047490);
+  SimGpuKernel ab = { SIM_KERNEL_ATTENTION_BWD, MODEL_DTYPE_BF16, 1e12, 1e6, 0, 0, 0, 0 };
+  g_assert_cmpint (sim_gpu_kernel_ns (&g, &ab), ==, 2025245);
+  g.attn_bwd_half_gflop = 3000;
+  g_assert_cmpint (sim_gpu_kernel_ns (&g, &ab), ==, (gint64) ceil (1e12 / (989e12 * 0.5 * 0.25) * 1e9) + 3000);
+  g.attn_half_gflop = g.attn_bwd_half_gflop = 0;
   /* mem_insitu 0.5 halves the memory-bound kernel's bandwidth (673,072.06 ns → 673,073 + 3,000),
    * not that of a GEMM whose 1 GB of traffic binds (1e6 FLOPs): 336,537 + 3,000 as before. */
   g.mem_insitu = 0.5;
   g_assert_cmpint (sim_gpu_kernel_ns (&g, &m), ==, 676073);
   SimGpuKernel gm = { SIM_KERNEL_GEMM, MODEL_DTYPE_BF16, 1e6, 1e9, 1024, 1024, 1, 0 };
   g_assert_cmpint (sim_gpu_kernel_ns (&g, &gm), ==, 339537);
+  /* A streaming kernel (the fused optimizer) keeps the microbenchmark bandwidth, FLOPs ignored. */
+  SimGpuKernel st = { SIM_KERNEL_STREAM, MODEL_DTYPE_FP32, 5e9, 1e9, 0, 0, 0, 0 };
+  g_assert_cmpint (sim_gpu_kernel_ns (&g, &st), ==, 339537);
+  /* and an op flagged MODEL_OP_STREAMING becomes one */
+  ModelPlan plan;
+  model_plan_init (&plan);
+  ModelOp adam = model_op_membound ("adam", MODEL_PHASE_OPTIMIZER, 6e8, 4e8, 1e8, MODEL_DTYPE_FP32);
+  gint64 in_situ = sim_gpu_op_ns (&g, &plan, &adam);
+  adam.flags |= MODEL_OP_STREAMING;
+  g_assert_cmpint (sim_gpu_op_ns (&g, &plan, &adam), ==, 339537);
+  g_assert_cmpint (in_situ, ==, 676073);
 }
 
 /* Unfused attention (Megatron's baddbmm/bmm), spec_of's figures: 1 sequence, 4 heads of 128, s 2048.

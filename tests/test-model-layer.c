@@ -416,7 +416,9 @@ test_rank_params (void)
 }
 
 /* Adam on the ZeRO-1 shard: 8B params / dp 8 elements, reading fp32 grad + master + m + v (16 B)
- * and writing master + m + v + bf16 param (14 B). */
+ * and writing master + m + v + bf16 param (14 B); the grad-norm reads the shard's fp32 gradients;
+ * Megatron zeroes its whole fp32 gradient buffer (all 8B elements), FSDP2 frees its gradients
+ * instead, and Megatron-FSDP (zero 3) zeroes only its shard. All three stream. */
 static void
 test_optimizer (void)
 {
@@ -424,13 +426,29 @@ test_optimizer (void)
   ModelPlan p;
   model_plan_init (&p);
   p.dp = 8, p.gpus = 8, p.global_batch = 8, p.zero = 1;
+  const double n = 8030261248.0;
   g_autoptr (GArray) ops = model_op_array_new ();
   model_layer_optimizer_ops (&s, &p, 0, ops);
-  g_assert_cmpint (ops->len, ==, 1);
-  const ModelOp *op = &g_array_index (ops, ModelOp, 0);
+  g_assert_cmpint (ops->len, ==, 3);
+  const ModelOp *op = find (ops, "adam");
   g_assert_cmpint (op->phase, ==, MODEL_PHASE_OPTIMIZER);
-  g_assert_cmpfloat (op->bytes_read, ==, 8030261248.0 / 8 * 16);
-  g_assert_cmpfloat (op->bytes_written, ==, 8030261248.0 / 8 * 14);
+  g_assert_cmpfloat (op->bytes_read, ==, n / 8 * 16);
+  g_assert_cmpfloat (op->bytes_written, ==, n / 8 * 14);
+  g_assert_cmpfloat (find (ops, "grad_norm")->bytes_read, ==, n / 8 * 4);
+  g_assert_cmpfloat (find (ops, "grad_norm")->bytes_written, ==, 0);
+  g_assert_cmpfloat (find (ops, "grad_zero")->bytes_written, ==, n * 4);
+  for (guint i = 0; i < ops->len; i++)
+    g_assert_true (g_array_index (ops, ModelOp, i).flags & MODEL_OP_STREAMING);
+
+  p.framework = MODEL_FW_FSDP2, p.zero = 3;
+  g_autoptr (GArray) fsdp = model_op_array_new ();
+  model_layer_optimizer_ops (&s, &p, 0, fsdp);
+  g_assert_null (find (fsdp, "grad_zero"));
+  g_assert_nonnull (find (fsdp, "grad_norm"));
+  p.framework = MODEL_FW_MEGATRON, p.fsdp = TRUE;
+  g_autoptr (GArray) mfsdp = model_op_array_new ();
+  model_layer_optimizer_ops (&s, &p, 0, mfsdp);
+  g_assert_cmpfloat (find (mfsdp, "grad_zero")->bytes_written, ==, n / 8 * 4);
 }
 
 /* Pipeline send: with SP the TP rank sends its 512-token shard of the [2048, 12288] bf16 activation. */
@@ -885,14 +903,14 @@ test_fp4_recipe (void)
   g_assert_nonnull (strstr (bn, "qkv_grad_amax qkv_grad_quant qkv_input_ag qkv_dgrad"));
   g_autoptr (GArray) o = model_op_array_new ();
   model_layer_optimizer_ops (&s, &p, 0, o);
-  g_assert_cmpint (o->len, ==, 3);
+  g_assert_cmpint (o->len, ==, 5); /* grad_norm, adam, grad_zero and the two below */
   assert_bytes (o, "nvfp4_weight_amax", 98304, 0);
   assert_bytes (o, "nvfp4_weight_quant", 98304, 55296);
   /* FP8: fp8_weight_cast reads 98,304 and writes 2·49,152 = 98,304 (FP8 copy and transpose). */
   p.matmul_dtype = MODEL_DTYPE_FP8;
   g_autoptr (GArray) o8 = model_op_array_new ();
   model_layer_optimizer_ops (&s, &p, 0, o8);
-  g_assert_cmpint (o8->len, ==, 2);
+  g_assert_cmpint (o8->len, ==, 4);
   assert_bytes (o8, "fp8_weight_cast", 98304, 98304);
   /* fp8_param_gather with the distributed optimizer over dp 4: the optimizer casts its FP32 shard of
    * W/4 = 12,288 weights to FP8 (read 49,152, write 12,288) and the gathered FP8 weights are

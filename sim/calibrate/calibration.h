@@ -9,7 +9,8 @@
  *                     and clocks, L2/HBM shared with the kernels around them). Range [0.3, 1/e_max]:
  *                     no GEMM beats its peak. Prior 1 ± 0.5.
  *   mem_insitu        scale on mem_eff (STREAM-type bandwidth) for memory-bound kernels: norms,
- *                     activations, casts, amax, transposes, optimizer. Range [0.3, 1/mem_eff]. Prior 1 ± 0.5.
+ *                     activations, casts, amax, transposes (not the streaming optimizer passes, which run
+ *                     at mem_eff: sim/gpu/gpu.c). Range [0.3, 1/mem_eff]. Prior 1 ± 0.5.
  * Not fitted: attn_insitu (the same kind of scale on attn_eff / attn_bwd_eff; a user's layer may set
  *                     it). Tried on the deck (2026-11-25, /tmp/cal8): Blackwell ran to its bound
  *                     (1.82, attention at peak) and its leave-one-source-out MAPE went 10.9% -> 17.5%;

@@ -4,7 +4,12 @@
  * with F the FLOPs, B the HBM bytes, P the dense tensor-core peak, W the HBM bandwidth, e_mem the
  * microbenchmark's mem_eff, times mem_insitu for memory-bound kernels only (the in-situ factor the
  * calibration fits on them; a GEMM's operand and accumulator traffic streams inside a compute
- * kernel, whose in-situ factor is gemm_insitu). e is
+ * kernel, whose in-situ factor is gemm_insitu). A streaming kernel (one long pass over a buffer set:
+ * the fused multi-tensor Adam, grad-norm, grad zeroing) runs at W · e_mem itself: measured on an
+ * H100 SXM5 80GB, trainsim-bench-memory's fused Adam moves 2.68-2.72 TB/s at 256 MiB-2 GiB per
+ * buffer against 2.84 for a copy (0.95), while its row-wise RMSNorm/LayerNorm reach 1.47-1.53
+ * (0.53); on an H200 3.42 against 3.99 (0.86) (calib/results/h100-sxm-2026-11-26/memory.tsv and
+ * h200-sxm-2026-11-26/memory.tsv). e is
  *   GEMM       e_max[d] · G / (G + G_half[d]) · wave(M, N), d the GEMM's input dtype: a saturating
  *              curve in the GEMM's size G (GFLOP)
  *              for the fixed costs small GEMMs cannot amortise (prologue/epilogue, tail), times the
@@ -12,7 +17,11 @@
  *              e_max is measured per dtype (FP8 and BF16 GEMMs of the same GPU reach different
  *              fractions of their peaks, e.g. H100 0.71 vs 0.80 in the profiles' sources); G_half is
  *              the dtype's own curve when measured, else the profile's one measured curve;
- *   attention  attn_eff (fused flash attention, fraction of peak); its backward attn_bwd_eff; both
+ *   attention  attn_eff (fused flash attention, fraction of peak); its backward attn_bwd_eff; each
+ *              times G/(G + G_half) in the kernel's own FLOPs where the profile gives G_half (a
+ *              small kernel, one sequence of few heads, fills the SMs poorly: cuDNN's causal BF16
+ *              attention on an H100 reaches 0.27 of peak for 24 heads × 2048 × 128 and 0.61 for
+ *              32 × 8192 × 128, calib/results/h100-sxm-2026-11-26/torch-kernels.tsv); both
  *              times attn_insitu where the generation is calibrated. FP8 attention runs at the FP8
  *              peak with that fraction times r8 = (1200/1979)/(740/989) = 0.81: FlashAttention-3 on
  *              H100 reaches 740 TFLOP/s in FP16 and close to 1.2 PFLOP/s in FP8 (Shah et al.,
@@ -81,7 +90,7 @@ sim_gpu_kernel_ns (const SimGpuSpec *spec, const SimGpuKernel *kernel)
 {
   g_return_val_if_fail (spec != NULL && kernel != NULL, 0);
   double t = 0;
-  if (kernel->kind != SIM_KERNEL_MEMORY && kernel->flops > 0)
+  if (kernel->kind != SIM_KERNEL_MEMORY && kernel->kind != SIM_KERNEL_STREAM && kernel->flops > 0)
     {
       ModelDtype d = kernel->dtype;
       if (spec->peak_flops[d] <= 0)
@@ -97,8 +106,14 @@ sim_gpu_kernel_ns (const SimGpuSpec *spec, const SimGpuKernel *kernel)
         }
       else
         {
-          eff = kernel->kind == SIM_KERNEL_ATTENTION_BWD && spec->attn_bwd_eff > 0 ? spec->attn_bwd_eff
-                                                                                   : spec->attn_eff;
+          gboolean bwd = kernel->kind == SIM_KERNEL_ATTENTION_BWD;
+          eff = bwd && spec->attn_bwd_eff > 0 ? spec->attn_bwd_eff : spec->attn_eff;
+          double half = bwd ? spec->attn_bwd_half_gflop : spec->attn_half_gflop;
+          if (half > 0)
+            {
+              double g = kernel->flops / 1e9;
+              eff *= g / (g + half);
+            }
           eff *= spec->attn_insitu > 0 ? spec->attn_insitu : 1.0;
           if (d == MODEL_DTYPE_FP8)
             eff *= ATTN_FP8_RATIO;
@@ -110,7 +125,9 @@ sim_gpu_kernel_ns (const SimGpuSpec *spec, const SimGpuKernel *kernel)
     {
       /* A GEMM streams its operands and accumulator at the microbenchmark's bandwidth; mem_insitu
        * is the in-situ factor of the memory-bound kernels. */
-      double bw = kernel->kind == SIM_KERNEL_GEMM ? spec->hbm_bw_bytes_per_s * spec->mem_eff : sim_gpu_achieved_hbm (spec);
+      double bw = kernel->kind == SIM_KERNEL_GEMM || kernel->kind == SIM_KERNEL_STREAM
+                    ? spec->hbm_bw_bytes_per_s * spec->mem_eff
+                    : sim_gpu_achieved_hbm (spec);
       t = MAX (t, kernel->bytes / bw);
     }
   return (gint64) ceil (t * 1e9) + spec->launch_ns;
@@ -165,7 +182,11 @@ op_ns (const SimGpuSpec *spec, const ModelPlan *plan, const ModelOp *op, gint64 
   if (op->kind == MODEL_OP_ATTENTION)
     k.kind = op->flags & MODEL_OP_FLASH_BWD ? SIM_KERNEL_ATTENTION_BWD : SIM_KERNEL_ATTENTION;
   else if (op->kind != MODEL_OP_GEMM)
-    k.flops = 0; /* memory-bound: its FLOPs are elementwise, timed by its bytes */
+    {
+      k.flops = 0; /* memory-bound: its FLOPs are elementwise, timed by its bytes */
+      if (op->flags & MODEL_OP_STREAMING)
+        k.kind = SIM_KERNEL_STREAM;
+    }
   if (op->kind != MODEL_OP_GEMM)
     return sim_gpu_kernel_ns (spec, &k);
   k.kind = SIM_KERNEL_GEMM;

@@ -29,6 +29,8 @@ typedef struct {
   double gemm_eff_half_gflop_any;       /* the profile's measured size curve (its source names the dtype) */
   double attn_eff;                      /* fused causal attention, fraction of peak */
   double attn_bwd_eff;                  /* its flash backward (2.5x the forward FLOPs); 0: attn_eff */
+  double attn_half_gflop;               /* kernel size (GFLOP) at half of attn_eff; 0: flat */
+  double attn_bwd_half_gflop;           /* the same for the backward (its own FLOPs); 0: flat */
   double mem_eff;                       /* memory-bound kernels, fraction of HBM bandwidth */
   /* In-situ scales fitted on published step times (scenarios/calibration/): what a training step's
    * kernels reach relative to the microbenchmark figures above (clocks under sustained power, L2 and
@@ -47,12 +49,19 @@ typedef struct {
  *   GEMM:      gemm_eff_max[dtype] · s[dtype] · G / (G + G_half[dtype]) · wave(M, N)   (G = 2MNK / 1e9,
  *              s = gemm_insitu, 1 when not calibrated),
  *              G_half[dtype] = gemm_eff_half_gflop[dtype], or gemm_eff_half_gflop_any when 0
- *   attention: attn_eff · a; a flash backward (SIM_KERNEL_ATTENTION_BWD) attn_bwd_eff · a when the
+ *   attention: attn_eff · a · G/(G + G_half_attn) (the size term where the profile measured one); a
+ *              flash backward (SIM_KERNEL_ATTENTION_BWD) attn_bwd_eff · a · G/(G + G_half_bwd) when the
  *              profile gives it (a = attn_insitu, 1 when not calibrated); FP8 attention also times
  *              0.81, FlashAttention-3's FP8 over FP16 fraction of peak (sim/gpu/gpu.c)
  *   memory:    no FLOP term (bytes only); the bandwidth is hbm_bw · mem_eff · mem_insitu (a GEMM's
- *              bytes: hbm_bw · mem_eff). */
-typedef enum { SIM_KERNEL_GEMM, SIM_KERNEL_ATTENTION, SIM_KERNEL_MEMORY, SIM_KERNEL_ATTENTION_BWD } SimKernelKind;
+ *              bytes and a streaming kernel's: hbm_bw · mem_eff). */
+typedef enum {
+  SIM_KERNEL_GEMM,
+  SIM_KERNEL_ATTENTION,
+  SIM_KERNEL_MEMORY,
+  SIM_KERNEL_ATTENTION_BWD,
+  SIM_KERNEL_STREAM /* memory-bound, one long pass (MODEL_OP_STREAMING): hbm_bw · mem_eff */
+} SimKernelKind;
 
 typedef struct {
   SimKernelKind kind;
