@@ -16,8 +16,12 @@ multi-tensor optimizers and vendor norms. This script times those through PyTorc
            grad, param, m, v; write param, m, v: 28 B per parameter)
   norm     layer_norm and rms_norm forward and backward over [tokens, hidden] bf16 (read x, write y;
            backward read x and dy, write dx)
+  sustained  a scenario's layer GEMMs (the PLAN's `gemm` lines of one scenario prefix, LM head left
+           out) timed one by one as the GEMM benchmark does (L2 flushed, idle between) and back to back
+           for --sustained seconds, as a training step runs them; their ratio is the GEMM throughput
+           lost to sustained power and clocks, with the SM clock and board power read by NVML
 
-Usage: torch-kernels.py [--shapes PLAN.tsv] [-o OUT.tsv]. PLAN lines `attention NAME B H Hkv S D`
+Usage: torch-kernels.py [--shapes PLAN.tsv] [--sustained SECONDS] [-o OUT.tsv]. PLAN lines `attention NAME B H Hkv S D`
 (the format `trainsim calib-plan` prints) are timed besides a sequence-length sweep. Median of 10
 timed repetitions after 3 warm-ups, CUDA events; random inputs; exit 77 without a CUDA device.
 """
@@ -144,9 +148,85 @@ def norm_rows(out):
         torch.cuda.empty_cache()
 
 
+def gemm_call(m, n, k, dtype):
+    if dtype == "fp8":
+        a = torch.randn(m, k, device="cuda").to(torch.float8_e4m3fn)
+        b = torch.randn(n, k, device="cuda").to(torch.float8_e4m3fn)
+        one = torch.ones((), device="cuda")
+        return lambda: torch._scaled_mm(a, b.t(), scale_a=one, scale_b=one, out_dtype=torch.bfloat16)
+    a = torch.randn(m, k, device="cuda", dtype=torch.bfloat16)
+    b = torch.randn(k, n, device="cuda", dtype=torch.bfloat16)
+    return lambda: a @ b
+
+
+def nvml_read():
+    try:
+        import pynvml
+        pynvml.nvmlInit()
+        h = pynvml.nvmlDeviceGetHandleByIndex(0)
+        return (pynvml.nvmlDeviceGetClockInfo(h, pynvml.NVML_CLOCK_SM),
+                pynvml.nvmlDeviceGetPowerUsage(h) / 1000.0)
+    except Exception:
+        return (float("nan"), float("nan"))
+
+
+def sustained_rows(plan, seconds, out):
+    groups = {}
+    for line in open(plan):
+        f = line.split()
+        if len(f) >= 7 and f[0] == "gemm" and "lm_head" not in f[1]:
+            dt = f[6] if len(f) > 6 else "bf16"
+            groups.setdefault(f[1].split(".")[0], []).append((f[1], int(f[2]), int(f[3]), int(f[4]), dt))
+    flush = torch.empty(64 * 2**20, device="cuda", dtype=torch.uint8)
+    for scen, gemms in groups.items():
+        if scen not in ("gpt3-175b", "llama31-405b", "mpt-70b"):
+            continue
+        calls = [gemm_call(m, n, k, dt) for _, m, n, k, dt in gemms]
+        flop = sum(2.0 * m * n * k for _, m, n, k, _ in gemms)
+        iso = 0.0
+        for c in calls:
+            ts = []
+            for _ in range(10):
+                flush.fill_(1)
+                torch.cuda.synchronize()
+                time.sleep(0.002)
+                a = torch.cuda.Event(enable_timing=True)
+                b = torch.cuda.Event(enable_timing=True)
+                a.record()
+                c()
+                b.record()
+                b.synchronize()
+                ts.append(a.elapsed_time(b) * 1e3)
+            iso += statistics.median(ts)
+        idle = nvml_read()
+        loops = []
+        t_end = time.time() + seconds
+        while time.time() < t_end:
+            a = torch.cuda.Event(enable_timing=True)
+            b = torch.cuda.Event(enable_timing=True)
+            a.record()
+            for _ in range(20):
+                for c in calls:
+                    c()
+            b.record()
+            busy = nvml_read()  # read while the 20 loops run
+            b.synchronize()
+            loops.append(a.elapsed_time(b) * 1e3 / 20)
+        tail = loops[len(loops) // 2:]
+        sus = statistics.median(tail)
+        dts = ",".join(sorted({g[4] for g in gemms}))
+        out.write(f"sustained\t{scen}\t{dts}\t{len(gemms)}\t{iso:.1f}\t{sus:.1f}\t{iso / sus:.4f}\t"
+                  f"{flop / sus / 1e6:.1f}\t{idle[0]}\t{busy[0]}\t{busy[1]:.0f}\t{len(loops) * 20}\n")
+        out.flush()
+        del calls
+        torch.cuda.empty_cache()
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--shapes", help="calib-plan file whose attention lines are timed too")
+    ap.add_argument("--sustained", type=float, default=0.0,
+                    help="seconds of back-to-back layer GEMMs per scenario of --shapes (0: not run)")
     ap.add_argument("-o", "--out", help="TSV file (default stdout)")
     a = ap.parse_args()
     if not torch.cuda.is_available():
@@ -175,6 +255,10 @@ def main():
     adamw_rows(out)
     out.write("# norm\top\tpass\ttokens\thidden\ttime_us\tGBps\n")
     norm_rows(out)
+    if a.shapes and a.sustained > 0:
+        out.write("# sustained\tscenario\tdtypes\tgemms\tisolated_sum_us\tsustained_loop_us\tisolated/sustained\t"
+                  "sustained_TFLOPS\tsm_MHz_idle\tsm_MHz_busy\tpower_W_busy\tloops\n")
+        sustained_rows(a.shapes, a.sustained, out)
     out.write("# result\tdone\n")
     return 0
 

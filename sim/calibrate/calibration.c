@@ -287,6 +287,8 @@ linearize (Ctx *c, const double *phi, const gboolean *use, double *T, double *r,
       for (int t = 0; J && t < 8 && c->row_params[i][t] >= 0; t++)
         {
           int k = c->row_params[i][t];
+          if (c->params[k].additive_ms)
+            continue; /* exact column below */
           Job b = { c, i, phi, k, bump_of (&c->params[k], phi[k]), NAN };
           g_array_append_val (jobs, b);
         }
@@ -317,6 +319,10 @@ linearize (Ctx *c, const double *phi, const gboolean *use, double *T, double *r,
       if (j->bump >= 0)
         J[j->row * c->np + j->bump] = (j->out - T[j->row]) / j->h / sim_validate_deck_row (c->deck, j->row)->step_time_s;
     }
+  for (guint i = 0; J && i < n; i++)
+    for (int t = 0; use[i] && t < 8 && c->row_params[i][t] >= 0; t++)
+      if (c->params[c->row_params[i][t]].additive_ms)
+        J[i * c->np + c->row_params[i][t]] = 1e-3 / sim_validate_deck_row (c->deck, i)->step_time_s;
   return TRUE;
 }
 
@@ -508,7 +514,11 @@ sim_calibration_fit (const SimValidateDeck *deck, const SimCalibrationOptions *o
       if (gpu->mem_eff > 0)
         c.row_params[i][t++] = add_param (out, g, "mem_insitu", TRUE, 1.0, PRIOR_SCALE_SD, 0.3, 1.0 / gpu->mem_eff);
       c.row_params[i][t++] = add_param (out, g, "launch_us", FALSE, 3.0, 3.0, 0.0, 30.0);
-      c.row_params[i][t++] = add_param (out, g, "step_overhead_ms", FALSE, 5.0, 10.0, 0.0, 200.0);
+      c.row_params[i][t] = add_param (out, g, "step_overhead_ms", FALSE, 5.0, 10.0, 0.0, 200.0);
+      /* sim/step/program.c closes every rank's step with it, so T(φ) = T(0) + φ exactly. */
+      if (c.row_params[i][t] >= 0)
+        out->params[c.row_params[i][t]].additive_ms = TRUE;
+      t++;
       for (int a = 0; a < t; a++)
         if (c.row_params[i][a] < 0)
           {

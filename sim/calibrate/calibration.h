@@ -26,7 +26,8 @@
  * (sim/validate.h) with φ set; φ = 1/scale for the scales (step time is close to linear in 1/scale:
  * a compute-bound kernel's time is F/(P·e·s)) and φ = launch_us, step_overhead_ms. Gauss–Newton
  * from the forward-difference Jacobian of the prior point (one simulation per row and constant of
- * its generation, 5% or 2 µs / 2 ms steps), corrected after each step by Broyden's rank-one update
+ * its generation, 5% or 2 µs steps; step_overhead_ms's column is exact, 1 ms / M_i, since that time
+ * closes every rank's step), corrected after each step by Broyden's rank-one update
  * (later steps simulate each row once), each linear step a weighted least squares with one prior row per constant
  * ((φ_k − φ0_k)/σ0_k) and Huber weights (c = 1.345 robust σ, IRLS) so that a row the physics
  * does not cover (e.g. ZeRO-3 of 2021) cannot drag a generation's constants. Covariance: GSL's
@@ -62,6 +63,9 @@ typedef struct {
   double lo, hi;              /* value space, physical range */
   double value, se;           /* fitted, 1σ (value space) */
   gboolean at_bound;
+  gboolean additive_ms;       /* the step time grows by exactly the value in ms (a fixed time that
+                               * closes every rank's step): its Jacobian column is 1e-3 / M_i, exact,
+                               * with no simulation */
   guint n_rows;               /* rows whose step depends on it */
 } SimCalibrationParam;
 
