@@ -40,21 +40,26 @@ except ImportError:
 WARMUP, REPS = 3, 10
 
 
+def event_us(fn, during=None):
+    """Microseconds of device time of fn(), between two CUDA events; during() runs on the host
+    while the device works."""
+    a = torch.cuda.Event(enable_timing=True)
+    b = torch.cuda.Event(enable_timing=True)
+    a.record()
+    fn()
+    b.record()
+    if during:
+        during()
+    b.synchronize()
+    return a.elapsed_time(b) * 1e3
+
+
 def timed(fn, reps=REPS, warmup=WARMUP):
     """Median, p10, p90 in microseconds of fn() over reps, CUDA events."""
     for _ in range(warmup):
         fn()
     torch.cuda.synchronize()
-    ts = []
-    for _ in range(reps):
-        a = torch.cuda.Event(enable_timing=True)
-        b = torch.cuda.Event(enable_timing=True)
-        a.record()
-        fn()
-        b.record()
-        b.synchronize()
-        ts.append(a.elapsed_time(b) * 1e3)
-    ts.sort()
+    ts = sorted(event_us(fn) for _ in range(reps))
     return statistics.median(ts), ts[len(ts) // 10], ts[(9 * len(ts)) // 10]
 
 
@@ -190,33 +195,25 @@ def sustained_rows(plan, seconds, out):
                 flush.fill_(1)
                 torch.cuda.synchronize()
                 time.sleep(0.002)
-                a = torch.cuda.Event(enable_timing=True)
-                b = torch.cuda.Event(enable_timing=True)
-                a.record()
-                c()
-                b.record()
-                b.synchronize()
-                ts.append(a.elapsed_time(b) * 1e3)
+                ts.append(event_us(c))
             iso += statistics.median(ts)
         idle = nvml_read()
         loops = []
         t_end = time.time() + seconds
-        while time.time() < t_end:
-            a = torch.cuda.Event(enable_timing=True)
-            b = torch.cuda.Event(enable_timing=True)
-            a.record()
+        busy = [idle]
+
+        def twenty_loops():
             for _ in range(20):
                 for c in calls:
                     c()
-            b.record()
-            busy = nvml_read()  # read while the 20 loops run
-            b.synchronize()
-            loops.append(a.elapsed_time(b) * 1e3 / 20)
+        while time.time() < t_end:
+            # NVML is read while the 20 loops run
+            loops.append(event_us(twenty_loops, lambda: busy.__setitem__(0, nvml_read())) / 20)
         tail = loops[len(loops) // 2:]
         sus = statistics.median(tail)
         dts = ",".join(sorted({g[4] for g in gemms}))
         out.write(f"sustained\t{scen}\t{dts}\t{len(gemms)}\t{iso:.1f}\t{sus:.1f}\t{iso / sus:.4f}\t"
-                  f"{flop / sus / 1e6:.1f}\t{idle[0]}\t{busy[0]}\t{busy[1]:.0f}\t{len(loops) * 20}\n")
+                  f"{flop / sus / 1e6:.1f}\t{idle[0]}\t{busy[0][0]}\t{busy[0][1]:.0f}\t{len(loops) * 20}\n")
         out.flush()
         del calls
         torch.cuda.empty_cache()
