@@ -108,5 +108,8 @@ double model_layer_quantized_weights (const ModelShape *shape, const ModelPlan *
 /* Bytes fp8_param_gather takes off a rank's copy of those weights in `chunk` (-1: all chunks): they
  * are held and gathered at 1 byte instead of param_dtype. 0 without fp8_param_gather. */
 double model_layer_fp8_param_saving (const ModelShape *shape, const ModelPlan *plan, int pp_rank, int chunk);
+/* The optimizer step of pp rank `pp_rank`: grad_norm (the clipping norm's read of the optimizer's
+ * gradient shard), adam, grad_zero (the framework's per-step gradient-buffer zeroing, where it has
+ * one), all three streaming (MODEL_OP_STREAMING), then the low-precision recipe's weight casts. */
 void model_layer_optimizer_ops (const ModelShape *shape, const ModelPlan *plan, int pp_rank,
                                 GArray *ops);
