@@ -331,8 +331,9 @@ linearize (Ctx *c, const double *phi, const gboolean *use, double *T, double *r,
  * simulation per row and constant) and is corrected after each step by Broyden's rank-one update,
  * row by row, from the residual change the step produced: J_i += (Δr_i − J_i·Δφ) Δφᵀ / |Δφ|² over
  * the constants of the row's generation. A step thus needs only the rows' simulations at the new
- * φ, not one per constant, and only the rows of generations whose constants moved by more than 0.1%
- * (generations share no constant). Stops when nothing moves or after `iterations`. */
+ * φ, not one per constant, and only the rows of generations one of whose constants moved by more
+ * than 0.1% and by more than a twentieth of its 1σ (generations share no constant). Stops when
+ * nothing moves or after `iterations`. */
 
 typedef struct {
   Ctx *c;
@@ -385,10 +386,15 @@ gauss_newton (const GaussNewton *gn, const gboolean *use, double *phi, double *T
         return FALSE;
       if (it == 0 && one_step)
         memcpy (one_step, next, sizeof (double) * np);
+      /* A generation is simulated again only if one of its constants moved by more than 0.1% and
+       * by more than a twentieth of its 1σ: a smaller step changes nothing the fit can tell. */
       gboolean moved[SIM_CALIBRATION_N_GENERATIONS] = { FALSE }, any = FALSE;
       for (int k = 0; k < np; k++)
-        if (fabs (next[k] - phi[k]) > 1e-3 * MAX (fabs (phi[k]), 1e-9))
-          moved[gn->c->params[k].generation] = any = TRUE;
+        {
+          double d = fabs (next[k] - phi[k]);
+          if (d > 1e-3 * MAX (fabs (phi[k]), 1e-9) && d > 0.05 * sqrt (MAX (0.0, cov[k * np + k])))
+            moved[gn->c->params[k].generation] = any = TRUE;
+        }
       if (!any)
         break;
       for (int k = 0; k < np; k++)
