@@ -6,7 +6,7 @@
  * calibration fits on them; a GEMM's operand and accumulator traffic streams inside a compute
  * kernel, whose in-situ factor is gemm_insitu). A streaming kernel (one long pass over a buffer set:
  * the fused multi-tensor Adam, grad-norm, grad zeroing) runs at W · e_mem itself: measured on an
- * H100 SXM5 80GB, trainsim-bench-memory's fused Adam moves 2.68-2.72 TB/s at 256 MiB-2 GiB per
+ * H100 SXM5 80GB, trainsim-bench-memory's fused Adam moves 2.66-2.72 TB/s at 256 MiB-2 GiB per
  * buffer against 2.84 for a copy (0.95), while its row-wise RMSNorm/LayerNorm reach 1.47-1.53
  * (0.53); on an H200 3.42 against 3.99 (0.86) (calib/results/h100-sxm-2026-11-26/memory.tsv and
  * h200-sxm-2026-11-26/memory.tsv). e is

@@ -23,9 +23,9 @@
  *              micro-batch (2/3 of its work) hides it, at least one bucket stays exposed.
  *   slowdown   overlap_slowdown x the compute that runs beside a collective: the GEMMs paired with
  *              overlapped TP/CP collectives and, with dp_overlap, min(DP window, DP time).
- *   optimizer  30 bytes of HBM traffic per parameter element the rank updates (fp32 grad, master,
- *              m, v read; master, m, v written; bf16 weight written: sim/step/runner.c's figure) /
- *              (HBM bandwidth · mem_eff).
+ *   optimizer  the ops of model_layer_optimizer_ops on the rank with the most parameters (grad-norm,
+ *              Adam over the ZeRO shard, gradient zeroing, recipe weight casts), each timed by
+ *              sim/gpu/gpu.c as the simulator times it.
  * B_x, α_x: a group whose ranks span at most one NVLink domain (the span is the group's size times
  * the product of the dims inside it in `order`) uses NVLink bandwidth × nvlink_eff; otherwise the
  * GPU's NIC bandwidth (× nic_eff when the profile gives it), divided by the leaf oversubscription.
@@ -66,7 +66,6 @@ sim_estimate_hw_from_scenario (const SimScenario *sc, SimEstimateHw *out)
   double ge = gpu->gemm_eff_max[sim_scenario_plan (sc)->matmul_dtype];
   hw.gemm_eff = ge > 0 ? ge : 1.0;
   hw.hbm_bytes = gpu->hbm_bytes;
-  hw.hbm_bw_bytes_per_s = gpu->mem_eff > 0 ? sim_gpu_achieved_hbm (gpu) : gpu->hbm_bw_bytes_per_s;
   double nvl = cl->nvlink_bw_bytes_per_s > 0 ? cl->nvlink_bw_bytes_per_s : gpu->nvlink_bw_bytes_per_s;
   hw.nvlink_bw_bytes_per_s = nvl * (gpu->nvlink_eff > 0 ? gpu->nvlink_eff : 1.0);
   hw.nvlink_latency_s = cl->nvlink_latency_ns * 1e-9;
@@ -451,10 +450,13 @@ sim_estimate_step_with (const ModelShape *shape, const ModelPlan *plan, const Si
   c[SIM_EST_DP] += amax;
   /* Compute that runs beside communication is slowed (the simulator's overlap_slowdown). */
   p[SIM_EST_SLOWDOWN] = hw->gpu.overlap_slowdown * (m * lr * ly->layer_overlapped_s + overlapped_dp);
-  double shard_dense = plan->zero >= 1 ? ndp : 1.0;
-  double shard_expert = plan->zero >= 1 ? model_plan_expert_dp (plan) : 1.0;
-  double updated = rp.dense / shard_dense + rp.expert / shard_expert;
-  p[SIM_EST_OPTIMIZER] = 30.0 * updated / hw->hbm_bw_bytes_per_s;
+  /* The optimizer step the simulator runs (grad-norm, Adam, gradient zeroing, recipe casts) on the
+   * rank with the most parameters, each op priced by the GPU model. */
+  g_autoptr (GArray) opt = model_op_array_new ();
+  model_layer_optimizer_ops (shape, plan, rp_rank, opt);
+  p[SIM_EST_OPTIMIZER] = 0.0;
+  for (guint i = 0; i < opt->len; i++)
+    p[SIM_EST_OPTIMIZER] += kernel_s (plan, hw, &g_array_index (opt, ModelOp, i));
 
   double step = 0.0;
   for (int i = 0; i < SIM_EST_COUNT; i++)

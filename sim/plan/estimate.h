@@ -35,7 +35,6 @@ typedef struct {
   double peak_flops[MODEL_DTYPE_COUNT];
   double gemm_eff;                /* large-GEMM efficiency (gpu gemm_eff_max of the matmul dtype) */
   double hbm_bytes;
-  double hbm_bw_bytes_per_s;      /* × mem_eff */
   double nvlink_bw_bytes_per_s;   /* per GPU per direction × nvlink_eff */
   double nvlink_latency_s;
   double nic_bw_bytes_per_s;      /* per GPU (all its NICs) per direction × nic_eff, / leaf oversubscription */
