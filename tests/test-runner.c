@@ -494,7 +494,7 @@ test_dp (void)
 }
 
 /* Bytes of rank 0's DP collectives by stream, from the trace hook. */
-typedef struct { double gather, dp_ag, dp_rs; int n_gather, n_rs; } DpBytes;
+typedef struct { double gather, dp_ag, dp_rs, host_ns; int n_gather, n_rs, n_host; } DpBytes;
 
 static void
 dp_bytes_trace (gpointer user, const SimRunnerTraceEvent *ev)
@@ -511,6 +511,11 @@ dp_bytes_trace (gpointer user, const SimRunnerTraceEvent *ev)
     {
       d->dp_rs += ev->bytes;
       d->n_rs++;
+    }
+  else if (strcmp (ev->name, "zero3_list_host") == 0)
+    {
+      d->host_ns += (double) (ev->end_ns - ev->start_ns);
+      d->n_host++;
     }
 }
 
@@ -590,6 +595,25 @@ test_zero3 (void)
   g_assert_cmpint (zb.n_gather, ==, 4 * z3n.n_gather);
   g_assert_cmpint (rb.step_ns, >, r3.step_ns);
   g_assert_cmpfloat (rb.breakdown_s[SIM_BD_DP], >, r3.breakdown_s[SIM_BD_DP]);
+  /* Its list collectives: per parameter gathered or reduce-scattered, a host loop of dp × eager_op
+   * the GPU waits for. 4 pieces per gather (zb.n_gather in all) and 4 per layer's worth of
+   * gradients, every micro-batch: m·4·P/(R/L) (the embedding counts as E/(R/L) layers' worth), one
+   * host loop before each collective. */
+  w.g.eager_op_ns = 10000;
+  SimRunnerResult rl;
+  DpBytes zl = run_dp_bytes (&w.s, &w.p, &w.g, &w.c, &w.f, &w.cp, &rl);
+  g_assert_cmpint (zl.n_gather, ==, zb.n_gather);
+  double tensors = zb.n_gather + m * 4.0 * P / (R / L);
+  double host_ns = tensors * 2 * 10000.0;
+  g_test_message ("list host: %.1f tensors, %.0f ns (traced %d, %.0f ns); step %" G_GINT64_FORMAT " -> %" G_GINT64_FORMAT,
+                  tensors, host_ns, zl.n_host, zl.host_ns, rb.step_ns, rl.step_ns);
+  g_assert_cmpint (zl.n_host, ==, zb.n_gather + zb.n_rs);
+  g_assert_cmpfloat (fabs (zl.host_ns - host_ns), <, zl.n_host);
+  /* ... at least: a host loop after the device synchronize also keeps the next gather from
+   * starting beside the previous reduce-scatter. */
+  g_assert_cmpfloat ((double) (rl.step_ns - rb.step_ns), >=, host_ns - zl.n_host);
+  g_assert_cmpfloat ((rl.breakdown_s[SIM_BD_DP] - rb.breakdown_s[SIM_BD_DP]) * 1e9, >=, host_ns - zl.n_host);
+  w.g.eager_op_ns = 0;
 }
 
 /* Rank 0's DP-stream and compute intervals, from the trace hook. */

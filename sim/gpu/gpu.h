@@ -41,6 +41,8 @@ typedef struct {
   double nvlink_eff;                    /* achieved NVLink bus bandwidth / line rate */
   gint64 launch_ns;                     /* per-kernel launch/tail overhead */
   gint64 step_overhead_ns;              /* fixed per-step host time after the optimizer (0: none) */
+  gint64 eager_op_ns;                   /* host time of one eager PyTorch op (Python call, dispatch,
+                                         * launch): the per-tensor cost of list collectives */
   double overlap_slowdown;              /* compute slowdown while communication kernels share SMs */
 } SimGpuSpec;
 

@@ -289,6 +289,10 @@ const Key sim_scenario_keys[] = {
   { "hardware", "step_overhead_ms", T_DOUBLE, "ms", 1e6, OPT, 0, 1e4, NULL, TRUE, S_NS, GP (step_overhead_ns),
     "fixed time per training step after the optimizer on every rank (host work between steps: data, "
     "loss and grad-norm reductions, logging, timers); absent: 0" },
+  { "hardware", "eager_op_us", T_DOUBLE, "us", 1e3, "7.04", 0, 1e5, NULL, TRUE, S_NS, GP (eager_op_ns),
+    "host time of one eager PyTorch op from Python (call, dispatch, launch), paid per tensor of a list "
+    "collective (zero3_blocking); default: this project's H100 host, calib/results/h100-sxm-2026-11-26/"
+    "torch-kernels.tsv (launch eager, 2000 x add_)" },
   { "hardware", "overlap_slowdown", T_DOUBLE, "", 1, OPT, 0, 1, NULL, TRUE, S_DOUBLE, GP (overlap_slowdown),
     "compute slowdown while communication kernels share SMs; absent: not known" },
   /* Written by `trainsim fit` (calib/profile.c): fitted constants and measured tables, one list entry

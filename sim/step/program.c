@@ -84,6 +84,18 @@ compute (Builder *b, const char *name, gint64 dur_ns, double flops, guint8 cat)
   return i;
 }
 
+/* Host time the compute stream waits through (a compute op of no FLOPs that the pending waits
+ * hold back): unlike compute(), it leaves the waits meant for the compute op after the next one
+ * where they are, so it delays the kernels that follow without changing what they overlap. */
+static void
+host_gap (Builder *b, const char *name, gint64 dur_ns, guint8 cat)
+{
+  TOp op = { .kind = K_COMPUTE, .stream = ST_COMPUTE, .cat = cat, .dur_ns = dur_ns, .name = name };
+  int i = add_op (b, &op);
+  apply_waits (b, i);
+  b->last_compute = i;
+}
+
 static void
 push_wait (int *list, int *n, int op)
 {
@@ -338,9 +350,12 @@ typedef struct {
   int n_uses, prefetch;
   gboolean zero3;      /* per-layer gathers (ZeRO-3, FSDP) */
   /* ZeRO-3 blocking fetch (ModelPlan.zero3_blocking): the gather of a use is cut into `pieces`
-   * (weight matrices), each issued after all queued compute and before the compute that follows. */
+   * (weight matrices), each issued after all queued compute and before the compute that follows.
+   * Each piece's all-gather, and each reduce-scatter of a piece's gradient, is a list collective
+   * whose host loop costs `list_ns` per member of the group (list_host). */
   gboolean blocking;
   int pieces;
+  gint64 list_ns;
   /* Distributed optimizer with overlap_param_gather: parameter all-gather buckets of the previous
    * step's update, their chunk and the chunk-local layer whose forward first uses them (-1: the
    * slot's first op); `wait_chunk` >= 0 while the first forward of that chunk is emitted, and
@@ -382,6 +397,23 @@ layer_unit (Buckets *k, int layer)
   return &g_array_index (k->units, Unit, layer);
 }
 
+/* The host loops of a list collective of DeepSpeed <= 0.3.16 over `tensors` parameters, which
+ * the GPU waits for (the blocking fetch synchronizes the device first). Per parameter, DeepSpeed
+ * builds a list of one view per rank in Python (partition_parameters.py _allgather_param,
+ * _reduce_scatter_gradient: a narrow() per rank) and PyTorch's list API copies each member
+ * separately (ProcessGroupNCCL allgather / reduce_scatter of PyTorch <= 1.8: a flat buffer, then
+ * one copy_ per rank out of it or into it; _all_gather_base, PyTorch PR #56315 of April 2021,
+ * came to avoid those "auxiliary DtoD mem copies", NVIDIA/apex#1360). A view and a copy per rank
+ * are priced as one eager op (eager_op_us, measured as Python in-place ops each launching a
+ * kernel): dpcp × eager_op_ns per parameter, a host time that grows with the group. */
+static void
+list_host (Builder *b, Buckets *k, double tensors)
+{
+  if (!k->blocking || k->list_ns <= 0 || tensors <= 0)
+    return;
+  host_gap (b, "zero3_list_host", (gint64) llround (tensors * k->dpcp * (double) k->list_ns), SIM_BD_DP);
+}
+
 /* ZeRO-3: all-gather `bytes` of parameters before the next compute op; issued once the previous
  * use of parameters has started. */
 static void
@@ -396,6 +428,7 @@ zero3_gather (Builder *b, Buckets *k, double bytes)
   int ahead = k->n_uses >= k->prefetch ? k->use_start[(k->n_uses - k->prefetch) % 16] : -1;
   for (int j = 0; j < pieces; j++)
     {
+      list_host (b, k, 1);
       TOp t = { .kind = K_COLL, .stream = ST_DPAG, .cat = SIM_BD_DP, .group = G_DPCP,
                 .coll = SIM_COLLECTIVE_ALLGATHER, .bytes = bytes / pieces, .seq = b->seq[G_DPCP]++,
                 .name = "zero3_param_ag" };
@@ -433,6 +466,9 @@ bucket_flush (Builder *b, const LayerCtx *c, Buckets *k, gboolean flush)
     return;
   g_assert (k->n_ops < k->max_ops);
   SimCollectiveOp op = k->allreduce ? SIM_COLLECTIVE_ALLREDUCE : SIM_COLLECTIVE_REDUCE_SCATTER;
+  /* One reduce-scatter per parameter of the bucket (partition_parameters.py
+   * _reduce_scatter_gradients), `pieces` per layer's worth of gradients. */
+  list_host (b, k, k->per_layer > 0 ? k->pieces * k->pending / k->per_layer : 0);
   TOp t = { .kind = K_COLL, .stream = ST_DP, .cat = SIM_BD_DP, .group = G_DPCP, .coll = op,
             .bytes = k->pending, .seq = b->seq[G_DPCP]++,
             .name = op == SIM_COLLECTIVE_ALLREDUCE ? "dp_grad_ar" : "dp_grad_rs" };
@@ -605,6 +641,7 @@ sim_runner_build_program (Program *p, LayerCtx *c, int stage, int dpcp)
    * dense_h_to_4h, dense_4h_to_h), 7 in a Llama-style one (q, k, v, o, gate, up, down). */
   k.blocking = zero3 && plan->zero >= 3 && plan->zero3_blocking;
   k.pieces = model_shape_glu (s) ? 7 : 4;
+  k.list_ns = c->gpu->eager_op_ns;
   k.ag_ops = ag_ops;
   k.ag_chunk = ag_chunk;
   k.ag_need = ag_need;
