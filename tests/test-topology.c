@@ -32,6 +32,18 @@ gb200_nvl72 (int racks)
   };
 }
 
+/* An 8-GPU Infinity Fabric node (MI300X): each GPU's 448 GB/s per direction over 7 direct links of
+ * 64 GB/s (stas00/ml-engineering network/README.md, "Infinity Fabric / xGMI"). */
+static SimClusterSpec
+mi300x (int nodes)
+{
+  return (SimClusterSpec) {
+    .gpus = nodes * 8, .gpus_per_node = 8, .nvlink_domain = 8, .gpus_per_domain_used = 0,
+    .nvlink_bw_bytes_per_s = 448e9, .mesh = TRUE, .nvls = FALSE, .nvlink_latency_ns = 2000,
+    .nics_per_gpu = 1, .nic_bw_bytes_per_s = NDR_BPS, .nic_latency_ns = 1500,
+  };
+}
+
 static SimFabricSpec
 fabric (SimFabricKind kind, int tiers, int radix)
 {
@@ -813,6 +825,61 @@ test_planes (void)
   g_assert_nonnull (strstr (error->message, "planes"));
 }
 
+/* A mesh domain: D·8·7 direct links (4 nodes: 224) and no NVLink up/down links; a same-node route is
+ * the one link from a to b at 448/7 = 64 GB/s with the scale-up latency; across nodes NICs as
+ * before; the mesh must be one node and cannot have NVLS. */
+static void
+test_mesh (void)
+{
+  SimClusterSpec c = mi300x (4);
+  SimFabricSpec f = fabric (SIM_FABRIC_RAIL_OPTIMIZED, 2, 64);
+  g_autoptr (SimTopology) t = build_ok (&c, &f);
+  SimTopologySummary s;
+  sim_topology_summarize (t, &s);
+  g_assert_cmpint (s.links_by_kind[SIM_LINK_MESH], ==, 4 * 8 * 7);
+  g_assert_cmpint (s.links_by_kind[SIM_LINK_NVLINK_UP], ==, 0);
+  g_assert_cmpint (s.links_by_kind[SIM_LINK_NVLINK_DOWN], ==, 0);
+  g_assert_cmpint (s.nvswitch_domains, ==, 0);
+  for (int a = 8; a < 16; a++)
+    for (int b = 8; b < 16; b++)
+      {
+        guint32 links[SIM_TOPOLOGY_MAX_HOPS];
+        int n = sim_topology_route (t, a, b, 0, links);
+        if (a == b)
+          {
+            g_assert_cmpint (n, ==, 0);
+            continue;
+          }
+        g_assert_cmpint (n, ==, 1);
+        const SimLink *l = sim_topology_link (t, (int) links[0]);
+        g_assert_cmpint (l->kind, ==, SIM_LINK_MESH);
+        g_assert_cmpfloat (l->bandwidth_bytes_per_s, ==, 64e9);
+        g_assert_cmpint (sim_topology_path_latency_ns (t, links, 1), ==, 2000);
+        SimNodeRef from, to;
+        sim_topology_link_ends (t, (int) links[0], &from, &to);
+        g_assert_cmpint (from.kind, ==, SIM_NODE_GPU);
+        g_assert_cmpint (from.index, ==, a);
+        g_assert_cmpint (to.kind, ==, SIM_NODE_GPU);
+        g_assert_cmpint (to.index, ==, b);
+      }
+  SimLinkKind kinds[SIM_TOPOLOGY_MAX_HOPS];
+  int n = route_kinds (t, 3, 11, 0, kinds);
+  g_assert_cmpint (kinds[0], ==, SIM_LINK_NIC_UP);
+  g_assert_cmpint (kinds[n - 1], ==, SIM_LINK_NIC_DOWN);
+  g_autofree char *d = sim_topology_describe (t);
+  g_assert_nonnull (strstr (d, "mesh domains      4 of 8 GPUs, fully connected: 64.0 GB/s per link"));
+  g_autoptr (GError) error = NULL;
+  SimClusterSpec bad = mi300x (4);
+  bad.nvls = TRUE;
+  g_assert_null (sim_topology_new (&bad, &f, &error));
+  g_assert_error (error, SIM_TOPOLOGY_ERROR, SIM_TOPOLOGY_ERROR_INVALID);
+  g_clear_error (&error);
+  bad = mi300x (4);
+  bad.gpus_per_node = 4;
+  g_assert_null (sim_topology_new (&bad, &f, &error));
+  g_assert_nonnull (strstr (error->message, "mesh"));
+}
+
 int
 main (int argc, char **argv)
 {
@@ -831,5 +898,6 @@ main (int argc, char **argv)
   g_test_add_func ("/sim/topology/invalid-specs", test_invalid);
   g_test_add_func ("/sim/topology/single-domain", test_single_domain);
   g_test_add_func ("/sim/topology/large-is-cheap", test_large_is_cheap);
+  g_test_add_func ("/sim/topology/mesh", test_mesh);
   return g_test_run ();
 }

@@ -212,7 +212,7 @@ write_tsv (FILE *out, const SimValidateDeck *deck, const SimValidateResult *res)
   fprintf (out, "id\tsource\tgpu\tstatus\tpredicted_s\tmeasured_s\terror_pct\tmfu");
   for (int b = 0; b < SIM_BD_COUNT; b++)
     fprintf (out, "\t%s_s", sim_breakdown_name (b));
-  fprintf (out, "\twall_s\treason\n");
+  fprintf (out, "\tband_lo_s\tband_hi_s\tloso_error_pct\twall_s\treason\n");
   for (guint i = 0; i < sim_validate_deck_n_rows (deck); i++)
     {
       const SimValidateRow *r = sim_validate_deck_row (deck, i);
@@ -225,6 +225,14 @@ write_tsv (FILE *out, const SimValidateDeck *deck, const SimValidateResult *res)
         fprintf (out, "NaN\t%.6g\tNaN\tNaN", x->measured_s);
       for (int b = 0; b < SIM_BD_COUNT; b++)
         fprintf (out, ok ? "\t%.6g" : "\tNaN", x->breakdown_s[b]);
+      if (ok && x->band_hi_s > 0)
+        fprintf (out, "\t%.6g\t%.6g", x->band_lo_s, x->band_hi_s);
+      else
+        fprintf (out, "\tNaN\tNaN");
+      if (ok && isfinite (x->loso_pct))
+        fprintf (out, "\t%.3f", x->loso_pct);
+      else
+        fprintf (out, "\tNaN");
       fprintf (out, "\t%.2f\t%s\n", x->wall_s, ok ? "" : x->reason);
     }
   for (int by = 0; by < 3; by++)

@@ -17,6 +17,7 @@ typedef struct {
   int sm_count;
   double nvlink_bw_bytes_per_s;         /* per GPU, per direction */
   gboolean nvls;                        /* NVLink SHARP in-switch reduction */
+  gboolean mesh;                        /* scale-up domain is a full mesh (sim/net/topology.h) */
   gboolean announced;                   /* figures from an announcement, no shipped part: the name says so */
   double tdp_w;
   /* Achieved efficiencies (fractions of the peaks above), from public microbenchmarks or calib/. */

@@ -137,9 +137,9 @@ sim_collective_shape (const SimTopology *topo, const int *gpus, int n_gpus, SimC
    * times NICs per GPU. Links are numbered kind by kind, so the first of a kind follows the counts of
    * the kinds before it; a scan is the fallback should a topology number them otherwise. */
   int n_links = sim_topology_n_links (topo);
-  const SimLinkKind wanted[2] = { SIM_LINK_NVLINK_UP, SIM_LINK_NIC_UP };
-  double bw[2] = { 0, 0 };
-  for (int w = 0; w < 2; w++)
+  const SimLinkKind wanted[3] = { SIM_LINK_NVLINK_UP, SIM_LINK_NIC_UP, SIM_LINK_MESH };
+  double bw[3] = { 0, 0, 0 };
+  for (int w = 0; w < 3; w++)
     {
       int first = 0;
       for (int k = 0; k < (int) wanted[w]; k++)
@@ -153,9 +153,11 @@ sim_collective_shape (const SimTopology *topo, const int *gpus, int n_gpus, SimC
           if (sim_topology_link (topo, l)->kind == wanted[w])
             bw[w] = sim_topology_link (topo, l)->bandwidth_bytes_per_s;
     }
-  out->nvlink_bw_bytes_per_s = bw[0];
+  /* A mesh domain: the group's members of a domain reach each other over L - 1 direct links. */
+  gboolean mesh = sim_topology_cluster (topo)->mesh;
+  out->nvlink_bw_bytes_per_s = mesh ? bw[2] * MAX (out->ranks_per_domain - 1, 1) : bw[0];
   out->nic_bw_bytes_per_s = bw[1] * sim_topology_cluster (topo)->nics_per_gpu;
-  out->nvls = sim_topology_cluster (topo)->nvls;
+  out->nvls = sim_topology_cluster (topo)->nvls && !mesh;
   /* Latencies: a pair of the group in one domain, and one across domains, when there is one. */
   int d0 = sim_topology_domain_of (topo, gpus[0]);
   for (int i = 1; i < n_gpus; i++)
@@ -176,7 +178,7 @@ sim_collective_link_capacities (const SimTopology *topo, const SimCollectiveProf
   for (int l = 0; l < n; l++)
     {
       const SimLink *link = sim_topology_link (topo, l);
-      gboolean nv = link->kind == SIM_LINK_NVLINK_UP || link->kind == SIM_LINK_NVLINK_DOWN;
+      gboolean nv = link->kind == SIM_LINK_NVLINK_UP || link->kind == SIM_LINK_NVLINK_DOWN || link->kind == SIM_LINK_MESH;
       out[l] = link->bandwidth_bytes_per_s * (nv ? profile->nvlink_eff : profile->nic_eff);
     }
 }
@@ -436,19 +438,87 @@ plan_end_flow (Plan *p, double frac)
   f->frac = frac;
 }
 
-/* Ring order of channel ch: domains in order, each entered at local index (ch - d) mod L_d and walked
- * upward, so a domain is left at the local index (rail) the next one is entered at. */
+static int
+gcd_int (int a, int b)
+{
+  while (b)
+    {
+      int t = a % b;
+      a = b;
+      b = t;
+    }
+  return a;
+}
+
+static void plan_single_flow (SimCollective *c, Plan *p, int src, int dst, double frac, guint32 hash);
+
+/* The walk of channel k through a domain's l members (local indices, starting at k mod l). Through a
+ * switch: k, k+1, ... In a mesh every hop is a direct link, so the channels must walk different
+ * links, as RCCL's rings over the fully connected Infinity Fabric do: for even l = 2m, Walecki's
+ * zigzags i, i+1, i-1, i+2, i-2, ..., i+m (i < m) are m Hamiltonian paths that together use every
+ * pair once, and each run both ways gives l directed paths that use every directed link once;
+ * channel k < m takes zigzag k forward, channel k >= m zigzag k - m backward (which also starts at
+ * k). For odd l, strides prime to l (each visits every member). */
 static void
-ring_order (const Group *g, int ch, int *order)
+mesh_walk (const SimCollective *c, int k, int l, int *local)
+{
+  k = ((k % l) + l) % l;
+  if (!sim_topology_cluster (c->topo)->mesh || l < 3)
+    {
+      for (int i = 0; i < l; i++)
+        local[i] = (k + i) % l;
+      return;
+    }
+  if (l % 2 == 0)
+    {
+      int m = l / 2, i0 = k < m ? k : k - m;
+      for (int j = 0; j < l; j++)
+        {
+          int step = (j + 1) / 2, v = j == 0 ? i0 : j % 2 ? i0 + step : i0 - step;
+          local[k < m ? j : l - 1 - j] = ((v % l) + l) % l;
+        }
+      return;
+    }
+  int coprime = 0, pick, stride = 1;
+  for (int s = 1; s < l; s++)
+    coprime += (int) (gcd_int (s, l) == 1);
+  pick = k % coprime;
+  for (int s = 1; s < l; s++)
+    if (gcd_int (s, l) == 1 && pick-- == 0)
+      {
+        stride = s;
+        break;
+      }
+  for (int i = 0; i < l; i++)
+    local[i] = (k + i * stride) % l;
+}
+
+/* Ring order of channel ch: domains in order, each entered at local index (ch - d) mod L_d and walked
+ * from there (mesh_walk), so through a switch a domain is left at the local index (rail) the next
+ * one is entered at. */
+static void
+ring_order (const SimCollective *c, const Group *g, int ch, int *order, int *local)
 {
   int k = 0;
   for (int d = 0; d < g->shape.domains; d++)
     {
       int s = g->domain_start[d], l = g->domain_start[d + 1] - s;
-      int e = ((ch - d) % l + l) % l;
+      mesh_walk (c, ch - d, l, local);
       for (int i = 0; i < l; i++)
-        order[k++] = g->by_domain[s + (e + i) % l];
+        order[k++] = g->by_domain[s + local[i]];
     }
+}
+
+/* A mesh domain's members exchange directly: one flow per ordered pair, each carrying frac of S, so
+ * every member uses its m - 1 links at once (RCCL's rings over the fully connected Infinity Fabric
+ * reach 313 of the 448 GB/s a GPU's seven links carry: stas00/ml-engineering network/README.md). */
+static void
+plan_mesh_flows (SimCollective *c, Plan *p, const int *members, int m, double frac, guint32 salt)
+{
+  for (int i = 0; i < m; i++)
+    for (int j = 0; j < m; j++)
+      if (i != j)
+        plan_single_flow (c, p, members[i], members[j], frac, salt + (guint32) (i * m + j));
 }
 
 /* One flow over the routes of a ring (closed) or chain (open) through order[0..m). */
@@ -503,7 +573,7 @@ plan_build (SimCollective *c, const Group *g, SimCollectiveOp op, SimCollectiveA
   p->links = g_array_new (FALSE, FALSE, sizeof (guint32));
   p->flows = g_array_new (FALSE, FALSE, sizeof (PlanFlow));
   p->phases = g_array_new (FALSE, FALSE, sizeof (PlanPhase));
-  int *order = g_new (int, n);
+  int *order = g_new (int, n), *local = g_new (int, n);
   gint64 nv = pr->nvlink_step_latency_ns + s->nvlink_latency_ns;
   gint64 net = pr->net_step_latency_ns + s->net_latency_ns;
   gint64 base = pr->base_latency_ns[algo];
@@ -522,9 +592,15 @@ plan_build (SimCollective *c, const Group *g, SimCollectiveOp op, SimCollectiveA
         gboolean bcast = op == SIM_COLLECTIVE_BROADCAST;
         double frac = (bcast ? 1.0 : sim_alphabeta_busbw_factor (op, n)) / ch;
         plan_begin_phase (p, sim_alphabeta_latency_ns (op, algo, s, pr));
+        if (D == 1 && !bcast && sim_topology_cluster (c->topo)->mesh)
+          {
+            p->weight = k_nv / (n - 1);
+            plan_mesh_flows (c, p, g->by_domain, n, sim_alphabeta_busbw_factor (op, n) / (n - 1), g->hash);
+            break;
+          }
         for (int k = 0; k < ch; k++)
           {
-            ring_order (g, k, order);
+            ring_order (c, g, k, order, local);
             if (bcast)
               {
                 /* Chain from the root: rotate the ring to start there. */
@@ -560,9 +636,10 @@ plan_build (SimCollective *c, const Group *g, SimCollectiveOp op, SimCollectiveA
                 {
                   const int *m = g->by_domain + g->domain_start[d];
                   int l = g->domain_start[d + 1] - g->domain_start[d];
+                  mesh_walk (c, k, l, local);
                   for (int i = 0; i + 1 < l; i++)
                     {
-                      int a = m[(k + i) % l], b = m[(k + i + 1) % l];
+                      int a = m[local[i]], b = m[local[i + 1]];
                       guint32 h = g->hash + (guint32) (k * 131 + t * 17 + i) * 2654435761u;
                       plan_add_route (c, p, b, a, h);          /* up the chain toward the head */
                       plan_add_route (c, p, a, b, h + 7919u);  /* down */
@@ -624,7 +701,14 @@ plan_build (SimCollective *c, const Group *g, SimCollectiveOp op, SimCollectiveA
             /* Each phase pays the base latency (as sim_alphabeta_latency_ns counts it). */
             plan_begin_phase (p, is_intra ? lat_intra : lat_inter);
             p->weight = is_intra ? k_nv : k_nic;
-            if (is_intra)
+            if (is_intra && sim_topology_cluster (c->topo)->mesh)
+              {
+                p->weight = k_nv / MAX (L - 1, 1);
+                for (int d = 0; d < D; d++)
+                  plan_mesh_flows (c, p, g->by_domain + g->domain_start[d], L, intra / MAX (L - 1, 1),
+                                   g->hash + (guint32) d);
+              }
+            else if (is_intra)
               for (int d = 0; d < D; d++)
                 plan_ring_flow (c, p, g->by_domain + g->domain_start[d], L, TRUE, intra, g->hash + (guint32) d);
             else
@@ -660,6 +744,7 @@ plan_build (SimCollective *c, const Group *g, SimCollectiveOp op, SimCollectiveA
     }
 out:
   g_free (order);
+  g_free (local);
   return p;
 }
 

@@ -14,6 +14,7 @@ sim_link_kind_name (SimLinkKind kind)
     [SIM_LINK_LEAF_DOWN] = "leaf-down",
     [SIM_LINK_SPINE_UP] = "spine-up",
     [SIM_LINK_SPINE_DOWN] = "spine-down",
+    [SIM_LINK_MESH] = "mesh",
   };
   if ((int) kind < 0 || kind >= SIM_LINK_KIND_COUNT)
     return "invalid";

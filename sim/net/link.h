@@ -11,6 +11,7 @@ typedef enum {
   SIM_LINK_LEAF_DOWN,    /* spine -> leaf */
   SIM_LINK_SPINE_UP,     /* spine -> core */
   SIM_LINK_SPINE_DOWN,   /* core -> spine */
+  SIM_LINK_MESH,         /* GPU -> GPU, a direct link of a fully connected scale-up domain (Infinity Fabric) */
   SIM_LINK_KIND_COUNT
 } SimLinkKind;
 

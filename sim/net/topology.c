@@ -9,6 +9,12 @@
  * the 72 GPUs of an NVL72 rack, 16 trays of 4). An NVSwitch domain is a non-blocking switch: GPU g has
  * one up link (GPU -> switch) and one down link (switch -> GPU) at the per-direction NVLink rate, so a
  * same-domain route is exactly two hops. NVLS is only carried in the spec for the collectives.
+ * A mesh domain (cluster.mesh: AMD Infinity Fabric, eight GPUs of a node each linked directly to the
+ * seven others) has no switch: GPU a has one link to each peer b at nvlink_bw / (nvlink_domain - 1)
+ * per direction, so a same-domain route is one hop and a group of k GPUs of the domain reaches its
+ * members over k - 1 links only ("2 GPUs performed 6.5x slower than 8" in all-reduce busbw on an
+ * MI300X node: stas00/ml-engineering network/README.md, "Peer-to-peer bandwidth"). Link (a, b) of
+ * domain d is number d*U*(U-1) + la*(U-1) + (lb < la ? lb : lb - 1), la and lb the local indices.
  *
  * Scale-out endpoints. GPU g has nics_per_gpu = N NICs, NIC e = g*N + k. Rail-optimized: NIC (g, k)
  * sits on rail (g mod gpus_per_node)*N + k, at position node(g) along its rail; each rail has its own
@@ -100,6 +106,7 @@ struct SimTopology {
   int spine_core_par, cores_per_plane, cores;  /* m2, C */
   gboolean leaf_trunk, pod_trunk;  /* adaptive routing: the trunks that can bind (oversubscribed) */
   double link_bw;
+  double mesh_link_bw;       /* mesh domains: per GPU pair and direction */
   double bisection_bytes_per_s;
   guint32 base[SIM_LINK_KIND_COUNT + 1];
   SimLink proto[SIM_LINK_KIND_COUNT];
@@ -190,6 +197,11 @@ check_cluster (const SimClusterSpec *c, GError **error)
   if (used > 1 && !rate_ok (c->nvlink_bw_bytes_per_s))
     return invalid (error, "NVLink bandwidth %g B/s is not positive: set the GPU's NVLink bandwidth",
                     c->nvlink_bw_bytes_per_s);
+  if (c->mesh && (c->nvlink_domain < 2 || c->nvlink_domain != c->gpus_per_node))
+    return invalid (error, "a mesh scale-up domain links the GPUs of one node directly: set nvlink_domain "
+                    "to gpus_per_node (%d, got %d) and at least 2", c->gpus_per_node, c->nvlink_domain);
+  if (c->mesh && c->nvls)
+    return invalid (error, "a mesh scale-up domain has no switch to reduce in: set nvls = false");
   if (c->nvlink_latency_ns < 0 || c->nic_latency_ns < 0)
     return invalid (error, "negative NVLink or NIC latency: latencies must be >= 0");
   if (c->nics_per_gpu < 0)
@@ -349,7 +361,10 @@ sim_topology_new (const SimClusterSpec *cluster, const SimFabricSpec *fabric, GE
     return NULL;
 
   gint64 count[SIM_LINK_KIND_COUNT] = { 0 };
-  count[SIM_LINK_NVLINK_UP] = count[SIM_LINK_NVLINK_DOWN] = t->gpus;
+  if (cluster->mesh)
+    count[SIM_LINK_MESH] = (gint64) t->domains * t->domain_gpus * (t->domain_gpus - 1);
+  else
+    count[SIM_LINK_NVLINK_UP] = count[SIM_LINK_NVLINK_DOWN] = t->gpus;
   count[SIM_LINK_NIC_UP] = count[SIM_LINK_NIC_DOWN] = t->nics;
   gboolean trunks = scale_out && t->fabric.routing == SIM_ROUTING_ADAPTIVE;
   if (scale_out)
@@ -380,6 +395,10 @@ sim_topology_new (const SimClusterSpec *cluster, const SimFabricSpec *fabric, GE
   t->proto[SIM_LINK_NVLINK_DOWN].bandwidth_bytes_per_s = cluster->nvlink_bw_bytes_per_s;
   t->proto[SIM_LINK_NVLINK_UP].latency_ns = cluster->nvlink_latency_ns;
   t->proto[SIM_LINK_NVLINK_DOWN].latency_ns = 0;
+  if (cluster->mesh)
+    t->mesh_link_bw = cluster->nvlink_bw_bytes_per_s / (cluster->nvlink_domain - 1);
+  t->proto[SIM_LINK_MESH].bandwidth_bytes_per_s = t->mesh_link_bw;
+  t->proto[SIM_LINK_MESH].latency_ns = cluster->nvlink_latency_ns;
   t->proto[SIM_LINK_NIC_UP].bandwidth_bytes_per_s = cluster->nic_bw_bytes_per_s;
   t->proto[SIM_LINK_NIC_DOWN].bandwidth_bytes_per_s = cluster->nic_bw_bytes_per_s;
   t->proto[SIM_LINK_NIC_UP].latency_ns = cluster->nic_latency_ns;
@@ -500,6 +519,21 @@ sim_topology_rail_of (const SimTopology *topo, int gpu)
   return (gpu % topo->cluster.gpus_per_node) * topo->nics_per_gpu;
 }
 
+/* A route inside one scale-up domain: up and down through the switch, or the mesh's direct link. */
+static int
+scaleup_route (const SimTopology *t, int src, int dst, guint32 *links)
+{
+  if (t->cluster.mesh)
+    {
+      int u = t->domain_gpus, d = src / u, a = src % u, b = dst % u;
+      links[0] = t->base[SIM_LINK_MESH] + (guint32) ((gint64) d * u * (u - 1) + a * (u - 1) + (b < a ? b : b - 1));
+      return 1;
+    }
+  links[0] = t->base[SIM_LINK_NVLINK_UP] + (guint32) src;
+  links[1] = t->base[SIM_LINK_NVLINK_DOWN] + (guint32) dst;
+  return 2;
+}
+
 int
 sim_topology_route (const SimTopology *topo, int src_gpu, int dst_gpu, guint32 flow_hash,
                     guint32 links[SIM_TOPOLOGY_MAX_HOPS])
@@ -510,11 +544,7 @@ sim_topology_route (const SimTopology *topo, int src_gpu, int dst_gpu, guint32 f
   if (src_gpu == dst_gpu)
     return 0;
   if (src_gpu / t->domain_gpus == dst_gpu / t->domain_gpus)
-    {
-      links[0] = t->base[SIM_LINK_NVLINK_UP] + (guint32) src_gpu;
-      links[1] = t->base[SIM_LINK_NVLINK_DOWN] + (guint32) dst_gpu;
-      return 2;
-    }
+    return scaleup_route (t, src_gpu, dst_gpu, links);
   guint32 h = fmix32 ((guint32) src_gpu * 0x9E3779B1u
                       ^ fmix32 ((guint32) dst_gpu ^ fmix32 (flow_hash ^ 0x7F4A7C15u)));
   int npg = t->nics_per_gpu;
@@ -603,10 +633,9 @@ sim_topology_route_pxn (const SimTopology *topo, int src_gpu, int dst_gpu, guint
     return sim_topology_route (t, src_gpu, dst_gpu, flow_hash, links);
   guint32 rest[SIM_TOPOLOGY_MAX_HOPS];
   int n = sim_topology_route (t, mid, dst_gpu, flow_hash, rest);
-  links[0] = t->base[SIM_LINK_NVLINK_UP] + (guint32) src_gpu;
-  links[1] = t->base[SIM_LINK_NVLINK_DOWN] + (guint32) mid;
-  memcpy (links + 2, rest, (gsize) n * sizeof *rest);  /* n <= 6, so at most 8 links */
-  return 2 + n;
+  int k = scaleup_route (t, src_gpu, mid, links);
+  memcpy (links + k, rest, (gsize) n * sizeof *rest);  /* n <= 6, so at most 8 links */
+  return k + n;
 }
 
 void
@@ -661,6 +690,13 @@ sim_topology_link_ends (const SimTopology *topo, int link_id, SimNodeRef *from, 
                             (spine % t->spines_per_pod) * t->cores_per_plane + i % t->cores_per_plane };
       }
       break;
+    case SIM_LINK_MESH:
+      {
+        int u = t->domain_gpus, per = u * (u - 1), d = x / per, a = (x % per) / (u - 1), b = (x % per) % (u - 1);
+        *from = (SimNodeRef) { SIM_NODE_GPU, d * u + a };
+        *to = (SimNodeRef) { SIM_NODE_GPU, d * u + (b < a ? b : b + 1) };
+        return;
+      }
     case SIM_LINK_KIND_COUNT:
     default:
       g_assert_not_reached ();
@@ -723,7 +759,7 @@ sim_topology_summarize (const SimTopology *topo, SimTopologySummary *out)
   out->gpus = t->gpus;
   out->nodes = t->nodes;
   out->domains = t->domains;
-  out->nvswitch_domains = t->domains;
+  out->nvswitch_domains = t->cluster.mesh ? 0 : t->domains;
   out->nics = t->nics;
   int planes = MAX (t->fabric.planes, 1);
   out->planes = planes;
@@ -767,9 +803,15 @@ sim_topology_describe (const SimTopology *topo)
   GString *o = g_string_new (NULL);
   g_string_append_printf (o, "GPUs              %d in %d nodes of %d\n", s.gpus, s.nodes,
                           t->cluster.gpus_per_node);
-  g_string_append_printf (o, "NVLink domains    %d of %d GPUs used (of %d), %.0f GB/s per GPU per "
-                          "direction, NVLS %s\n", s.domains, t->domain_gpus, t->cluster.nvlink_domain,
-                          t->cluster.nvlink_bw_bytes_per_s / 1e9, t->cluster.nvls ? "yes" : "no");
+  if (t->cluster.mesh)
+    g_string_append_printf (o, "mesh domains      %d of %d GPUs, fully connected: %.1f GB/s per link per "
+                            "direction, %d links and %.0f GB/s per GPU\n", s.domains, t->domain_gpus,
+                            t->mesh_link_bw / 1e9, t->cluster.nvlink_domain - 1,
+                            t->cluster.nvlink_bw_bytes_per_s / 1e9);
+  else
+    g_string_append_printf (o, "NVLink domains    %d of %d GPUs used (of %d), %.0f GB/s per GPU per "
+                            "direction, NVLS %s\n", s.domains, t->domain_gpus, t->cluster.nvlink_domain,
+                            t->cluster.nvlink_bw_bytes_per_s / 1e9, t->cluster.nvls ? "yes" : "no");
   if (t->tiers)
     {
       g_string_append_printf (o, "NICs              %d (%d per GPU, %.0f Gb/s each)\n", s.nics,

@@ -13,6 +13,9 @@ typedef struct {
   int nvlink_domain;           /* GPUs one NVSwitch fabric can connect: 8, or 72 for NVL72 */
   int gpus_per_domain_used;    /* GPUs used per domain (MLPerf GB200: 64 of 72); 0 = nvlink_domain */
   double nvlink_bw_bytes_per_s;/* per GPU per direction (from the GPU profile) */
+  /* The domain is a full mesh of direct GPU-GPU links (AMD Infinity Fabric), not a switch: each GPU
+   * splits nvlink_bw_bytes_per_s evenly over nvlink_domain - 1 links, one to each peer. */
+  gboolean mesh;
   gboolean nvls;
   gint64 nvlink_latency_ns;
   int nics_per_gpu;

@@ -78,6 +78,7 @@ sim_estimate_hw_from_scenario (const SimScenario *sc, SimEstimateHw *out)
   hw.domain_gpus = cl->gpus_per_domain_used > 0 ? cl->gpus_per_domain_used : cl->nvlink_domain;
   if (hw.domain_gpus <= 0)
     hw.domain_gpus = 1;
+  hw.mesh = cl->mesh;
   hw.memory_overhead_bytes = run->memory_overhead_bytes;
   if (!sim_scenario_collective_profile (sc, &hw.coll, NULL))
     memset (&hw.coll, 0, sizeof hw.coll);
@@ -102,7 +103,13 @@ group_link (const ModelPlan *plan, const SimEstimateHw *hw, ModelDim dim, double
 {
   gint64 span = group_span (plan, dim);
   if (span <= hw->domain_gpus || hw->nic_bw_bytes_per_s <= 0)
-    *bw = hw->nvlink_bw_bytes_per_s, *alpha = hw->nvlink_latency_s;
+    {
+      *bw = hw->nvlink_bw_bytes_per_s, *alpha = hw->nvlink_latency_s;
+      /* A mesh gives the group's k members of one domain k - 1 of a GPU's domain - 1 links. */
+      gint64 k = model_plan_dim_size (plan, dim);
+      if (hw->mesh && hw->domain_gpus > 1)
+        *bw *= (double) MAX (MIN (k, hw->domain_gpus) - 1, 1) / (hw->domain_gpus - 1);
+    }
   else
     *bw = hw->nic_bw_bytes_per_s, *alpha = hw->nic_latency_s;
   if (*bw <= 0)

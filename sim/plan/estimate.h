@@ -40,6 +40,7 @@ typedef struct {
   double nic_bw_bytes_per_s;      /* per GPU (all its NICs) per direction × nic_eff, / leaf oversubscription */
   double nic_latency_s;           /* NIC latency + 2 switch hops */
   int domain_gpus;                /* GPUs of one NVLink domain the job uses */
+  gboolean mesh;                  /* the domain is a full mesh: k members share k - 1 of its links */
   double memory_overhead_bytes;   /* < 0: model/memory.h's default */
   double virtualization_overhead;
   SimGpuSpec gpu;                 /* kernel durations (sim/gpu/gpu.h sim_gpu_kernel_ns) */

@@ -224,6 +224,10 @@ const Key sim_scenario_keys[] = {
   { "hardware", "nvlink_unidir_GBps", T_DOUBLE, "GB/s", 1e9, REQ, 0, 1e6, NULL, TRUE, S_DOUBLE, GP (nvlink_bw_bytes_per_s),
     "NVLink bandwidth per GPU per direction (half the datasheet bidirectional figure)" },
   { "hardware", "nvls", T_BOOL, "", 1, "false", 0, 0, NULL, TRUE, S_BOOL, GP (nvls), "NVLink SHARP in-switch reduction" },
+  { "hardware", "scaleup_mesh", T_BOOL, "", 1, "false", 0, 0, NULL, TRUE, S_BOOL, GP (mesh),
+    "the scale-up domain is a full mesh of direct GPU-GPU links (AMD Infinity Fabric), not a switch: "
+    "nvlink_unidir_GBps is split evenly over the nvlink_domain - 1 peers, so k GPUs of a domain reach "
+    "each other over k - 1 links" },
   { "hardware", "announced", T_BOOL, "", 1, "false", 0, 0, NULL, FALSE, S_BOOL, GP (announced),
     "figures from an announcement of a part not yet shipped: every report names the GPU as announced, not validated" },
   { "hardware", "tdp_W", T_DOUBLE, "W", 1, OPT, 1, 1e5, NULL, TRUE, S_DOUBLE, GP (tdp_w), "board power limit" },

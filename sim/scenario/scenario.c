@@ -1072,6 +1072,7 @@ sim_scenario_resolve (SimScenario *sc, GError **error)
   run->domains = (cl->gpus + used - 1) / used;
   cl->nvlink_bw_bytes_per_s = sc->gpu.nvlink_bw_bytes_per_s;
   cl->nvls = sc->gpu.nvls;
+  cl->mesh = sc->gpu.mesh;
   /* Collectives: one base latency for the non-NVLS algorithms; NVLink efficiency from [hardware]. */
   for (int a = 0; a < SIM_COLLECTIVE_ALGO_COUNT; a++)
     if (a != SIM_COLLECTIVE_ALGO_NVLS)

@@ -99,7 +99,7 @@ sim_straggler_bind_links (SimStraggler *s, const SimTopology *topo)
   for (int l = 0; l < s->n_links; l++)
     {
       SimLinkKind k = sim_topology_link (topo, l)->kind;
-      s->scale_out[l] = k != SIM_LINK_NVLINK_UP && k != SIM_LINK_NVLINK_DOWN;
+      s->scale_out[l] = k != SIM_LINK_NVLINK_UP && k != SIM_LINK_NVLINK_DOWN && k != SIM_LINK_MESH;
     }
   sim_straggler_resample (s);
 }
