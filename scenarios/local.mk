@@ -19,6 +19,7 @@ scenario_files = \
 	scenarios/calibration/ampere.ini \
 	scenarios/calibration/hopper.ini \
 	scenarios/calibration/blackwell.ini \
+	scenarios/calibration/uncalibrated.ini \
 	scenarios/fabrics/ndr400-rail-optimized.ini \
 	scenarios/fabrics/hdr200-rail-optimized.ini \
 	scenarios/fabrics/gb200-nvl72-eth800.ini \

@@ -569,8 +569,13 @@ write_text_prediction (FILE *out, const SimScenario *sc, const SimReportWorkload
   fprintf (out, "\n== Prediction (simulated step) ==\n");
   fprintf (out, "step time            %.4f s", step);
   if (p->step_hi_s > 0)
-    fprintf (out, " (%.4f–%.4f, %.0f%%, %s calibration)", p->step_lo_s, p->step_hi_s, 100 * p->band_level,
-             run->calibration ? run->calibration : "deck");
+    {
+      /* A band-only layer (calibration/uncalibrated.ini) widens by what uncalibrated profiles missed. */
+      gboolean unc = run->calibration && strcmp (run->calibration, "uncalibrated") == 0;
+      fprintf (out, " (%.4f–%.4f, %.0f%%, %s%s)", p->step_lo_s, p->step_hi_s, 100 * p->band_level,
+               unc ? "the deck error of uncalibrated profiles" : run->calibration ? run->calibration : "deck",
+               unc ? "" : " calibration");
+    }
   else
     fprintf (out, " (no band: profile not calibrated)");
   if (run->virtualization_overhead > 0)
