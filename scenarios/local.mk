@@ -21,6 +21,7 @@ scenario_files = \
 	scenarios/calibration/blackwell.ini \
 	scenarios/calibration/uncalibrated.ini \
 	scenarios/fabrics/ndr400-rail-optimized.ini \
+	scenarios/fabrics/roce400-meta-clos.ini \
 	scenarios/fabrics/hdr200-rail-optimized.ini \
 	scenarios/fabrics/gb200-nvl72-eth800.ini \
 	scenarios/models/gpt3-175b.ini \

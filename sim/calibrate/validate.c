@@ -16,13 +16,13 @@ typedef struct {
 
 /* The gpu token's hardware profile and the fabric its systems ship with (scenarios/fabrics/,
  * each figure sourced there). Tokens of DECK.md without a profile are skipped with the reason.
- * h100-sxm-hbm2e-96g (Meta's Grand Teton hosts, 400 Gb/s RDMA per GPU) takes the NDR 400G fabric:
- * Meta's clusters are RoCE 400G (and InfiniBand 400G), and there is no RoCE fabric file yet. */
+ * h100-sxm-hbm2e-96g (Meta's Grand Teton hosts, 400 Gb/s RDMA per GPU) takes Meta's RoCE 400G Clos
+ * (its clusters are RoCE and InfiniBand 400G; the RoCE one trained Llama 3.1 405B). */
 static const GpuProfile gpu_profiles[] = {
   { "a100-sxm-40g", "hardware/a100-sxm-40g.ini", "fabrics/hdr200-rail-optimized.ini", "ampere" },
   { "a100-sxm-80g", "hardware/a100-sxm-80g.ini", "fabrics/hdr200-rail-optimized.ini", "ampere" },
   { "h100-sxm", "hardware/h100-sxm.ini", "fabrics/ndr400-rail-optimized.ini", "hopper" },
-  { "h100-sxm-hbm2e-96g", "hardware/h100-sxm-hbm2e-96g.ini", "fabrics/ndr400-rail-optimized.ini", "hopper" },
+  { "h100-sxm-hbm2e-96g", "hardware/h100-sxm-hbm2e-96g.ini", "fabrics/roce400-meta-clos.ini", "hopper" },
   { "h200-sxm", "hardware/h200-sxm.ini", "fabrics/ndr400-rail-optimized.ini", "hopper" },
   { "b200", "hardware/b200.ini", "fabrics/ndr400-rail-optimized.ini", "blackwell" },
   { "gb200", "hardware/gb200.ini", "fabrics/gb200-nvl72-eth800.ini", "blackwell" },
