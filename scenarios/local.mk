@@ -9,6 +9,7 @@ scenario_files = \
 	scenarios/hardware/h20.ini \
 	scenarios/hardware/mi300x.ini \
 	scenarios/hardware/mi325x.ini \
+	scenarios/hardware/mi350x.ini \
 	scenarios/hardware/mi355x.ini \
 	scenarios/hardware/h200-sxm.ini \
 	scenarios/hardware/b200.ini \
@@ -67,6 +68,7 @@ scenario_files = \
 	scenarios/runs/bloom-176b-a100-384.ini \
 	scenarios/runs/nemotron-4-340b-h100-6144.ini \
 	scenarios/runs/llama31-405b-h100-meta-16k.ini \
+	scenarios/runs/llama31-8b-mi350x-mlperf-v5.1.ini \
 	scenarios/runs/llama31-8b-mi355x-mlperf-v5.1.ini \
 	scenarios/runs/gpt3-175b-mlperf-v3.1-azure.ini \
 	scenarios/runs/gpt3-175b-mlperf-v4.0.ini \
