@@ -355,6 +355,7 @@ typedef struct {
    * whose host loop costs `list_ns` per member of the group (list_host). */
   gboolean blocking;
   int pieces;
+  int layer_tensors, persistent;  /* all parameter tensors of a layer; those kept gathered */
   gint64 list_ns;
   /* Distributed optimizer with overlap_param_gather: parameter all-gather buckets of the previous
    * step's update, their chunk and the chunk-local layer whose forward first uses them (-1: the
@@ -414,6 +415,46 @@ list_host (Builder *b, Buckets *k, double tensors)
   host_gap (b, "zero3_list_host", (gint64) llround (tensors * k->dpcp * (double) k->list_ns), SIM_BD_DP);
 }
 
+/* The parameter tensors of one transformer layer as DeepSpeed's ZeRO-3 hooks them (Megatron's GPT
+ * layer: the weight matrices, a bias each where the model has biases, the two norms' weights and
+ * biases), and how many stay gathered: stage 3 keeps a parameter of fewer than
+ * param_persistence_threshold = 1e5 elements (zero/config.py default; stage3.py
+ * persistent_parameters) resident instead of releasing it after each use, and re-gathers all of
+ * them once after every optimizer step (stage3.py _post_step -> all_gather of the list, whose
+ * _allgather_params copies each parameter out of every rank's partition in a Python loop). */
+static void
+zero3_layer_tensors (const ModelShape *s, const ModelPlan *plan, int pieces, int *tensors, int *persistent)
+{
+  gint64 h = s->hidden, hd = s->head_dim > 0 ? s->head_dim : h / MAX (s->heads, 1);
+  gint64 q = (gint64) s->heads * hd / plan->tp, kv = (gint64) s->kv_heads * hd / plan->tp;
+  gint64 f = (gint64) s->ffn_hidden / plan->tp;
+  gint64 sizes[16];
+  int n = 0;
+  if (s->bias)
+    {
+      if (pieces == 4)
+        {
+          sizes[n++] = q + 2 * kv;
+          sizes[n++] = h;
+          sizes[n++] = (model_shape_glu (s) ? 2 : 1) * f;
+          sizes[n++] = h;
+        }
+      else
+        {
+          gint64 b7[7] = { q, kv, kv, h, f, f, h };
+          for (int i = 0; i < 7; i++)
+            sizes[n++] = b7[i];
+        }
+    }
+  int norm_tensors = s->norm == MODEL_NORM_LAYERNORM && s->bias ? 2 : 1;
+  for (int i = 0; i < 2 * norm_tensors; i++)
+    sizes[n++] = h;
+  *tensors = pieces + n;
+  *persistent = 0;
+  for (int i = 0; i < n; i++)
+    *persistent += (int) (sizes[i] < 100000);
+}
+
 /* ZeRO-3: all-gather `bytes` of parameters before the next compute op; issued once the previous
  * use of parameters has started. */
 static void
@@ -467,8 +508,9 @@ bucket_flush (Builder *b, const LayerCtx *c, Buckets *k, gboolean flush)
   g_assert (k->n_ops < k->max_ops);
   SimCollectiveOp op = k->allreduce ? SIM_COLLECTIVE_ALLREDUCE : SIM_COLLECTIVE_REDUCE_SCATTER;
   /* One reduce-scatter per parameter of the bucket (partition_parameters.py
-   * _reduce_scatter_gradients), `pieces` per layer's worth of gradients. */
-  list_host (b, k, k->per_layer > 0 ? k->pieces * k->pending / k->per_layer : 0);
+   * _reduce_scatter_gradients): every parameter tensor of a layer, the persistent ones included
+   * (stage3.py hooks every parameter that requires a gradient). */
+  list_host (b, k, k->per_layer > 0 ? k->layer_tensors * k->pending / k->per_layer : 0);
   TOp t = { .kind = K_COLL, .stream = ST_DP, .cat = SIM_BD_DP, .group = G_DPCP, .coll = op,
             .bytes = k->pending, .seq = b->seq[G_DPCP]++,
             .name = op == SIM_COLLECTIVE_ALLREDUCE ? "dp_grad_ar" : "dp_grad_rs" };
@@ -641,6 +683,7 @@ sim_runner_build_program (Program *p, LayerCtx *c, int stage, int dpcp)
    * dense_h_to_4h, dense_4h_to_h), 7 in a Llama-style one (q, k, v, o, gate, up, down). */
   k.blocking = zero3 && plan->zero >= 3 && plan->zero3_blocking;
   k.pieces = model_shape_glu (s) ? 7 : 4;
+  zero3_layer_tensors (s, plan, k.pieces, &k.layer_tensors, &k.persistent);
   k.list_ns = c->gpu->eager_op_ns;
   k.ag_ops = ag_ops;
   k.ag_chunk = ag_chunk;
@@ -771,6 +814,13 @@ sim_runner_build_program (Program *p, LayerCtx *c, int stage, int dpcp)
   g_array_set_size (c->scratch, 0);
   model_layer_optimizer_ops (s, plan, stage, c->scratch);
   emit_ops (b, c, c->scratch, &flops, NULL, NULL, NULL);
+  /* DeepSpeed <= 0.3.16's ZeRO-3 re-gathers its persistent parameters after the step (see
+   * zero3_layer_tensors): the stage's layers' and the final norm's, a copy per parameter and rank,
+   * plus the list's own loops (a view and a copy per rank). */
+  if (k.blocking)
+    list_host (b, &k, (double) k.persistent * rank_layers
+                        + (model_plan_chunk_has_loss (plan, stage, v - 1) ? (s->norm == MODEL_NORM_LAYERNORM && s->bias ? 2 : 1) : 0)
+                        + 2);
   int n_final = 0;
   if (distopt && fw.param_ag == MODEL_DP_PARAM_AG_BLOCKING)
     {
