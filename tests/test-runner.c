@@ -615,6 +615,19 @@ test_zero3 (void)
    * starting beside the previous reduce-scatter. */
   g_assert_cmpfloat ((double) (rl.step_ns - rb.step_ns), >=, host_ns - zl.n_host);
   g_assert_cmpfloat ((rl.breakdown_s[SIM_BD_DP] - rb.breakdown_s[SIM_BD_DP]) * 1e9, >=, host_ns - zl.n_host);
+  /* With an HBM rate the list buffers cost 3× each gathered byte (zero-fill, copy out) and 2× each
+   * reduce-scattered one (copy in), at hbm_bw · mem_eff: 1 TB/s here. */
+  double hbm = w.g.hbm_bw_bytes_per_s, eff = w.g.mem_eff;
+  w.g.hbm_bw_bytes_per_s = 1e12;
+  w.g.mem_eff = 1.0;
+  SimRunnerResult rm;
+  DpBytes zm = run_dp_bytes (&w.s, &w.p, &w.g, &w.c, &w.f, &w.cp, &rm);
+  double moved_ns = (3.0 * zm.gather + 2.0 * zm.dp_rs) / 1e12 * 1e9;
+  g_test_message ("list buffers: %.0f ns over %.0f B gathered, %.0f B reduce-scattered", zm.host_ns - zl.host_ns,
+                  zm.gather, zm.dp_rs);
+  g_assert_cmpfloat (fabs (zm.host_ns - zl.host_ns - moved_ns), <, zm.n_host);
+  w.g.hbm_bw_bytes_per_s = hbm;
+  w.g.mem_eff = eff;
   w.g.eager_op_ns = 0;
 }
 

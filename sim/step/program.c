@@ -357,6 +357,7 @@ typedef struct {
   int pieces;
   int layer_tensors, persistent;  /* all parameter tensors of a layer; those kept gathered */
   gint64 list_ns;
+  double stream_bps;   /* HBM rate of the list collectives' buffer copies: hbm_bw · mem_eff */
   /* Distributed optimizer with overlap_param_gather: parameter all-gather buckets of the previous
    * step's update, their chunk and the chunk-local layer whose forward first uses them (-1: the
    * slot's first op); `wait_chunk` >= 0 while the first forward of that chunk is emitted, and
@@ -406,13 +407,18 @@ layer_unit (Buckets *k, int layer)
  * one copy_ per rank out of it or into it; _all_gather_base, PyTorch PR #56315 of April 2021,
  * came to avoid those "auxiliary DtoD mem copies", NVIDIA/apex#1360). A view and a copy per rank
  * are priced as one eager op (eager_op_us, measured as Python in-place ops each launching a
- * kernel): dpcp × eager_op_ns per parameter, a host time that grows with the group. */
+ * kernel): dpcp × eager_op_ns per parameter, a host time that grows with the group. The buffers
+ * cost HBM traffic too, `moved` bytes at hbm_bw · mem_eff, serial with the rest (the next
+ * parameter's fetch synchronizes the device): a gather zero-fills its flat tensor (_allgather_param's
+ * torch.zeros) and PyTorch copies the gathered bytes out of its own flat buffer (3× the bytes); a
+ * reduce-scatter copies its inputs into PyTorch's flat buffer (2×). */
 static void
-list_host (Builder *b, Buckets *k, double tensors)
+list_host (Builder *b, Buckets *k, double tensors, double moved)
 {
   if (!k->blocking || k->list_ns <= 0 || tensors <= 0)
     return;
-  host_gap (b, "zero3_list_host", (gint64) llround (tensors * k->dpcp * (double) k->list_ns), SIM_BD_DP);
+  double ns = tensors * k->dpcp * (double) k->list_ns + (k->stream_bps > 0 ? moved / k->stream_bps * 1e9 : 0);
+  host_gap (b, "zero3_list_host", (gint64) llround (ns), SIM_BD_DP);
 }
 
 /* The parameter tensors of one transformer layer as DeepSpeed's ZeRO-3 hooks them (Megatron's GPT
@@ -469,7 +475,7 @@ zero3_gather (Builder *b, Buckets *k, double bytes)
   int ahead = k->n_uses >= k->prefetch ? k->use_start[(k->n_uses - k->prefetch) % 16] : -1;
   for (int j = 0; j < pieces; j++)
     {
-      list_host (b, k, 1);
+      list_host (b, k, 1, 3.0 * bytes / pieces);
       TOp t = { .kind = K_COLL, .stream = ST_DPAG, .cat = SIM_BD_DP, .group = G_DPCP,
                 .coll = SIM_COLLECTIVE_ALLGATHER, .bytes = bytes / pieces, .seq = b->seq[G_DPCP]++,
                 .name = "zero3_param_ag" };
@@ -510,7 +516,7 @@ bucket_flush (Builder *b, const LayerCtx *c, Buckets *k, gboolean flush)
   /* One reduce-scatter per parameter of the bucket (partition_parameters.py
    * _reduce_scatter_gradients): every parameter tensor of a layer, the persistent ones included
    * (stage3.py hooks every parameter that requires a gradient). */
-  list_host (b, k, k->per_layer > 0 ? k->layer_tensors * k->pending / k->per_layer : 0);
+  list_host (b, k, k->per_layer > 0 ? k->layer_tensors * k->pending / k->per_layer : 0, 2.0 * k->pending);
   TOp t = { .kind = K_COLL, .stream = ST_DP, .cat = SIM_BD_DP, .group = G_DPCP, .coll = op,
             .bytes = k->pending, .seq = b->seq[G_DPCP]++,
             .name = op == SIM_COLLECTIVE_ALLREDUCE ? "dp_grad_ar" : "dp_grad_rs" };
@@ -685,6 +691,7 @@ sim_runner_build_program (Program *p, LayerCtx *c, int stage, int dpcp)
   k.pieces = model_shape_glu (s) ? 7 : 4;
   zero3_layer_tensors (s, plan, k.pieces, &k.layer_tensors, &k.persistent);
   k.list_ns = c->gpu->eager_op_ns;
+  k.stream_bps = c->gpu->hbm_bw_bytes_per_s * c->gpu->mem_eff;
   k.ag_ops = ag_ops;
   k.ag_chunk = ag_chunk;
   k.ag_need = ag_need;
@@ -820,7 +827,7 @@ sim_runner_build_program (Program *p, LayerCtx *c, int stage, int dpcp)
   if (k.blocking)
     list_host (b, &k, (double) k.persistent * rank_layers
                         + (model_plan_chunk_has_loss (plan, stage, v - 1) ? (s->norm == MODEL_NORM_LAYERNORM && s->bias ? 2 : 1) : 0)
-                        + 2);
+                        + 2, 0);
   int n_final = 0;
   if (distopt && fw.param_ag == MODEL_DP_PARAM_AG_BLOCKING)
     {
