@@ -6,6 +6,8 @@ scenario_files = \
 	scenarios/hardware/h100-sxm.ini \
 	scenarios/hardware/h100-sxm-hbm2e-96g.ini \
 	scenarios/hardware/h800-sxm.ini \
+	scenarios/hardware/h100-nvl.ini \
+	scenarios/hardware/h100-pcie.ini \
 	scenarios/hardware/h20.ini \
 	scenarios/hardware/mi300x.ini \
 	scenarios/hardware/mi325x.ini \
@@ -22,6 +24,7 @@ scenario_files = \
 	scenarios/calibration/blackwell.ini \
 	scenarios/calibration/uncalibrated.ini \
 	scenarios/fabrics/ndr400-rail-optimized.ini \
+	scenarios/fabrics/pcie-pairs-ndr400.ini \
 	scenarios/fabrics/roce400-meta-clos.ini \
 	scenarios/fabrics/hdr200-rail-optimized.ini \
 	scenarios/fabrics/gb200-nvl72-eth800.ini \
