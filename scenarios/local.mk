@@ -26,6 +26,7 @@ scenario_files = \
 	scenarios/fabrics/ndr400-rail-optimized.ini \
 	scenarios/fabrics/pcie-pairs-ndr400.ini \
 	scenarios/fabrics/roce400-meta-clos.ini \
+	scenarios/fabrics/xdr800-rail-optimized.ini \
 	scenarios/fabrics/hdr200-rail-optimized.ini \
 	scenarios/fabrics/gb200-nvl72-eth800.ini \
 	scenarios/models/gpt3-175b.ini \
