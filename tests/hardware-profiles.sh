@@ -1,6 +1,6 @@
 #!/bin/sh
 # The hardware profiles added for DECK.md's gpu tokens that had none (a100-sxm-40g, h100-sxm-hbm2e-96g)
-# and for H800, H20, B300 and Rubin (announced), as TAP: `trainsim run` of each embedded profile with a model prints a
+# and for H800, H20, B300, H100 NVL/PCIe, AMD MI300X/MI325X/MI350X/MI355X and Rubin (announced), as TAP: `trainsim run` of each embedded profile with a model prints a
 # simulated step time and reads the profile's HBM size; every [hardware] figure the profile sets
 # carries its source; H800's narrower NVLink makes a TP8 step no faster than H100's; `trainsim
 # validate` models a deck row naming each new token (real rows of ../shared/validation/deck.csv, copied
@@ -36,6 +36,12 @@ h100-sxm-hbm2e-96g ndr400-rail-optimized llama3.1-8b fp8 89.41
 h800-sxm ndr400-rail-optimized llama3.1-8b fp8 74.51
 h20 ndr400-rail-optimized llama3.1-8b fp8 89.41
 b300 ndr400-rail-optimized llama3.1-8b fp8 268.22
+mi300x ndr400-rail-optimized llama3.1-8b fp8 178.81
+mi325x ndr400-rail-optimized llama3.1-8b fp8 238.42
+mi350x ndr400-rail-optimized llama3.1-8b fp8 268.22
+mi355x ndr400-rail-optimized llama3.1-8b fp8 268.22
+h100-nvl pcie-pairs-ndr400 llama3.1-8b fp8 87.54
+h100-pcie pcie-pairs-ndr400 llama3.1-8b fp8 74.51
 EOF
 
 # TP8 inside one NVLink domain: H800's 200 GB/s per direction against H100's 450.
@@ -48,6 +54,15 @@ h100=$(awk '/^step time/ { print $3; exit }' "$tmp/tp8-h100-sxm.txt")
 h800=$(awk '/^step time/ { print $3; exit }' "$tmp/tp8-h800-sxm.txt")
 check "TP8: h800-sxm step no faster than h100-sxm ($h800 s >= $h100 s)" \
   "[ -n '$h100' ] && [ -n '$h800' ] && awk 'BEGIN { exit !($h800 + 0 >= $h100 + 0) }'"
+
+# AMD's Infinity Fabric is a mesh: `trainsim topology` prints it (16 MI355X: two nodes, 8 x 7 direct
+# links each at 535.5 / 7 = 76.5 GB/s), and the AMD profiles' band is that of uncalibrated profiles.
+"$bin" topology runs/llama31-8b-mi355x-mlperf-v5.1.ini --set cluster.gpus=16 >"$tmp/mesh.txt" 2>&1; rc_mesh=$?
+check "topology: MI355X nodes are fully connected meshes of 76.5 GB/s links" \
+  "[ $rc_mesh = 0 ] && grep -q '^mesh domains      2 of 8 GPUs, fully connected: 76.5 GB/s per link per direction, 7 links' '$tmp/mesh.txt' && grep -q '^  mesh  *112\$' '$tmp/mesh.txt'"
+"$bin" run runs/llama31-8b-mi355x-mlperf-v5.1.ini >"$tmp/mi355x-run.txt" 2>&1
+check "runs/llama31-8b-mi355x-mlperf-v5.1.ini: a band from the uncalibrated profiles' deck error, and the measured step" \
+  "grep -q '^step time .*90%, the deck error of uncalibrated profiles)' '$tmp/mi355x-run.txt' && grep -q '^step time .*; measured 1.0429 s' '$tmp/mi355x-run.txt'"
 
 # Two real deck rows (../shared/validation/deck.csv, fields as published; notes shortened), first on
 # the part they were measured on, then with the gpu column set to the new token.
