@@ -85,6 +85,23 @@ done
 check "validate: both rows of the new tokens modelled, none skipped" \
   "grep -q '^# summary	all	all	modelled=2	total=2	' '$tmp/new.tsv'"
 
+# A user's own AMD runs in the deck format: validate models rows naming mi300x and mi355x (the mesh
+# profiles, uncalibrated), and `fit --runs --calibrate` writes one layer per AMD generation (CDNA3,
+# CDNA4) from them. The measured times are the uncalibrated predictions x 1.25, so the fit must move.
+cat >"$tmp/amd.csv" <<'EOF'
+id,source,model,family,layers,hidden,heads,kv_heads,ffn_hidden,vocab,seq_len,activation,moe_experts,moe_top_k,moe_ffn_hidden,global_batch_seqs,micro_batch,gpus,gpu,gpus_per_node,nvlink_domain,nic_gbps_per_gpu,tp,pp,vpp,cp,dp,ep,sequence_parallel,zero,fsdp,recompute,precision,step_time_s,step_time_basis,confidence,notes,framework,arch
+amd_a,my runs,LLAMA3-8B,llama,32,4096,32,8,14336,128000,4096,swiglu,0,0,0,16,2,8,mi300x,8,8,400,1,1,1,1,8,1,0,1,0,none,fp8,1.0,log,high,synthetic,nemo,
+amd_b,my runs,LLAMA3-8B,llama,32,4096,32,8,14336,128000,4096,swiglu,0,0,0,16,2,8,mi355x,8,8,400,1,1,1,1,8,1,0,1,0,none,fp8,1.0,log,high,synthetic,nemo,
+EOF
+"$bin" validate "$tmp/amd.csv" --format tsv >"$tmp/amd.tsv" 2>"$tmp/err"; rc_amd=$?
+check "validate models a user's MI300X and MI355X rows (mesh profiles, uncalibrated)" \
+  "[ $rc_amd = 0 ] && grep -q '^# summary	all	all	modelled=2	total=2	' '$tmp/amd.tsv'"
+awk -F'\t' 'NR == FNR { if ($1 ~ /^amd_/) t[$1] = $5 * 1.25; next }
+  FNR > 1 && ($1 in t) { $34 = t[$1] } { print }' OFS=, "$tmp/amd.tsv" FS=, "$tmp/amd.csv" >"$tmp/amd-runs.csv"
+"$bin" fit --runs "$tmp/amd-runs.csv" --calibrate -o "$tmp/amd-cal" >"$tmp/amd-fit.txt" 2>"$tmp/err"; rc_fit=$?
+check "fit --runs --calibrate on AMD rows writes cdna3.ini and cdna4.ini" \
+  "[ $rc_fit = 0 ] && grep -q '^generation = cdna3' '$tmp/amd-cal/cdna3.ini' && grep -q '^generation = cdna4' '$tmp/amd-cal/cdna4.ini'"
+
 # An announced part (Rubin, vr200-nvl144: announced = true) is named so in every report: the answer's
 # GPU line, the TSV gpu column, JSON gpu and gpu_announced; a name with no room for the mark is refused.
 rubin="hardware/vr200-nvl144.ini fabrics/gb200-nvl72-eth800.ini models/llama3.1-8b.ini --set cluster.gpus=72 \

@@ -9,7 +9,8 @@
 #include "calib/fit.h"
 #include "model/dtype.h"
 
-static const char *const generation_names[SIM_CALIBRATION_N_GENERATIONS] = { "ampere", "hopper", "blackwell" };
+static const char *const generation_names[SIM_CALIBRATION_N_GENERATIONS] = { "ampere", "hopper", "blackwell", "cdna3",
+                                                                               "cdna4" };
 
 int
 sim_calibration_generation_of_gpu (const char *gpu)

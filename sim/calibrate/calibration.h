@@ -2,7 +2,9 @@
  * generation: a handful of named in-situ constants fitted with a weak prior at their
  * microbenchmark values, leave-one-source-out error, and the band every prediction carries.
  *
- * Constants of generation g (Ampere: A100; Hopper: H100, H200; Blackwell: B200, GB200, GB300), each
+ * Constants of generation g (Ampere: A100; Hopper: H100, H200; Blackwell: B200, GB200, GB300; AMD
+ * CDNA3: MI300X, MI325X; CDNA4: MI350X, MI355X, whose calibration no shipped deck row fits but a
+ * user's own runs can), each
  * used by the GPU model (sim/gpu.h) with a physical meaning and range:
  *   gemm_insitu_<dt>  scale on the profile's microbenchmark gemm_eff_max_<dt> for every precision the
  *                     generation's rows run: what GEMMs reach inside a training step (sustained power
@@ -46,6 +48,8 @@ typedef enum {
   SIM_CALIBRATION_AMPERE,
   SIM_CALIBRATION_HOPPER,
   SIM_CALIBRATION_BLACKWELL,
+  SIM_CALIBRATION_CDNA3,
+  SIM_CALIBRATION_CDNA4,
   SIM_CALIBRATION_N_GENERATIONS
 } SimCalibrationGeneration;
 

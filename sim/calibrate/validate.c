@@ -27,6 +27,13 @@ static const GpuProfile gpu_profiles[] = {
   { "b200", "hardware/b200.ini", "fabrics/ndr400-rail-optimized.ini", "blackwell" },
   { "gb200", "hardware/gb200.ini", "fabrics/gb200-nvl72-eth800.ini", "blackwell" },
   { "gb300", "hardware/gb300.ini", "fabrics/gb200-nvl72-eth800.ini", "blackwell" },
+  /* Not DECK.md tokens: a user's own AMD runs in the deck format, on 400 Gb/s per GPU as the
+   * MI300X-class platforms ship (8 x 400G NICs per node; the NDR file's tree stands for their
+   * fabric). Their generations have no shipped calibration: `trainsim fit --runs` makes one. */
+  { "mi300x", "hardware/mi300x.ini", "fabrics/ndr400-rail-optimized.ini", "cdna3" },
+  { "mi325x", "hardware/mi325x.ini", "fabrics/ndr400-rail-optimized.ini", "cdna3" },
+  { "mi350x", "hardware/mi350x.ini", "fabrics/ndr400-rail-optimized.ini", "cdna4" },
+  { "mi355x", "hardware/mi355x.ini", "fabrics/ndr400-rail-optimized.ini", "cdna4" },
 };
 
 const char *const sim_validate_uncalibrated_sets[] = {
