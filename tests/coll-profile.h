@@ -9,6 +9,7 @@ typedef struct {
   double nvlink_bw_bytes_per_s, nic_bw_bytes_per_s;
   int nics_per_gpu;
   gboolean nvls;
+  gboolean mesh;   /* [hardware] scaleup_mesh: the node's GPUs linked directly (AMD Infinity Fabric) */
   gint64 nvlink_latency_ns, nic_latency_ns, hop_latency_ns;
 } CollHw;
 
@@ -59,6 +60,7 @@ coll_profile_load (const char *hardware, const char *fabric, SimCollectiveProfil
   p->channels = (int) coll_ini_double (f, "fabric", "coll_channels", 0);
   hw->nvlink_bw_bytes_per_s = coll_ini_double (h, "hardware", "nvlink_unidir_GBps", 0) * 1e9;
   hw->nvls = g_key_file_get_boolean (h, "hardware", "nvls", NULL);
+  hw->mesh = g_key_file_get_boolean (h, "hardware", "scaleup_mesh", NULL);
   hw->nic_bw_bytes_per_s = coll_ini_double (f, "cluster", "nic_Gbps", 0) * 1e9 / 8;
   hw->nics_per_gpu = (int) coll_ini_double (f, "cluster", "nics_per_gpu", 1);
   hw->nvlink_latency_ns = (gint64) (coll_ini_double (f, "cluster", "nvlink_latency_us", 0) * 1e3 + 0.5);

@@ -39,14 +39,14 @@ cluster (int nodes, int per_node, double nvlink_GBps, double nic_GBps, gboolean 
 }
 
 /* nodes x 8 GPUs of a fully connected mesh each (MI300X: 7 Infinity Fabric links of 64 GB/s per
- * direction per GPU), one NIC per GPU on a non-blocking rail-optimized 2-tier fabric. */
+ * direction per GPU, 448 in all), one NIC per GPU on a non-blocking rail-optimized 2-tier fabric. */
 static SimTopology *
-mesh_cluster (int nodes, double nic_GBps)
+mesh_cluster_bw (int nodes, double nvlink_GBps, double nic_GBps)
 {
   SimClusterSpec c = { 0 };
   c.gpus = nodes * 8;
   c.gpus_per_node = c.nvlink_domain = 8;
-  c.nvlink_bw_bytes_per_s = 448e9;
+  c.nvlink_bw_bytes_per_s = nvlink_GBps * 1e9;
   c.mesh = TRUE;
   c.nvlink_latency_ns = 1000;
   c.nics_per_gpu = 1;
@@ -58,6 +58,12 @@ mesh_cluster (int nodes, double nic_GBps)
   SimTopology *t = sim_topology_new (&c, &f, &error);
   g_assert_no_error (error);
   return t;
+}
+
+static SimTopology *
+mesh_cluster (int nodes, double nic_GBps)
+{
+  return mesh_cluster_bw (nodes, 448, nic_GBps);
 }
 
 typedef struct {
@@ -513,8 +519,10 @@ test_published_busbw (void)
       double bytes = g_ascii_strtod (f[7], NULL), measured = g_ascii_strtod (f[8], NULL);
       gboolean per_nic = atoi (f[9]) != 0;
       int nodes = (ranks + per_node - 1) / per_node;
-      g_autoptr (SimTopology) t = cluster (nodes, per_node, hw.nvlink_bw_bytes_per_s / 1e9,
-                                           hw.nic_bw_bytes_per_s / 1e9, hw.nvls, SIM_FABRIC_RAIL_OPTIMIZED, 64, 1);
+      g_assert_true (!hw.mesh || per_node == 8);
+      g_autoptr (SimTopology) t = hw.mesh ? mesh_cluster_bw (nodes, hw.nvlink_bw_bytes_per_s / 1e9, hw.nic_bw_bytes_per_s / 1e9)
+                                          : cluster (nodes, per_node, hw.nvlink_bw_bytes_per_s / 1e9,
+                                                     hw.nic_bw_bytes_per_s / 1e9, hw.nvls, SIM_FABRIC_RAIL_OPTIMIZED, 64, 1);
       int *g = g_new (int, ranks);
       iota (g, ranks, 0, 1);
       gint64 t_ns = run_one (t, &p, op, algo, g, ranks, bytes);
