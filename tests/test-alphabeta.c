@@ -214,9 +214,12 @@ test_published_busbw (void)
       s.ranks_per_domain = MIN (ranks, per_node);
       s.domains = (ranks + per_node - 1) / per_node;
       s.uniform = ranks % s.ranks_per_domain == 0;
-      s.nvlink_bw_bytes_per_s = hw.nvlink_bw_bytes_per_s;
+      /* A mesh node (scaleup_mesh): the group's members of a node reach each other over L - 1 of a
+       * GPU's 7 links, as sim_collective_shape counts them. */
+      s.nvlink_bw_bytes_per_s = hw.mesh ? hw.nvlink_bw_bytes_per_s / (per_node - 1) * MAX (s.ranks_per_domain - 1, 1)
+                                        : hw.nvlink_bw_bytes_per_s;
       s.nic_bw_bytes_per_s = hw.nic_bw_bytes_per_s * hw.nics_per_gpu;
-      s.nvls = hw.nvls;
+      s.nvls = hw.nvls && !hw.mesh;
       s.nvlink_latency_ns = hw.nvlink_latency_ns;
       s.net_latency_ns = hw.nic_latency_ns + 3 * hw.hop_latency_ns;
       gint64 t = sim_alphabeta_time_ns (op, algo, &s, &p, bytes);
