@@ -85,6 +85,11 @@ done
 check "validate: both rows of the new tokens modelled, none skipped" \
   "grep -q '^# summary	all	all	modelled=2	total=2	' '$tmp/new.tsv'"
 
+# The H200 profile against HPE's MLPerf v5.1 Llama 3.1 8B run on 64 H200 (not in the deck).
+"$bin" run runs/llama31-8b-h200-mlperf-v5.1-hpe.ini >"$tmp/h200-run.txt" 2>&1; rc_h200=$?
+check "runs/llama31-8b-h200-mlperf-v5.1-hpe.ini: a step with the Hopper band, beside the measured 0.3531 s" \
+  "[ $rc_h200 = 0 ] && grep -q '^step time .*90%, hopper calibration)' '$tmp/h200-run.txt' && grep -q '^step time .*; measured 0.3531 s' '$tmp/h200-run.txt'"
+
 # A user's own AMD runs in the deck format: validate models rows naming mi300x and mi355x (the mesh
 # profiles, uncalibrated), and `fit --runs --calibrate` writes one layer per AMD generation (CDNA3,
 # CDNA4) from them. The measured times are the uncalibrated predictions x 1.25, so the fit must move.
