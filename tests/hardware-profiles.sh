@@ -90,6 +90,11 @@ check "validate: both rows of the new tokens modelled, none skipped" \
 check "runs/llama31-8b-h200-mlperf-v5.1-hpe.ini: a step with the Hopper band, beside the measured 0.3531 s" \
   "[ $rc_h200 = 0 ] && grep -q '^step time .*90%, hopper calibration)' '$tmp/h200-run.txt' && grep -q '^step time .*; measured 0.3531 s' '$tmp/h200-run.txt'"
 
+# ... and Nebius's Llama 3.1 405B on 1,024 H200 (the scenario's plan: TP 4, PP 8 x 8, CP 2, DP 16).
+"$bin" run runs/llama31-405b-h200-mlperf-v5.1-nebius.ini >"$tmp/h200-405b.txt" 2>&1; rc_405=$?
+check "runs/llama31-405b-h200-mlperf-v5.1-nebius.ini: a step beside the measured 25.356 s" \
+  "[ $rc_405 = 0 ] && grep -q '^step time .*; measured 25.3560 s' '$tmp/h200-405b.txt'"
+
 # A user's own AMD runs in the deck format: validate models rows naming mi300x and mi355x (the mesh
 # profiles, uncalibrated), and `fit --runs --calibrate` writes one layer per AMD generation (CDNA3,
 # CDNA4) from them. The measured times are the uncalibrated predictions x 1.25, so the fit must move.
