@@ -95,6 +95,11 @@ check "runs/llama31-8b-h200-mlperf-v5.1-hpe.ini: a step with the Hopper band, be
 check "runs/llama31-405b-h200-mlperf-v5.1-nebius.ini: a step beside the measured 25.356 s" \
   "[ $rc_405 = 0 ] && grep -q '^step time .*; measured 25.3560 s' '$tmp/h200-405b.txt'"
 
+# ... and the B300 profile against Dell's Llama 3.1 8B on 8 B300.
+"$bin" run runs/llama31-8b-b300-mlperf-v5.1-dell.ini >"$tmp/b300-run.txt" 2>&1; rc_b300=$?
+check "runs/llama31-8b-b300-mlperf-v5.1-dell.ini: a step with the Blackwell band, beside the measured 0.5480 s" \
+  "[ $rc_b300 = 0 ] && grep -q '^step time .*90%, blackwell calibration)' '$tmp/b300-run.txt' && grep -q '^step time .*; measured 0.5480 s' '$tmp/b300-run.txt'"
+
 # A user's own AMD runs in the deck format: validate models rows naming mi300x and mi355x (the mesh
 # profiles, uncalibrated), and `fit --runs --calibrate` writes one layer per AMD generation (CDNA3,
 # CDNA4) from them. The measured times are the uncalibrated predictions x 1.25, so the fit must move.
