@@ -100,6 +100,12 @@ check "runs/llama31-405b-h200-mlperf-v5.1-nebius.ini: a step beside the measured
 check "runs/llama31-8b-b300-mlperf-v5.1-dell.ini: a step with the Blackwell band, beside the measured 0.5480 s" \
   "[ $rc_b300 = 0 ] && grep -q '^step time .*90%, blackwell calibration)' '$tmp/b300-run.txt' && grep -q '^step time .*; measured 0.5480 s' '$tmp/b300-run.txt'"
 
+# ... and the B200 profile's NVFP4 figures against Nebius's Llama 3.1 8B on 8 B200 (a B200 in FP4 was
+# refused before: the profile had no FP4 peak).
+"$bin" run runs/llama31-8b-b200-mlperf-v5.1-nebius.ini >"$tmp/b200-fp4.txt" 2>&1; rc_b200=$?
+check "runs/llama31-8b-b200-mlperf-v5.1-nebius.ini: an NVFP4 step on B200 with the Blackwell band, beside the measured 0.4559 s" \
+  "[ $rc_b200 = 0 ] && grep -q '^step time .*90%, blackwell calibration)' '$tmp/b200-fp4.txt' && grep -q '^step time .*; measured 0.4559 s' '$tmp/b200-fp4.txt'"
+
 # A user's own AMD runs in the deck format: validate models rows naming mi300x and mi355x (the mesh
 # profiles, uncalibrated), and `fit --runs --calibrate` writes one layer per AMD generation (CDNA3,
 # CDNA4) from them. The measured times are the uncalibrated predictions x 1.25, so the fit must move.
