@@ -48,6 +48,7 @@
  *   flight; last stage keeps the LM-head input (e*h*Ts) and fp32 logits 4*T*V/t of one micro-batch
  *   (Korthikanti §4.3). FP8 weight caches and DP communication buckets are not counted. */
 #include "model/memory.h"
+#include "model/schedule.h"
 #include "model/layer.h"
 #include "model/framework.h"
 
@@ -155,6 +156,22 @@ model_memory_layers_in_flight (const ModelShape *shape, const ModelPlan *plan, i
         int total = m * vpp;
         int chunks = m == pp ? total : MIN ((pp - pp_rank - 1) * 2 + (vpp - 1) * pp + 1, total);
         return layers / vpp * chunks;
+      }
+    case MODEL_SCHED_DUALPIPE:
+      {
+        /* The peak, over the rank's slot order, of the layers whose forward has run and whose
+         * backward has not (the paper's PP + 1 chunks, arXiv 2412.19437 Table 2). */
+        int n = model_schedule_n_slots (plan->schedule, vpp, m);
+        g_autofree ModelScheduleSlot *sl = g_new (ModelScheduleSlot, n);
+        model_schedule_fill (plan->schedule, pp, vpp, m, pp_rank, sl);
+        double held = 0, peak = 0;
+        for (int i = 0; i < n; i++)
+          {
+            double l = model_plan_chunk_layers (plan, shape, pp_rank, sl[i].chunk, NULL);
+            held += sl[i].pass == MODEL_PASS_FORWARD ? l : -l;
+            peak = MAX (peak, held);
+          }
+        return peak;
       }
     case MODEL_SCHED_1F1B:
     default:

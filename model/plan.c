@@ -15,6 +15,7 @@
 #include <string.h>
 #include "model/plan.h"
 #include "model/framework.h"
+#include "model/schedule.h"
 
 G_DEFINE_QUARK (model-error-quark, model_error)
 
@@ -238,7 +239,7 @@ model_plan_group (const ModelPlan *plan, int rank, ModelDim dim, int *ranks)
 static int
 vstage_layers (const ModelPlan *plan, const ModelShape *shape, int v)
 {
-  int stages = plan->pp * plan->vpp;
+  int stages = model_schedule_positions (plan->schedule, plan->pp, plan->vpp);
   if (!plan->pp_embed_loss_layers)
     return shape->layers / stages;
   /* The embedding, the loss and each MTP module count as one layer (Megatron-Core's
@@ -254,7 +255,7 @@ model_plan_chunk_layers (const ModelPlan *plan, const ModelShape *shape, int pp_
 {
   g_return_val_if_fail (plan != NULL && shape != NULL, 0);
   g_return_val_if_fail (pp_rank >= 0 && pp_rank < plan->pp && chunk >= 0 && chunk < plan->vpp, 0);
-  int v = chunk * plan->pp + pp_rank;
+  int v = model_schedule_position (plan->schedule, plan->pp, plan->vpp, pp_rank, chunk);
   if (first_layer)
     {
       int first = 0;
@@ -277,13 +278,14 @@ model_plan_rank_layers (const ModelPlan *plan, const ModelShape *shape, int pp_r
 gboolean
 model_plan_chunk_has_embedding (const ModelPlan *plan, int pp_rank, int chunk)
 {
-  return pp_rank == 0 && chunk == 0;
+  return model_schedule_position (plan->schedule, plan->pp, plan->vpp, pp_rank, chunk) == 0;
 }
 
 gboolean
 model_plan_chunk_has_loss (const ModelPlan *plan, int pp_rank, int chunk)
 {
-  return pp_rank == plan->pp - 1 && chunk == plan->vpp - 1;
+  return model_schedule_position (plan->schedule, plan->pp, plan->vpp, pp_rank, chunk)
+         == model_schedule_positions (plan->schedule, plan->pp, plan->vpp) - 1;
 }
 
 /* ---- validation ---- */
@@ -360,15 +362,19 @@ model_plan_validate (const ModelPlan *plan, const ModelShape *shape, GError **er
   if (plan->vpp > 1 && plan->pp == 1)
     return invalid (error, "vpp %d needs pp > 1: virtual pipeline stages interleave model chunks "
                     "over pipeline ranks; set vpp = 1 or pp > 1", plan->vpp);
-  if ((unsigned) plan->schedule > MODEL_SCHED_INTERLEAVED)
+  if ((unsigned) plan->schedule > MODEL_SCHED_DUALPIPE)
     return invalid (error, "unknown pipeline schedule %d", plan->schedule);
-  if (plan->vpp > 1 && plan->schedule != MODEL_SCHED_INTERLEAVED)
+  if (plan->schedule == MODEL_SCHED_DUALPIPE && (plan->vpp != 2 || plan->pp % 2 != 0))
+    return invalid (error, "DualPipe runs two copies of an even number of pipeline stages, one "
+                    "chunk of each per rank: it needs an even pp (got %d) and vpp = 2 (got %d; "
+                    "leave vpp unset or at 1, and the schedule sets it)", plan->pp, plan->vpp);
+  if (plan->vpp > 1 && plan->schedule != MODEL_SCHED_INTERLEAVED && plan->schedule != MODEL_SCHED_DUALPIPE)
     return invalid (error, "vpp %d needs the interleaved schedule; set schedule = interleaved or "
                     "vpp = 1", plan->vpp);
   if (plan->schedule == MODEL_SCHED_INTERLEAVED && plan->vpp < 2)
     return invalid (error, "the interleaved schedule needs vpp >= 2 model chunks per pipeline rank "
                     "(got %d); set vpp or use schedule = 1f1b", plan->vpp);
-  int stages = plan->pp * plan->vpp;
+  int stages = model_schedule_positions (plan->schedule, plan->pp, plan->vpp);
   if (plan->pp_embed_loss_layers)
     {
       if (stages < 2)
@@ -402,6 +408,8 @@ model_plan_validate (const ModelPlan *plan, const ModelShape *shape, GError **er
                     plan->global_batch, plan->dp, plan->micro_batch,
                     plan->dp * plan->micro_batch, plan->dp * plan->micro_batch);
   int m = model_plan_microbatches (plan);
+  if (plan->schedule == MODEL_SCHED_DUALPIPE && !model_schedule_check (plan->schedule, plan->pp, plan->vpp, m, error))
+    return FALSE;
   if (plan->schedule == MODEL_SCHED_INTERLEAVED && m % plan->pp != 0)
     return invalid (error,
                     "%d micro-batches per step is not divisible by pp %d; Megatron's interleaved "

@@ -8,7 +8,7 @@
 #include "model/shape.h"
 #include "model/tpoverlap.h"
 
-typedef enum { MODEL_SCHED_GPIPE, MODEL_SCHED_1F1B, MODEL_SCHED_INTERLEAVED } ModelSchedule;
+typedef enum { MODEL_SCHED_GPIPE, MODEL_SCHED_1F1B, MODEL_SCHED_INTERLEAVED, MODEL_SCHED_DUALPIPE } ModelSchedule;
 /* SELECTIVE is Megatron's (the attention core); SELECTIVE_OP is torchtitan's per-op policy (model/layer.h). */
 typedef enum {
   MODEL_RECOMPUTE_NONE, MODEL_RECOMPUTE_SELECTIVE, MODEL_RECOMPUTE_FULL, MODEL_RECOMPUTE_SELECTIVE_OP

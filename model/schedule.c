@@ -9,7 +9,15 @@
  *               warm-up w = min((p − s − 1)·2 + (v − 1)·g, m·v);
  *               forward k = table[k]; backward k = table[k] with chunk v − 1 − chunk;
  *               order F 0..w−1, then (F w+i, B i) for i < m·v − w, then B m·v − w .. m·v − 1.
- *   GPipe       F 0..m−1 then B 0..m−1. */
+ *   GPipe       F 0..m−1 then B 0..m−1.
+ *   DualPipe    H = p/2, h = min(s, p − 1 − s), M = m/2 per direction; phases 0/1 are the rank's
+ *               own direction first (chunk 0 on the first half of the ranks, chunk 1 on the
+ *               second); with F_x, B_x the next forward/backward of phase x and (F_x&B_y) an
+ *               overlapped pair, the steps of dualpipe.py step():
+ *               1: 2(H−h−1) × F_0;  2: (h+1) × (F_0, F_1);  3: (H−h−1) × (B_1, F_1);
+ *               4: (M − p + h + 1) × ((F_0&B_1), (F_1&B_0)), the first F_0, B_1 of a middle rank
+ *               (h = H − 1) not paired;  5: (H−h−1) × (B_1, (F_1&B_0));  6: (h+1) × (B_1, B_0);
+ *               7: (H−h−1) × B_0. Each phase runs M forwards and M backwards. */
 #include "model/schedule.h"
 
 gboolean
@@ -21,6 +29,19 @@ model_schedule_check (ModelSchedule kind, int pp, int vpp, int microbatches, GEr
                    "pipeline schedule: pp=%d, vpp=%d, micro-batches=%d must all be >= 1; "
                    "check [parallel] pp, vpp and the global/micro batch sizes", pp, vpp, microbatches);
       return FALSE;
+    }
+  if (kind == MODEL_SCHED_DUALPIPE)
+    {
+      if (vpp != 2 || pp % 2 != 0 || microbatches % 2 != 0 || microbatches < 2 * pp)
+        {
+          g_set_error (error, MODEL_ERROR, MODEL_ERROR_INVALID_PLAN,
+                       "DualPipe needs vpp = 2 (the two pipeline copies), an even pp and an even "
+                       "micro-batch count of at least 2*pp (got pp=%d, vpp=%d, micro-batches=%d), as "
+                       "deepseek-ai/DualPipe asserts; change pp, vpp or the global/micro batch sizes",
+                       pp, vpp, microbatches);
+          return FALSE;
+        }
+      return TRUE;
     }
   if (kind != MODEL_SCHED_INTERLEAVED && vpp != 1)
     {
@@ -42,9 +63,41 @@ model_schedule_check (ModelSchedule kind, int pp, int vpp, int microbatches, GEr
 }
 
 int
-model_schedule_n_slots (int vpp, int microbatches)
+model_schedule_n_slots (ModelSchedule kind, int vpp, int microbatches)
 {
-  return 2 * vpp * microbatches;
+  return kind == MODEL_SCHED_DUALPIPE ? 2 * microbatches : 2 * vpp * microbatches;
+}
+
+int
+model_schedule_positions (ModelSchedule kind, int pp, int vpp)
+{
+  return kind == MODEL_SCHED_DUALPIPE ? pp : pp * vpp;
+}
+
+int
+model_schedule_position (ModelSchedule kind, int pp, int vpp, int stage, int chunk)
+{
+  if (kind == MODEL_SCHED_DUALPIPE)
+    return chunk == 0 ? stage : pp - 1 - stage;
+  return chunk * pp + stage;
+}
+
+gboolean
+model_schedule_next (ModelSchedule kind, int pp, int vpp, int stage, int chunk, ModelPass pass,
+                     int *to_stage, int *to_chunk)
+{
+  gboolean fwd = pass == MODEL_PASS_FORWARD;
+  if (kind == MODEL_SCHED_DUALPIPE)
+    {
+      int to = stage + ((chunk == 0) == fwd ? 1 : -1);
+      *to_stage = to;
+      *to_chunk = chunk;
+      return to >= 0 && to < pp;
+    }
+  int vs = chunk * pp + stage + (fwd ? 1 : -1);
+  *to_stage = vs >= 0 ? vs % pp : 0;
+  *to_chunk = vs >= 0 ? vs / pp : 0;
+  return vs >= 0 && vs < pp * vpp;
 }
 
 static gboolean
@@ -59,6 +112,9 @@ model_schedule_warmup (ModelSchedule kind, int pp, int vpp, int microbatches, in
   g_return_val_if_fail (stage >= 0 && stage < pp, 0);
   int total = is_interleaved (kind, vpp) ? microbatches * vpp : microbatches;
   int w;
+  if (kind == MODEL_SCHED_DUALPIPE)
+    /* Steps 1 and 2, 2(H − h − 1) + 2(h + 1); a middle rank's step 4 opens with an unpaired F_0. */
+    return pp + (MIN (stage, pp - 1 - stage) == pp / 2 - 1);
   if (kind == MODEL_SCHED_GPIPE)
     w = total;
   else if (is_interleaved (kind, vpp))
@@ -80,7 +136,7 @@ table_entry (int k, int pp, int vpp, int *mb, int *chunk)
 static ModelScheduleSlot
 slot_at (ModelSchedule kind, int pp, int vpp, int k, ModelPass pass)
 {
-  ModelScheduleSlot s = { k, 0, pass };
+  ModelScheduleSlot s = { k, 0, pass, FALSE };
   if (is_interleaved (kind, vpp))
     {
       table_entry (k, pp, vpp, &s.microbatch, &s.chunk);
@@ -90,12 +146,75 @@ slot_at (ModelSchedule kind, int pp, int vpp, int k, ModelPass pass)
   return s;
 }
 
+typedef struct {
+  ModelScheduleSlot *out;
+  int n, next[2][2]; /* next micro-batch per (pass, chunk) */
+  int chunk_of[2];   /* phase -> chunk */
+} Dual;
+
+static void
+dual_put (Dual *d, ModelPass pass, int phase, gboolean overlap_next)
+{
+  int c = d->chunk_of[phase];
+  ModelScheduleSlot s = { d->next[pass][c]++, c, pass, overlap_next };
+  d->out[d->n++] = s;
+}
+
+static void
+dual_fill (int pp, int m, int stage, ModelScheduleSlot *out)
+{
+  int H = pp / 2, h = MIN (stage, pp - 1 - stage), M = m / 2;
+  gboolean middle = h == H - 1;
+  Dual d = { out, 0, { { 0, 0 }, { 0, 0 } }, { stage < H ? 0 : 1, stage < H ? 1 : 0 } };
+  const ModelPass F = MODEL_PASS_FORWARD, B = MODEL_PASS_BACKWARD;
+  for (int i = 0; i < 2 * (H - h - 1); i++)
+    dual_put (&d, F, 0, FALSE);
+  for (int i = 0; i < h + 1; i++)
+    {
+      dual_put (&d, F, 0, FALSE);
+      dual_put (&d, F, 1, FALSE);
+    }
+  for (int i = 0; i < H - h - 1; i++)
+    {
+      dual_put (&d, B, 1, FALSE);
+      dual_put (&d, F, 1, FALSE);
+    }
+  for (int i = 0; i < M - pp + h + 1; i++)
+    {
+      /* The reference code leaves a middle rank's first pair unoverlapped to shorten the bubble. */
+      gboolean pair = !(i == 0 && middle);
+      dual_put (&d, F, 0, pair);
+      dual_put (&d, B, 1, FALSE);
+      dual_put (&d, F, 1, TRUE);
+      dual_put (&d, B, 0, FALSE);
+    }
+  for (int i = 0; i < H - h - 1; i++)
+    {
+      dual_put (&d, B, 1, FALSE);
+      dual_put (&d, F, 1, TRUE);
+      dual_put (&d, B, 0, FALSE);
+    }
+  for (int i = 0; i < h + 1; i++)
+    {
+      dual_put (&d, B, 1, FALSE);
+      dual_put (&d, B, 0, FALSE);
+    }
+  for (int i = 0; i < H - h - 1; i++)
+    dual_put (&d, B, 0, FALSE);
+  g_assert (d.n == 2 * m);
+}
+
 void
 model_schedule_fill (ModelSchedule kind, int pp, int vpp, int microbatches, int stage,
                      ModelScheduleSlot *out)
 {
   g_return_if_fail (model_schedule_check (kind, pp, vpp, microbatches, NULL));
   g_return_if_fail (stage >= 0 && stage < pp && out != NULL);
+  if (kind == MODEL_SCHED_DUALPIPE)
+    {
+      dual_fill (pp, microbatches, stage, out);
+      return;
+    }
   int total = is_interleaved (kind, vpp) ? microbatches * vpp : microbatches;
   int w = model_schedule_warmup (kind, pp, vpp, microbatches, stage);
   int n = 0;
@@ -108,7 +227,7 @@ model_schedule_fill (ModelSchedule kind, int pp, int vpp, int microbatches, int 
     }
   for (int k = total - w; k < total; k++)
     out[n++] = slot_at (kind, pp, vpp, k, MODEL_PASS_BACKWARD);
-  g_assert (n == model_schedule_n_slots (vpp, microbatches));
+  g_assert (n == model_schedule_n_slots (kind, vpp, microbatches));
 }
 
 gboolean
@@ -116,7 +235,7 @@ model_schedule_parse (const char *s, ModelSchedule *out)
 {
   static const struct { const char *name; ModelSchedule kind; } names[] = {
     { "gpipe", MODEL_SCHED_GPIPE }, { "1f1b", MODEL_SCHED_1F1B },
-    { "interleaved", MODEL_SCHED_INTERLEAVED },
+    { "interleaved", MODEL_SCHED_INTERLEAVED }, { "dualpipe", MODEL_SCHED_DUALPIPE },
   };
   for (gsize i = 0; s != NULL && i < G_N_ELEMENTS (names); i++)
     if (g_ascii_strcasecmp (s, names[i].name) == 0)
@@ -135,6 +254,7 @@ model_schedule_name (ModelSchedule kind)
     case MODEL_SCHED_GPIPE: return "gpipe";
     case MODEL_SCHED_1F1B: return "1f1b";
     case MODEL_SCHED_INTERLEAVED: return "interleaved";
+    case MODEL_SCHED_DUALPIPE: return "dualpipe";
     default: return "?";
     }
 }

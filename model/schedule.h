@@ -9,7 +9,15 @@
  * forward_backward_pipelining_with_interleaving): forwards walk a table that takes the
  * micro-batches in groups of p and, per group, each chunk in turn; warm-up is
  * (p − s − 1)·2 + (v − 1)·p forwards (capped at m·v), then one forward and one backward per
- * iteration; the k-th backward uses the k-th table entry with its chunk mirrored (v − 1 − c). */
+ * iteration; the k-th backward uses the k-th table entry with its chunk mirrored (v − 1 − c).
+ * DualPipe (DeepSeek-V3, arXiv 2412.19437 §3.2.1; deepseek-ai/DualPipe dualpipe.py): two copies of a
+ * p-stage pipeline run in opposite directions, rank s holding stage s of the first (chunk 0) and
+ * stage p − 1 − s of the second (chunk 1), each fed half of the m micro-batches from its own end; in
+ * the steady state a forward chunk and a backward chunk of the other direction run as one overlapped
+ * pair (their all-to-alls and PP sends hide behind each other's compute). The slot order is the
+ * reference implementation's eight steps; its zero-bubble split of the weight gradients (the W
+ * passes) is not made: W runs inside its backward, which keeps the order and gives up the part
+ * of the bubble ZB fills. */
 #pragma once
 #include <glib.h>
 #include "model/plan.h"
@@ -19,14 +27,27 @@ typedef struct {
   int microbatch;   /* 0 .. m-1 */
   int chunk;        /* model chunk on this stage, 0 .. v-1 (virtual stage = chunk·p + stage) */
   ModelPass pass;
+  gboolean overlap_next; /* runs as one overlapped pair with the next slot (DualPipe's F&B) */
 } ModelScheduleSlot;
 
 /* Checks that (kind, pp, vpp, microbatches) is a schedule Megatron-Core would run:
- * sizes >= 1; vpp == 1 unless interleaved; interleaved needs m a multiple of pp. */
+ * sizes >= 1; vpp == 1 unless interleaved; interleaved needs m a multiple of pp. DualPipe, as its
+ * reference code asserts: vpp == 2 (the two copies), pp even, m even and m >= 2·pp. */
 gboolean model_schedule_check (ModelSchedule kind, int pp, int vpp, int microbatches, GError **error);
 
-/* Slots per stage: 2·m·v (one forward and one backward of every (micro-batch, chunk)). */
-int model_schedule_n_slots (int vpp, int microbatches);
+/* Slots per stage: 2·m·v (one forward and one backward of every (micro-batch, chunk)); DualPipe
+ * 2·m (each micro-batch passes one of the two chunks, numbered 0 .. m/2 − 1 within it). */
+int model_schedule_n_slots (ModelSchedule kind, int vpp, int microbatches);
+
+/* Position of (stage, chunk) in its pipeline's layer order, 0 .. model_schedule_positions() − 1:
+ * chunk·pp + stage; DualPipe stage for chunk 0, pp − 1 − stage for chunk 1. */
+int model_schedule_position (ModelSchedule kind, int pp, int vpp, int stage, int chunk);
+int model_schedule_positions (ModelSchedule kind, int pp, int vpp);
+
+/* Where a (stage, chunk) sends its activation (forward) or gradient (backward): FALSE at the end
+ * of its pipeline. */
+gboolean model_schedule_next (ModelSchedule kind, int pp, int vpp, int stage, int chunk, ModelPass pass,
+                              int *to_stage, int *to_chunk);
 
 /* Forwards a stage runs before its first backward. */
 int model_schedule_warmup (ModelSchedule kind, int pp, int vpp, int microbatches, int stage);
@@ -37,6 +58,6 @@ int model_schedule_warmup (ModelSchedule kind, int pp, int vpp, int microbatches
 void model_schedule_fill (ModelSchedule kind, int pp, int vpp, int microbatches, int stage,
                           ModelScheduleSlot *out);
 
-/* Parses "gpipe", "1f1b", "interleaved". */
+/* Parses "gpipe", "1f1b", "interleaved", "dualpipe". */
 gboolean model_schedule_parse (const char *s, ModelSchedule *out);
 const char *model_schedule_name (ModelSchedule kind);

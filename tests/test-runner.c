@@ -5,6 +5,7 @@
 #include <string.h>
 #include <glib.h>
 #include "sim/step/runner.h"
+#include "model/memory.h"
 
 /* An idealised GPU for hand computation: 1 PFLOP/s... made exact: peak 1e12 FLOP/s so a kernel of F
  * FLOPs takes F/1000 ns; efficiency 1, no size or wave effects (half-GFLOP 0, sm_count 0), no
@@ -787,6 +788,69 @@ test_moe_dispatcher (void)
                    run_moe (&w, MODEL_MOE_DISPATCH_ALLTOALL, 0, 4).step_ns);
 }
 
+/* DualPipe (model/schedule.h). With no communication cost its bubble is the schedule's own: at
+ * most the paper's (p/2 − 1)(F&B + B) per rank with a pair taking F + B (arXiv 2412.19437 Table 2,
+ * no W split), well under 1F1B's (p − 1)(F + B); F and B are one chunk's forward and backward.
+ * Rank s holds two chunks (the two pipeline copies: the weights of 1F1B's stages s and p − 1 − s) and at
+ * most p + 1 chunks of activations. With all-to-alls that cost time, the paired slots hide them:
+ * less exposed EP communication than 1F1B on the same plan. Representatives equal --full. */
+static void
+test_dualpipe (void)
+{
+  World w;
+  ideal_gpu (&w.g);
+  for (int pp = 2; pp <= 8; pp *= 2)
+    {
+      int m = 4 * pp;
+      small_gpt (&w.s, pp * 2, 128);
+      plan_of (&w.p, 1, pp, 1, 1, 1, m);
+      cluster_of (&w.c, &w.f, &w.cp, w.p.gpus, MIN (w.p.gpus, 8), 1e18, FALSE);
+      SimRunnerResult one = world_run (&w, FALSE);
+      w.p.schedule = MODEL_SCHED_DUALPIPE;
+      w.p.vpp = 2;
+      SimRunnerResult dual = world_run (&w, FALSE);
+      /* Per chunk (one stage of layers, the embedding and head small at vocabulary 128). */
+      double chunk = dual.breakdown_s[SIM_BD_COMPUTE] / m;
+      double f = chunk / 3.0, b = 2.0 * chunk / 3.0; /* backward ≈ 2 × forward (GEMMs dgrad + wgrad) */
+      double paper = (pp / 2 - 1) * (f + 2 * b), onef1b = (pp - 1) * chunk;
+      g_test_message ("dualpipe pp %d m %d: bubble %.6f s (paper %.6f, 1F1B %.6f; 1F1B ran %.6f), step %.6f vs %.6f",
+                      pp, m, dual.breakdown_s[SIM_BD_BUBBLE], paper, onef1b, one.breakdown_s[SIM_BD_BUBBLE],
+                      dual.step_ns / 1e9, one.step_ns / 1e9);
+      g_assert_cmpfloat (dual.breakdown_s[SIM_BD_BUBBLE], <=, paper * 1.05 + 1e-9);
+      g_assert_cmpfloat (dual.breakdown_s[SIM_BD_BUBBLE], <, one.breakdown_s[SIM_BD_BUBBLE] * 0.75 + 1e-12);
+      g_assert_cmpint (dual.step_ns, <, one.step_ns);
+      /* Two copies of the parameters; activations of at most pp + 1 chunks at once. */
+      ModelMemory m1, m1r, m2;
+      ModelPlan p1 = w.p;
+      p1.schedule = MODEL_SCHED_1F1B;
+      p1.vpp = 1;
+      model_memory_rank (&w.s, &p1, 0, 0, &m1);
+      model_memory_rank (&w.s, &p1, pp - 1, 0, &m1r);
+      model_memory_rank (&w.s, &w.p, 0, 0, &m2);
+      g_assert_cmpfloat (fabs (m2.weights_bytes - m1.weights_bytes - m1r.weights_bytes), <, 1.0);
+      g_assert_cmpfloat (model_memory_layers_in_flight (&w.s, &w.p, 0), <=, (pp + 1) * 2.0);
+      g_assert_cmpint (world_run (&w, TRUE).step_ns, ==, dual.step_ns);
+    }
+  /* An MoE with costly all-to-alls: 16 experts, top 4, EP 4 over NICs of two GPUs per node. */
+  fast_world (&w, 8);
+  w.s.moe_experts = 16, w.s.moe_top_k = 4, w.s.moe_ffn_hidden = 1024;
+  plan_of (&w.p, 1, 4, 1, 1, 4, 16);
+  w.p.ep = 4;
+  cluster_of (&w.c, &w.f, &w.cp, w.p.gpus, 2, 450e9, TRUE);
+  w.c.nic_bw_bytes_per_s = 25e9;
+  SimRunnerResult one = world_run (&w, FALSE);
+  w.p.schedule = MODEL_SCHED_DUALPIPE;
+  w.p.vpp = 2;
+  SimRunnerResult dual = world_run (&w, FALSE);
+  g_test_message ("MoE: exposed EP 1F1B %.6f s, DualPipe %.6f s (EP busy %.6f / %.6f); step %.6f / %.6f; compute %.6f",
+                  one.breakdown_s[SIM_BD_EP], dual.breakdown_s[SIM_BD_EP], one.comm_busy_s[SIM_BD_EP],
+                  dual.comm_busy_s[SIM_BD_EP], one.step_ns / 1e9, dual.step_ns / 1e9, dual.breakdown_s[SIM_BD_COMPUTE]);
+  g_assert_cmpfloat (dual.comm_busy_s[SIM_BD_EP], >, 0);
+  g_assert_cmpfloat (dual.breakdown_s[SIM_BD_EP], <, 0.75 * one.breakdown_s[SIM_BD_EP]);
+  g_assert_cmpint (dual.step_ns, <, one.step_ns);
+  g_assert_cmpint (world_run (&w, TRUE).step_ns, ==, dual.step_ns);
+}
+
 /* Plans the runner must refuse: micro-batches not a multiple of pp under interleaving, and a plan
  * whose GPU count disagrees with the cluster. */
 static void
@@ -1137,6 +1201,7 @@ main (int argc, char **argv)
   g_test_add_func ("/sim/runner/zero3", test_zero3);
   g_test_add_func ("/sim/runner/overlap-param-gather", test_overlap_param_gather);
   g_test_add_func ("/sim/runner/fp8-param-gather", test_fp8_param_gather);
+  g_test_add_func ("/sim/runner/dualpipe", test_dualpipe);
   g_test_add_func ("/sim/runner/invalid", test_invalid);
   g_test_add_func ("/sim/runner/memory", test_memory);
   g_test_add_func ("/sim/runner/framework", test_framework);

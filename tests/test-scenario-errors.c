@@ -304,6 +304,20 @@ test_bad_format (void)
   g_assert_true (g_str_has_prefix (err, "trainsim run: --format xml: unknown format"));
 }
 
+/* DualPipe's conditions (model/schedule.h), each named at the line that set it: an odd pp, and too
+ * few micro-batches (8 where 2·pp = 16 are needed). */
+static void
+test_dualpipe (void)
+{
+  g_autofree char *odd = base_with ("[parallel]\n" "schedule = dualpipe\n");
+  const char *extra[] = { "--set", "parallel.pp=3", "--set", "cluster.gpus=48", "--set", "parallel.global_batch=48", NULL };
+  expect_error_args (odd, "--set:1: [parallel] pp: DualPipe runs two copies of an even number of pipeline stages", extra);
+  g_autofree char *few = base_replace ("global_batch = 64\n", "global_batch = 8\n");
+  g_autofree char *t = g_strconcat (few, "[parallel]\n" "schedule = dualpipe\n", NULL);
+  expect_error (t, "@:7: [parallel] pp: DualPipe needs vpp = 2 (the two pipeline copies), an even pp and an even "
+                "micro-batch count of at least 2*pp (got pp=8, vpp=2, micro-batches=8)", NULL, NULL);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -320,6 +334,7 @@ main (int argc, char **argv)
   g_test_add_func ("/scenario/errors/out-of-range", test_out_of_range);
   g_test_add_func ("/scenario/errors/bad-enum", test_bad_enum);
   g_test_add_func ("/scenario/errors/bad-framework", test_bad_framework);
+  g_test_add_func ("/scenario/errors/dualpipe", test_dualpipe);
   g_test_add_func ("/scenario/errors/framework-rule", test_framework_rule);
   g_test_add_func ("/scenario/errors/bad-tp-overlap", test_bad_tp_overlap);
   g_test_add_func ("/scenario/errors/missing-include", test_missing_include);

@@ -10,25 +10,29 @@ typedef struct {
   gint64 busy_per_stage; /* m·v·(tf + tb) */
 } UnitRun;
 
-/* Executes every stage's slot list in order; a forward of virtual stage q = c·p + s needs the
- * forward of q − 1 of the same micro-batch (chunk c on the last stage feeds chunk c+1 on the
- * first), a backward of q needs the backward of q + 1 (or, on the last virtual stage, its own
- * forward). Each slot takes tf or tb time units and starts as soon as its stage is free and its
- * dependency is done (communication takes no time). List scheduling to a fixed point: if some
- * stage's next slot can never become ready, the schedule deadlocks. */
+/* Executes every stage's slot list in order; a forward of (stage, chunk) needs the forward of the
+ * same micro-batch on the (stage, chunk) before it in its pipeline (model_schedule_next backwards:
+ * chunk c on the last stage feeds chunk c+1 on the first when interleaved; DualPipe's second copy
+ * runs from the last rank to the first), a backward needs the backward after it (or, at the
+ * pipeline's end, its own forward). Each slot takes tf or tb time units and starts as soon as its
+ * stage is free and its dependency is done (communication takes no time); an overlapped pair
+ * (overlap_next) starts when both of its slots could and takes tf + tb (no communication to hide).
+ * List scheduling to a fixed point: if some stage's next slot can never become ready, the schedule
+ * deadlocks. */
 static UnitRun
 unit_run (ModelSchedule kind, int p, int v, int m, gint64 tf, gint64 tb)
 {
-  UnitRun r = { p, v, m, -1, (gint64) m * v * (tf + tb) };
-  int n = model_schedule_n_slots (v, m), V = p * v;
+  UnitRun r = { p, v, m, -1, (gint64) m * (kind == MODEL_SCHED_DUALPIPE ? 1 : v) * (tf + tb) };
+  int n = model_schedule_n_slots (kind, v, m);
   ModelScheduleSlot *slots = g_new (ModelScheduleSlot, (gsize) p * n);
-  gint64 *fdone = g_new (gint64, (gsize) V * m), *bdone = g_new (gint64, (gsize) V * m);
+  gint64 *fdone = g_new (gint64, (gsize) p * v * m), *bdone = g_new (gint64, (gsize) p * v * m);
   int *next = g_new0 (int, p);
   gint64 *free_at = g_new0 (gint64, p);
-  for (int i = 0; i < V * m; i++)
+  for (int i = 0; i < p * v * m; i++)
     fdone[i] = bdone[i] = -1;
   for (int s = 0; s < p; s++)
     model_schedule_fill (kind, p, v, m, s, slots + (gsize) s * n);
+#define AT(st, c, mb) ((((gsize) (st) * v) + (c)) * m + (mb))
   gboolean progress = TRUE;
   int done = 0;
   while (progress)
@@ -37,23 +41,43 @@ unit_run (ModelSchedule kind, int p, int v, int m, gint64 tf, gint64 tb)
       for (int s = 0; s < p; s++)
         while (next[s] < n)
           {
-            ModelScheduleSlot *sl = &slots[(gsize) s * n + next[s]];
-            int q = sl->chunk * p + s;
-            gint64 dep;
-            if (sl->pass == MODEL_PASS_FORWARD)
-              dep = q == 0 ? 0 : fdone[(q - 1) * m + sl->microbatch];
-            else
-              dep = q == V - 1 ? fdone[q * m + sl->microbatch] : bdone[(q + 1) * m + sl->microbatch];
-            if (dep < 0)
+            int np = slots[(gsize) s * n + next[s]].overlap_next ? 2 : 1;
+            gint64 start = free_at[s];
+            for (int j = 0; j < np && start >= 0; j++)
+              {
+                ModelScheduleSlot *sl = &slots[(gsize) s * n + next[s] + j];
+                int ts, tc;
+                gint64 dep;
+                if (sl->pass == MODEL_PASS_FORWARD)
+                  dep = model_schedule_next (kind, p, v, s, sl->chunk, MODEL_PASS_BACKWARD, &ts, &tc)
+                          ? fdone[AT (ts, tc, sl->microbatch)] : 0;
+                else
+                  dep = model_schedule_next (kind, p, v, s, sl->chunk, MODEL_PASS_FORWARD, &ts, &tc)
+                          ? bdone[AT (ts, tc, sl->microbatch)] : fdone[AT (s, sl->chunk, sl->microbatch)];
+                start = dep < 0 ? -1 : MAX (start, dep);
+              }
+            if (start < 0)
               break;
-            gint64 start = MAX (dep, free_at[s]);
-            free_at[s] = start + (sl->pass == MODEL_PASS_FORWARD ? tf : tb);
-            (sl->pass == MODEL_PASS_FORWARD ? fdone : bdone)[q * m + sl->microbatch] = free_at[s];
-            next[s]++;
-            done++;
+            for (int j = 0; j < np; j++)
+              {
+                ModelScheduleSlot *sl = &slots[(gsize) s * n + next[s]];
+                start += sl->pass == MODEL_PASS_FORWARD ? tf : tb;
+                (sl->pass == MODEL_PASS_FORWARD ? fdone : bdone)[AT (s, sl->chunk, sl->microbatch)] = start;
+                next[s]++;
+                done++;
+              }
+            /* A pair's slots both end when it ends. */
+            if (np == 2)
+              for (int j = 1; j <= 2; j++)
+                {
+                  ModelScheduleSlot *sl = &slots[(gsize) s * n + next[s] - j];
+                  (sl->pass == MODEL_PASS_FORWARD ? fdone : bdone)[AT (s, sl->chunk, sl->microbatch)] = start;
+                }
+            free_at[s] = start;
             progress = TRUE;
           }
     }
+#undef AT
   if (done == p * n)
     for (int s = 0; s < p; s++)
       r.makespan = MAX (r.makespan, free_at[s]);
@@ -71,7 +95,7 @@ test_counts_and_order (void)
         for (int m = p; m <= 4 * p; m += p)
           for (int s = 0; s < p; s++)
             {
-              int n = model_schedule_n_slots (v, m);
+              int n = model_schedule_n_slots (kinds[k], v, m);
               g_autofree ModelScheduleSlot *sl = g_new (ModelScheduleSlot, n);
               g_autofree int *fpos = g_new (int, v * m);
               g_autofree int *bpos = g_new (int, v * m);
@@ -168,6 +192,80 @@ test_bubble (void)
           }
 }
 
+/* DualPipe (model/schedule.h): every micro-batch of each copy once forward and once backward on
+ * each rank, forward first; no deadlock; every rank starts with pp forwards (a middle rank pp + 1); the pairs are
+ * forward-then-backward of the two copies. */
+static void
+test_dualpipe (void)
+{
+  for (int p = 2; p <= 16; p *= 2)
+    for (int m = 2 * p; m <= 4 * p + 2; m += 2)
+      {
+        int n = model_schedule_n_slots (MODEL_SCHED_DUALPIPE, 2, m);
+        g_assert_cmpint (n, ==, 2 * m);
+        for (int s = 0; s < p; s++)
+          {
+            g_autofree ModelScheduleSlot *sl = g_new (ModelScheduleSlot, n);
+            g_autofree int *fpos = g_new (int, m), *bpos = g_new (int, m);
+            for (int i = 0; i < m; i++)
+              fpos[i] = bpos[i] = -1;
+            model_schedule_fill (MODEL_SCHED_DUALPIPE, p, 2, m, s, sl);
+            for (int i = 0; i < n; i++)
+              {
+                g_assert_cmpint (sl[i].microbatch, <, m / 2);
+                int *pos = sl[i].pass == MODEL_PASS_FORWARD ? fpos : bpos;
+                int key = sl[i].chunk * (m / 2) + sl[i].microbatch;
+                g_assert_cmpint (pos[key], ==, -1);
+                pos[key] = i;
+                if (sl[i].overlap_next)
+                  {
+                    g_assert_cmpint (i + 1, <, n);
+                    g_assert_cmpint (sl[i].pass, ==, MODEL_PASS_FORWARD);
+                    g_assert_cmpint (sl[i + 1].pass, ==, MODEL_PASS_BACKWARD);
+                    g_assert_cmpint (sl[i + 1].chunk, !=, sl[i].chunk);
+                  }
+              }
+            for (int i = 0; i < m; i++)
+              g_assert_cmpint (fpos[i], <, bpos[i]);
+            int w = 0;
+            while (sl[w].pass == MODEL_PASS_FORWARD)
+              w++;
+            g_assert_cmpint (w, ==, p + (MIN (s, p - 1 - s) == p / 2 - 1)); /* a middle rank: one more */
+            g_assert_cmpint (model_schedule_warmup (MODEL_SCHED_DUALPIPE, p, 2, m, s), ==, w);
+          }
+        const gint64 times[][2] = { { 1, 1 }, { 1, 2 }, { 2, 3 } };
+        for (gsize t = 0; t < G_N_ELEMENTS (times); t++)
+          {
+            UnitRun r = unit_run (MODEL_SCHED_DUALPIPE, p, 2, m, times[t][0], times[t][1]);
+            if (r.makespan < 0)
+              g_error ("dualpipe p=%d m=%d deadlocks", p, m);
+            /* The paper's bubble (arXiv 2412.19437 Table 2), (p/2 − 1)(F&B + B − 3W), with no W split
+             * (W = 0) and a pair taking tf + tb here: (p/2 − 1)(tf + 2tb). The list schedule meets it
+             * when tf = tb and stays under it otherwise; always under 1F1B's (p − 1)(tf + tb), and
+             * independent of m. */
+            gint64 tf = times[t][0], tb = times[t][1], bubble = r.makespan - r.busy_per_stage;
+            gint64 paper = (gint64) (p / 2 - 1) * (tf + 2 * tb);
+            g_assert_cmpint (bubble, <=, paper);
+            if (tf == tb)
+              g_assert_cmpint (bubble, ==, paper);
+            if (p > 2)
+              g_assert_cmpint (bubble, <, (gint64) (p - 1) * (tf + tb));
+            else
+              g_assert_cmpint (bubble, ==, 0);
+          }
+      }
+  GError *error = NULL;
+  g_assert_false (model_schedule_check (MODEL_SCHED_DUALPIPE, 4, 2, 6, &error)); /* m < 2p */
+  g_clear_error (&error);
+  g_assert_false (model_schedule_check (MODEL_SCHED_DUALPIPE, 3, 2, 12, &error)); /* odd pp */
+  g_clear_error (&error);
+  g_assert_false (model_schedule_check (MODEL_SCHED_DUALPIPE, 4, 1, 8, &error)); /* one chunk */
+  g_clear_error (&error);
+  g_assert_true (model_schedule_check (MODEL_SCHED_DUALPIPE, 4, 2, 8, NULL));
+  ModelSchedule k;
+  g_assert_true (model_schedule_parse ("dualpipe", &k) && k == MODEL_SCHED_DUALPIPE);
+}
+
 static void
 test_check (void)
 {
@@ -197,5 +295,6 @@ main (int argc, char **argv)
   g_test_add_func ("/model/schedule/1f1b-last-stage", test_1f1b_last_stage);
   g_test_add_func ("/model/schedule/bubble", test_bubble);
   g_test_add_func ("/model/schedule/check", test_check);
+  g_test_add_func ("/model/schedule/dualpipe", test_dualpipe);
   return g_test_run ();
 }

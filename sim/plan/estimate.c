@@ -7,7 +7,8 @@
  *              embedding and LM head on the first and last stage. A stage's micro-batch takes
  *              t_s = L_r · t_layer (+ embedding or head); the slowest stage sets the pace.
  *   compute    m · t_s (the layer kernels; exposed communication below is added to it)
- *   bubble     (pp − 1)/vpp · t_s         (Narayanan et al. SC21 §2.2: 1F1B and interleaved)
+ *   bubble     (pp − 1)/vpp · t_s         (Narayanan et al. SC21 §2.2: 1F1B and interleaved);
+ *              DualPipe (pp/2 − 1)·(5/3)·t_s with t_s half the rank's layers (bubble_s)
  *   TP         each TP collective of the op list: (n−1)/n · bytes / B_tp + (n−1)·α (all-gather,
  *              reduce-scatter; all-reduce twice that; nccl-tests bus bandwidth convention). With
  *              tp_comm_overlap a collective next to a GEMM runs beside it, as the simulator runs
@@ -256,10 +257,38 @@ sim_estimate_layer (const ModelShape *shape, const ModelPlan *plan, const SimEst
 }
 
 /* Slowest stage's work per micro-batch: layers × (compute + exposed layer comm) + embedding/head. */
+/* Chunk passes per micro-batch (interleaved: vpp; DualPipe: one of its two copies). */
+static double
+passes_per_mb (const ModelPlan *plan)
+{
+  return plan->schedule == MODEL_SCHED_DUALPIPE ? 1.0 : plan->vpp;
+}
+
+/* Bubble of a stage time t (one micro-batch's forward and backward through the rank):
+ * (pp − 1)/vpp · t (SC21 §2.2); DualPipe (pp/2 − 1)(F&B + B) with F&B = t and B = 2t/3 (arXiv
+ * 2412.19437 Table 2, no W split; the backward about twice the forward). */
+static double
+bubble_s (const ModelPlan *plan, double t)
+{
+  if (plan->schedule == MODEL_SCHED_DUALPIPE)
+    return (plan->pp / 2 - 1.0) * (5.0 / 3.0) * t;
+  return (plan->pp - 1.0) / plan->vpp * t;
+}
+
 static double
 stage_s (const ModelShape *shape, const ModelPlan *plan, const SimEstimateLayer *ly, double per_layer,
          double *compute_only)
 {
+  /* DualPipe: a micro-batch passes one of the rank's two chunks (half its layers, and the
+   * embedding or the head at either end rank). */
+  if (plan->schedule == MODEL_SCHED_DUALPIPE)
+    {
+      double layers = model_plan_rank_layers (plan, shape, 0) / 2.0;
+      double extra = (ly->embedding_s + ly->head_s) / 2.0;
+      if (compute_only)
+        *compute_only = layers * ly->layer_compute_s + extra;
+      return layers * per_layer + extra;
+    }
   double worst = 0.0, worst_c = 0.0;
   int ranks[3] = { 0, plan->pp / 2, plan->pp - 1 };
   for (int i = 0; i < 3; i++)
@@ -285,7 +314,7 @@ sim_estimate_lower_bound (const ModelShape *shape, const ModelPlan *plan, const 
                      + layer->layer_ep_s;
   double t = stage_s (shape, plan, layer, per_layer, &c);
   int m = model_plan_microbatches (plan);
-  return (m * c + (plan->pp - 1.0) / plan->vpp * t) * (1.0 + hw->virtualization_overhead);
+  return (m * c + bubble_s (plan, t)) * (1.0 + hw->virtualization_overhead);
 }
 
 gboolean
@@ -327,7 +356,7 @@ amax_s (const ModelPlan *plan, const SimEstimateHw *hw, int m, double lr)
   gint64 fwd_ns = -1, bwd_ns = -1;
   sim_alphabeta_best (SIM_COLLECTIVE_ALLREDUCE, &sh, &hw->coll, 3.0 * 4.0 * 4.0 * chunk_layers, &fwd_ns);
   sim_alphabeta_best (SIM_COLLECTIVE_ALLREDUCE, &sh, &hw->coll, 2.0 * 4.0 * 4.0 * chunk_layers, &bwd_ns);
-  return m * plan->vpp * (MAX (fwd_ns, 0) + MAX (bwd_ns, 0)) * 1e-9;
+  return m * passes_per_mb (plan) * (MAX (fwd_ns, 0) + MAX (bwd_ns, 0)) * 1e-9;
 }
 
 gboolean
@@ -378,12 +407,14 @@ sim_estimate_step_with (const ModelShape *shape, const ModelPlan *plan, const Si
         if (layers * per_layer + extra > worst)
           worst = layers * per_layer + extra, lr = layers;
       }
+    if (plan->schedule == MODEL_SCHED_DUALPIPE)
+      lr /= 2.0; /* a micro-batch passes one of the two chunks */
   }
   p[SIM_EST_COMPUTE] = m * compute_stage;
   p[SIM_EST_TP] = m * lr * ly->layer_tp_exposed_s, c[SIM_EST_TP] = m * lr * ly->layer_tp_s;
   p[SIM_EST_CP] = m * lr * ly->layer_cp_exposed_s, c[SIM_EST_CP] = m * lr * ly->layer_cp_s;
   p[SIM_EST_EP] = m * lr * ly->layer_ep_s, c[SIM_EST_EP] = p[SIM_EST_EP];
-  p[SIM_EST_BUBBLE] = (plan->pp - 1.0) / plan->vpp * t_stage;
+  p[SIM_EST_BUBBLE] = bubble_s (plan, t_stage);
   double compute = p[SIM_EST_COMPUTE];
 
   double bw, alpha;
@@ -391,7 +422,7 @@ sim_estimate_step_with (const ModelShape *shape, const ModelPlan *plan, const Si
     {
       group_link (plan, hw, MODEL_DIM_PP, &bw, &alpha);
       double act = T * h * e / ((plan->sp || plan->pp_scatter_gather) && plan->tp > 1 ? plan->tp : 1);
-      c[SIM_EST_PP] = 2.0 * m * plan->vpp * (act / bw + alpha);
+      c[SIM_EST_PP] = 2.0 * m * passes_per_mb (plan) * (act / bw + alpha);
       p[SIM_EST_PP] = 2.0 * (plan->pp - 1.0) * (act / bw + alpha);
     }
   ModelRankParams rp;

@@ -14,6 +14,7 @@
 #include "model/dtype.h"
 #include "model/flops.h"
 #include "model/memory.h"
+#include "model/schedule.h"
 
 gboolean
 sim_report_parse_format (const char *s, SimReportFormat *out)
@@ -92,7 +93,6 @@ sim_report_workload (const SimScenario *sc, SimReportWorkload *w, GError **error
 
 #define GIB (1024.0 * 1024.0 * 1024.0)
 
-static const char *const sched_names[] = { "gpipe", "1f1b", "interleaved" };
 static const char *const recompute_names[] = { "none", "selective", "full", "selective_op" };
 
 static char *
@@ -271,7 +271,7 @@ write_text (FILE *out, const SimScenario *sc, const SimReportWorkload *w, const 
   }
   fprintf (out, "plan                 %d GPUs = tp %d × cp %d × pp %d × dp %d (vpp %d, ep %d), %s schedule, "
            "recompute %s, %s matmuls: VALID\n", plan->gpus, plan->tp, plan->cp, plan->pp, plan->dp, plan->vpp,
-           plan->ep, sched_names[plan->schedule], recompute_names[plan->recompute],
+           plan->ep, model_schedule_name (plan->schedule), recompute_names[plan->recompute],
            model_dtype_name (plan->matmul_dtype));
   fprintf (out, "batch                %d sequences per step = dp %d × %d per replica; micro-batch %d, "
            "%d micro-batches per pipeline\n", plan->global_batch, plan->dp, run->global_batch_per_dp,

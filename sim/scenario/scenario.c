@@ -1128,6 +1128,13 @@ sim_scenario_resolve (SimScenario *sc, GError **error)
     plan->schedule = MODEL_SCHED_GPIPE;
   else if (strcmp (st, "1f1b") == 0)
     plan->schedule = MODEL_SCHED_1F1B;
+  else if (strcmp (st, "dualpipe") == 0)
+    {
+      /* Its two pipeline copies are the rank's two chunks (model/schedule.h). */
+      plan->schedule = MODEL_SCHED_DUALPIPE;
+      if (plan->vpp == 1)
+        plan->vpp = 2;
+    }
   else
     plan->schedule = MODEL_SCHED_INTERLEAVED;
 

@@ -274,15 +274,15 @@ drop_later_microbatch_ops (GArray *ops)
   g_array_set_size (ops, kept);
 }
 
+/* Ops [from, to) of the n in `o`; layer ends are seen across range boundaries (the last layer's
+ * end only when the range reaches n), so a slot may be emitted in pieces (emit_pair). */
 static gint64
-emit_ops (Builder *b, const LayerCtx *c, const GArray *ops, double *flops,
-          LayerHook layer_done, LayerHook param_use, gpointer data)
+emit_range (Builder *b, const LayerCtx *c, const ModelOp *o, int n, int from, int to, double *flops,
+            LayerHook layer_done, LayerHook param_use, gpointer data)
 {
-  const ModelOp *o = (const ModelOp *) ops->data;
-  int n = (int) ops->len;
   gboolean tpo = c->plan->tp_comm_overlap;
   gint64 total = 0;
-  for (int i = 0; i < n; i++)
+  for (int i = from; i < to; i++)
     {
       if (layer_done && i > 0 && o[i].layer != o[i - 1].layer && o[i - 1].layer >= 0)
         layer_done (b, c, o[i - 1].layer, data);
@@ -315,9 +315,17 @@ emit_ops (Builder *b, const LayerCtx *c, const GArray *ops, double *flops,
         *flops += o[i].flops;
       total += ns;
     }
-  if (layer_done && n > 0 && o[n - 1].layer >= 0)
+  if (layer_done && to == n && n > 0 && o[n - 1].layer >= 0)
     layer_done (b, c, o[n - 1].layer, data);
   return total;
+}
+
+static gint64
+emit_ops (Builder *b, const LayerCtx *c, const GArray *ops, double *flops,
+          LayerHook layer_done, LayerHook param_use, gpointer data)
+{
+  int n = (int) ops->len;
+  return emit_range (b, c, (const ModelOp *) ops->data, n, 0, n, flops, layer_done, param_use, data);
 }
 
 /* ---------------------------------------------------------------------------------------------- */
@@ -505,6 +513,113 @@ param_use (Builder *b, const LayerCtx *c, int layer, gpointer data)
         push_wait (b->waits, &b->n_waits, k->ag_ops[j]);
 }
 
+static void bucket_layer_done (Builder *b, const LayerCtx *c, int layer, gpointer data);
+
+/* One slot of the schedule being emitted: its ops and the bucket state it runs under. */
+typedef struct {
+  ModelScheduleSlot sl;
+  int slot, vs, wait_chunk, slot_reduces;
+  gboolean fwd, active;
+  GArray *ops;         /* ModelOp */
+  gint64 ns;           /* compute emitted */
+} SlotRun;
+
+static void
+slot_enter (Buckets *k, const SlotRun *r, const ModelPlan *plan, const ModelShape *s, int stage)
+{
+  k->active = r->active;
+  k->defer = k->fw->reduce == MODEL_DP_REDUCE_AFTER_BWD;
+  k->slot = r->slot;
+  k->fwd = r->fwd;
+  k->wait_chunk = r->wait_chunk;
+  model_plan_chunk_layers (plan, s, stage, r->sl.chunk, &k->chunk_first_layer);
+}
+
+/* What the compute stream of one slot of a pair waits for (Builder.waits / later). */
+typedef struct {
+  int waits[64], n_waits, later[64], n_later;
+} WaitCtx;
+
+static void
+wait_swap (Builder *b, WaitCtx *save, const WaitCtx *load)
+{
+  memcpy (save->waits, b->waits, sizeof (int) * b->n_waits);
+  save->n_waits = b->n_waits;
+  memcpy (save->later, b->later, sizeof (int) * b->n_later);
+  save->n_later = b->n_later;
+  memcpy (b->waits, load->waits, sizeof (int) * load->n_waits);
+  b->n_waits = load->n_waits;
+  memcpy (b->later, load->later, sizeof (int) * load->n_later);
+  b->n_later = load->n_later;
+}
+
+/* Segment starts of a slot's ops: a segment ends after each expert-parallel all-to-all. */
+static int
+a2a_segments (const GArray *ops, int *starts)
+{
+  int n = 0;
+  const ModelOp *o = (const ModelOp *) ops->data;
+  if (starts)
+    starts[n] = 0;
+  n++;
+  for (guint i = 0; i + 1 < ops->len; i++)
+    if (o[i].kind == MODEL_OP_COMM && o[i].dim == MODEL_DIM_EP)
+      {
+        if (starts)
+          starts[n] = (int) i + 1;
+        n++;
+      }
+  if (starts)
+    starts[n] = (int) ops->len;
+  return n;
+}
+
+/* DualPipe's overlapped forward-backward pair (DeepSeek-V3 §3.2.1, Figure 4): the two slots'
+ * kernels share the compute stream, taken in turns of one segment each (the work between two
+ * all-to-alls), so that each all-to-all runs while the other slot computes; each slot's compute
+ * still waits for its own all-to-all before going on. The kernels run one at a time (no SMs are
+ * set aside for communication beyond the profile's overlap slowdown, as everywhere). */
+static void
+emit_pair (Builder *b, const LayerCtx *c, SlotRun *run, Buckets *k, const ModelPlan *plan, const ModelShape *s,
+           int stage, double *flops, gboolean zero3)
+{
+  int nseg[2];
+  int *starts[2];
+  WaitCtx ctx[2] = { 0 }, held;
+  for (int j = 0; j < 2; j++)
+    {
+      nseg[j] = a2a_segments (run[j].ops, NULL);
+      starts[j] = g_new (int, nseg[j] + 1);
+      a2a_segments (run[j].ops, starts[j]);
+    }
+  /* The first slot goes on from what the stream waits for now; the second starts clean. */
+  wait_swap (b, &ctx[0], &ctx[1]);
+  for (int seg = 0; seg < MAX (nseg[0], nseg[1]); seg++)
+    for (int j = 0; j < 2; j++)
+      {
+        if (seg >= nseg[j])
+          continue;
+        wait_swap (b, &held, &ctx[j]);
+        slot_enter (k, &run[j], plan, s, stage);
+        const GArray *ops = run[j].ops;
+        run[j].ns += emit_range (b, c, (const ModelOp *) ops->data, (int) ops->len, starts[j][seg],
+                                 starts[j][seg + 1], flops, bucket_layer_done,
+                                 zero3 || run[j].wait_chunk >= 0 ? param_use : NULL, k);
+        wait_swap (b, &ctx[j], &held);
+      }
+  /* What follows the pair waits for whatever either slot left outstanding. */
+  b->n_waits = b->n_later = 0;
+  for (int j = 0; j < 2; j++)
+    {
+      for (int i = 0; i < ctx[j].n_waits; i++)
+        push_wait (b->waits, &b->n_waits, ctx[j].waits[i]);
+      for (int i = 0; i < ctx[j].n_later; i++)
+        push_wait (b->waits, &b->n_waits, ctx[j].later[i]);
+    }
+  g_free (starts[0]);
+  g_free (starts[1]);
+}
+
 /* DP gradient bucket: launched when `pending` bytes reach the bucket size (or flushed). */
 static void
 bucket_flush (Builder *b, const LayerCtx *c, Buckets *k, gboolean flush)
@@ -573,7 +688,7 @@ sim_runner_build_program (Program *p, LayerCtx *c, int stage, int dpcp)
   const ModelPlan *plan = c->plan;
   const ModelShape *s = c->shape;
   int pp = plan->pp, v = plan->vpp, m = model_plan_microbatches (plan);
-  int V = pp * v, n_slots = model_schedule_n_slots (v, m);
+  int n_slots = model_schedule_n_slots (plan->schedule, v, m);
   g_autofree ModelScheduleSlot *slots = g_new (ModelScheduleSlot, n_slots);
   model_schedule_fill (plan->schedule, pp, v, m, stage, slots);
   Builder bb, *b = &bb;
@@ -585,8 +700,15 @@ sim_runner_build_program (Program *p, LayerCtx *c, int stage, int dpcp)
   ModelRankParams rp;
   model_layer_rank_params (s, plan, stage, &rp);
   double emb = (double) (model_shape_padded_vocab (s, plan->tp) / plan->tp) * h;
-  double first_extra = stage == 0 ? emb + (s->position == MODEL_POS_LEARNED ? (double) s->max_positions * h : 0) : 0;
-  double last_extra = stage == pp - 1 && (!s->tied_embeddings || pp > 1) ? emb : 0;
+  /* The stage's chunks holding the embedding / the LM head (DualPipe's ends hold one of each). */
+  gboolean has_emb = FALSE, has_head = FALSE;
+  for (int ch = 0; ch < v; ch++)
+    {
+      has_emb |= model_plan_chunk_has_embedding (plan, stage, ch);
+      has_head |= model_plan_chunk_has_loss (plan, stage, ch);
+    }
+  double first_extra = has_emb ? emb + (s->position == MODEL_POS_LEARNED ? (double) s->max_positions * h : 0) : 0;
+  double last_extra = has_head && (!s->tied_embeddings || pp > 1) ? emb : 0;
   double all = (double) rp.dense + (double) rp.expert;
   int rank_layers = MAX (model_plan_rank_layers (plan, s, stage), 1);
   double per_layer = MAX (all - first_extra - last_extra, 0) / rank_layers;
@@ -698,109 +820,138 @@ sim_runner_build_program (Program *p, LayerCtx *c, int stage, int dpcp)
   k.n_ag = n_ag;
   k.wait_chunk = -1;
 
+  /* Micro-batches per chunk (DualPipe: m/2 down each copy of the pipeline). */
+  int mc = n_slots / (2 * v);
+  g_autoptr (GArray) pair_ops = g_array_new (FALSE, FALSE, sizeof (ModelOp));
   for (int i = 0; i < n_slots; i++)
     {
-      ModelScheduleSlot sl = slots[i];
-      int vs = sl.chunk * pp + stage;
-      gboolean fwd = sl.pass == MODEL_PASS_FORWARD;
-      int entry = compute (b, "slot_entry", 0, 0, SIM_BD_COMPUTE);
-      p->entry[entry_index (plan, m, sl.pass, sl.microbatch, sl.chunk)] = entry;
-      if (fwd && sl.microbatch == 0)
-        for (int j = 0; j < n_ag; j++)
-          if (ag_chunk[j] == sl.chunk && ag_need[j] < 0)
-            edge (b, ag_ops[j], entry);
-      if (pp_split && !plan->sp && (fwd ? vs > 0 : vs < V - 1))
-        /* The received 1/tp of the activation (gradient) is all-gathered over TP before use
-         * (Megatron's gather_split_1d_tensor after the receive). */
-        collective (b, fwd ? "pp_recv_ag" : "pp_recv_grad_ag", G_TP, SIM_COLLECTIVE_ALLGATHER, act_bytes, FALSE);
-      k.wait_chunk = fwd && sl.microbatch == 0 && n_ag > 0 ? sl.chunk : -1;
-      model_plan_chunk_layers (plan, s, stage, sl.chunk, &k.chunk_first_layer);
-      g_array_set_size (c->scratch, 0);
-      model_layer_chunk_ops (s, plan, stage, sl.chunk, sl.pass, c->scratch);
-      if (sl.microbatch == 0)
-        drop_later_microbatch_ops (c->scratch);
-      /* The chunk's last backward produces its gradients: bucket them as layers finish (sharded
-       * gradients: every backward; see above), or after it (FSDP2 under pipelining). */
-      k.active = !fwd && (per_mb || sl.microbatch == m - 1);
-      k.defer = fw.reduce == MODEL_DP_REDUCE_AFTER_BWD;
-      k.slot = i;
-      k.fwd = fwd;
-      int slot_reduces = k.n_ops;
-      if (zero3)
+      /* One slot, or DualPipe's overlapped forward-backward pair (emit_pair). */
+      int np = slots[i].overlap_next && i + 1 < n_slots ? 2 : 1;
+      SlotRun run[2];
+      for (int j = 0; j < np; j++)
         {
-          /* The embedding / LM head shards this chunk uses, gathered before the slot (when sharded). */
-          double extra = (model_plan_chunk_has_embedding (plan, stage, sl.chunk) && first_extra > 0
-                                  && unit_use (&k, &k.unit_emb, emb_raf)
-                              ? first_extra
-                              : 0)
-                         + (model_plan_chunk_has_loss (plan, stage, sl.chunk) && last_extra > 0
-                                    && unit_use (&k, &k.unit_head, fw.head_reshard_after_forward)
-                                ? last_extra
-                                : 0);
-          zero3_gather (b, &k, extra * c->param_bytes);
-        }
-      gint64 ns = emit_ops (b, c, c->scratch, &flops, bucket_layer_done,
-                            zero3 || k.wait_chunk >= 0 ? param_use : NULL, &k);
-      k.wait_chunk = -1;
-      if (amax)
-        {
-          /* FP8 delayed scaling (TE DelayedScaling, reduce_amax): leaving the chunk's fp8_autocast
-           * (Megatron-Core's TransformerBlock.forward) all-reduces the forward amaxes, 3 per FP8 GEMM
-           * (input, weight, output); the chunk's backward reduces 2 per GEMM (gradients), both
-           * blocking the compute stream (NVTE_ASYNC_AMAX_REDUCTION off by default). Async, TE waits
-           * for the handle only at the next scale update, by which time a latency-bound all-reduce
-           * has long finished: nothing waits for it here. */
-          int gemms = 0;
-          for (guint j = 0; j < c->scratch->len; j++)
+          SlotRun *r = &run[j];
+          ModelScheduleSlot sl = slots[i + j];
+          int to_stage, to_chunk;
+          r->sl = sl;
+          r->slot = i + j;
+          r->fwd = sl.pass == MODEL_PASS_FORWARD;
+          r->vs = sl.chunk * pp + stage;
+          r->ops = j == 0 ? c->scratch : pair_ops;
+          r->ns = 0;
+          int entry = compute (b, "slot_entry", 0, 0, SIM_BD_COMPUTE);
+          p->entry[entry_index (plan, m, sl.pass, sl.microbatch, sl.chunk)] = entry;
+          if (r->fwd && sl.microbatch == 0)
+            for (int a = 0; a < n_ag; a++)
+              if (ag_chunk[a] == sl.chunk && ag_need[a] < 0)
+                edge (b, ag_ops[a], entry);
+          /* Whether it receives from a stage before it: where its backward (forward) would send. */
+          gboolean received = model_schedule_next (plan->schedule, pp, v, stage, sl.chunk,
+                                                   r->fwd ? MODEL_PASS_BACKWARD : MODEL_PASS_FORWARD,
+                                                   &to_stage, &to_chunk);
+          if (pp_split && !plan->sp && received)
+            /* The received 1/tp of the activation (gradient) is all-gathered over TP before use
+             * (Megatron's gather_split_1d_tensor after the receive). */
+            collective (b, r->fwd ? "pp_recv_ag" : "pp_recv_grad_ag", G_TP, SIM_COLLECTIVE_ALLGATHER, act_bytes, FALSE);
+          r->wait_chunk = r->fwd && sl.microbatch == 0 && n_ag > 0 ? sl.chunk : -1;
+          g_array_set_size (r->ops, 0);
+          model_layer_chunk_ops (s, plan, stage, sl.chunk, sl.pass, r->ops);
+          if (sl.microbatch == 0)
+            drop_later_microbatch_ops (r->ops);
+          /* The chunk's last backward produces its gradients: bucket them as layers finish (sharded
+           * gradients: every backward; see above), or after it (FSDP2 under pipelining). */
+          r->active = !r->fwd && (per_mb || sl.microbatch == mc - 1);
+          r->slot_reduces = k.n_ops;
+          slot_enter (&k, r, plan, s, stage);
+          if (zero3)
             {
-              const ModelOp *o = &g_array_index (c->scratch, ModelOp, j);
-              gemms += o->kind == MODEL_OP_GEMM && o->dtype == MODEL_DTYPE_FP8
-                       && (fwd ? o->phase == MODEL_PHASE_FWD : o->grad == MODEL_GRAD_INPUT);
+              /* The embedding / LM head shards this chunk uses, gathered before the slot (when sharded). */
+              double extra = (model_plan_chunk_has_embedding (plan, stage, sl.chunk) && first_extra > 0
+                                      && unit_use (&k, &k.unit_emb, emb_raf)
+                                  ? first_extra
+                                  : 0)
+                             + (model_plan_chunk_has_loss (plan, stage, sl.chunk) && last_extra > 0
+                                        && unit_use (&k, &k.unit_head, fw.head_reshard_after_forward)
+                                    ? last_extra
+                                    : 0);
+              zero3_gather (b, &k, extra * c->param_bytes);
             }
-          if (gemms > 0)
+        }
+      if (np == 1)
+        run[0].ns = emit_ops (b, c, run[0].ops, &flops, bucket_layer_done,
+                              zero3 || run[0].wait_chunk >= 0 ? param_use : NULL, &k);
+      else
+        emit_pair (b, c, run, &k, plan, s, stage, &flops, zero3);
+      k.wait_chunk = -1;
+      for (int j = 0; j < np; j++)
+        {
+          SlotRun *r = &run[j];
+          ModelScheduleSlot sl = r->sl;
+          gboolean fwd = r->fwd;
+          slot_enter (&k, r, plan, s, stage);
+          k.wait_chunk = -1;
+          if (amax)
             {
-              double amax_bytes = (fwd ? 3.0 : 2.0) * 4.0 * gemms;
-              if (plan->fp8_amax_async)
-                collective_issue (b, "fp8_amax_ar", G_AMAX, SIM_COLLECTIVE_ALLREDUCE, amax_bytes);
-              else
+              /* FP8 delayed scaling (TE DelayedScaling, reduce_amax): leaving the chunk's fp8_autocast
+               * (Megatron-Core's TransformerBlock.forward) all-reduces the forward amaxes, 3 per FP8 GEMM
+               * (input, weight, output); the chunk's backward reduces 2 per GEMM (gradients), both
+               * blocking the compute stream (NVTE_ASYNC_AMAX_REDUCTION off by default). Async, TE waits
+               * for the handle only at the next scale update, by which time a latency-bound all-reduce
+               * has long finished: nothing waits for it here. */
+              int gemms = 0;
+              for (guint o = 0; o < r->ops->len; o++)
                 {
-                  collective (b, "fp8_amax_ar", G_AMAX, SIM_COLLECTIVE_ALLREDUCE, amax_bytes, FALSE);
-                  compute (b, "fp8_amax_wait", 0, 0, SIM_BD_COMPUTE);
+                  const ModelOp *op = &g_array_index (r->ops, ModelOp, o);
+                  gemms += op->kind == MODEL_OP_GEMM && op->dtype == MODEL_DTYPE_FP8
+                           && (fwd ? op->phase == MODEL_PHASE_FWD : op->grad == MODEL_GRAD_INPUT);
+                }
+              if (gemms > 0)
+                {
+                  double amax_bytes = (fwd ? 3.0 : 2.0) * 4.0 * gemms;
+                  if (plan->fp8_amax_async)
+                    collective_issue (b, "fp8_amax_ar", G_AMAX, SIM_COLLECTIVE_ALLREDUCE, amax_bytes);
+                  else
+                    {
+                      collective (b, "fp8_amax_ar", G_AMAX, SIM_COLLECTIVE_ALLREDUCE, amax_bytes, FALSE);
+                      compute (b, "fp8_amax_wait", 0, 0, SIM_BD_COMPUTE);
+                    }
                 }
             }
-        }
-      if (fwd && sl.microbatch == 0)
-        fwd_ns += ns;
-      if (k.active && !k.defer)
-        bucket_extras (b, c, &k, stage, sl.chunk, first_extra, last_extra);
-      if (fwd ? vs < V - 1 : vs > 0)
-        {
-          /* Activations (gradients) of [s/cp, b, h] to the next (previous) stage, 1/tp of them under
-           * SP or scatter/gather. */
-          TOp t = { .kind = K_SEND, .stream = fwd ? ST_SEND_F : ST_SEND_B, .cat = SIM_BD_PP,
-                    .fwd = fwd, .mb = (guint16) sl.microbatch, .vs = (guint16) vs,
-                    .bytes = act_bytes / (pp_split ? plan->tp : 1), .recv_op = -1,
-                    .name = fwd ? "pp_send_act" : "pp_send_grad" };
-          int j = add_op (b, &t);
-          edge (b, b->last_compute, j);
-          apply_waits (b, j);
-          if (plan->pp_blocking)
-            push_wait (b->waits, &b->n_waits, j); /* the next kernel starts once it is delivered */
-        }
-      if (k.active && k.defer)
-        {
-          /* Pipelined FSDP2: each layer of the chunk reduce-scattered now, after its last backward
-           * (and after the gradient send, which the schedule issues first). */
-          for (; k.deferred > 0; k.deferred--)
+          if (fwd && sl.microbatch == 0)
+            fwd_ns += r->ns;
+          if (k.active && !k.defer)
+            bucket_extras (b, c, &k, stage, sl.chunk, first_extra, last_extra);
+          int to_stage, to_chunk;
+          if (model_schedule_next (plan->schedule, pp, v, stage, sl.chunk, sl.pass, &to_stage, &to_chunk))
             {
-              k.pending += k.per_layer;
-              bucket_flush (b, c, &k, FALSE);
+              /* Activations (gradients) of [s/cp, b, h] to the next (previous) stage, 1/tp of them under
+               * SP or scatter/gather. */
+              TOp t = { .kind = K_SEND, .stream = fwd ? ST_SEND_F : ST_SEND_B, .cat = SIM_BD_PP,
+                        .fwd = fwd, .mb = (guint16) sl.microbatch, .vs = (guint16) r->vs,
+                        .bytes = act_bytes / (pp_split ? plan->tp : 1), .recv_op = -1,
+                        .name = fwd ? "pp_send_act" : "pp_send_grad" };
+              int o = add_op (b, &t);
+              edge (b, b->last_compute, o);
+              apply_waits (b, o);
+              if (plan->pp_blocking)
+                push_wait (b->waits, &b->n_waits, o); /* the next kernel starts once it is delivered */
             }
-          bucket_extras (b, c, &k, stage, sl.chunk, first_extra, last_extra);
+          if (k.active && k.defer)
+            {
+              /* Pipelined FSDP2: each layer of the chunk reduce-scattered now, after its last backward
+               * (and after the gradient send, which the schedule issues first). */
+              for (; k.deferred > 0; k.deferred--)
+                {
+                  k.pending += k.per_layer;
+                  bucket_flush (b, c, &k, FALSE);
+                }
+              bucket_extras (b, c, &k, stage, sl.chunk, first_extra, last_extra);
+            }
+          if (k.active && fw.reduce_wait && k.n_ops > r->slot_reduces)
+            /* The backward ends waiting for its reductions (one DP stream: the last one done is all). */
+            push_wait (b->waits, &b->n_waits, k.ops[k.n_ops - 1]);
         }
-      if (k.active && fw.reduce_wait && k.n_ops > slot_reduces)
-        /* The backward ends waiting for its reductions (one DP stream: the last one done is all). */
-        push_wait (b->waits, &b->n_waits, k.ops[k.n_ops - 1]);
+      i += np - 1;
     }
   p->forward_ns = fwd_ns;
 

@@ -371,19 +371,30 @@ send_landed (SimEngine *engine, gpointer data, guint64 arg)
   complete ((Runner *) data, (Pending *) (gsize) arg);
 }
 
+/* The stage and chunk a PP send of `op` (from virtual stage op->vs = chunk·pp + stage) lands on. */
+static void
+send_target (const ModelPlan *plan, const TOp *op, int *to_stage, int *to_chunk)
+{
+  gboolean ok = model_schedule_next (plan->schedule, plan->pp, plan->vpp, op->vs % plan->pp, op->vs / plan->pp,
+                                     op->fwd ? MODEL_PASS_FORWARD : MODEL_PASS_BACKWARD, to_stage, to_chunk);
+  g_assert (ok);
+}
+
 static void
 launch_send (Runner *r, RankState *st, const TOp *op)
 {
   const ModelPlan *plan = r->plan;
-  int to_vs = op->fwd ? op->vs + 1 : op->vs - 1;
+  int to_stage, to_chunk;
+  send_target (plan, op, &to_stage, &to_chunk);
   Pending *p = pending_new (r);
   p->kind = -1;
   p->stream = op->stream;
   p->sender = st;
-  p->recv_stage = to_vs % plan->pp;
+  p->recv_stage = to_stage;
   p->recv_op = op->recv_op;
   p->launch_ns = sim_engine_now (r->engine);
-  int k = 2 * st->stage + (op->fwd ? 1 : 0);
+  /* The route of the direction it goes (DualPipe's second copy sends forward to stage − 1). */
+  int k = 2 * st->stage + (to_stage == (st->stage + 1) % plan->pp ? 1 : 0);
   g_assert (r->pp_links[k] != NULL);
   if (r->full)
     {
@@ -887,10 +898,11 @@ sim_runner_run (const ModelShape *shape, const ModelPlan *plan, const SimGpuSpec
         TOp *op = &r.progs[s].ops[i];
         if (op->kind != K_SEND)
           continue;
-        int to = op->fwd ? op->vs + 1 : op->vs - 1;
-        Program *rp = &r.progs[to % plan->pp];
+        int to_stage, to_chunk;
+        send_target (plan, op, &to_stage, &to_chunk);
+        Program *rp = &r.progs[to_stage];
         op->recv_op = rp->entry[entry_index (plan, m, op->fwd ? MODEL_PASS_FORWARD : MODEL_PASS_BACKWARD,
-                                             op->mb, to / plan->pp)];
+                                             op->mb, to_chunk)];
         rp->ops[op->recv_op].n_deps++;
       }
 
