@@ -1,7 +1,7 @@
 /* Step FLOPs summed from the op lists (model/layer.c) and the closed forms of model/flops.h.
  *
  * Per rank and step: microbatches * sum over its chunks of (forward + backward [+ recompute]) matmul
- * FLOPs. Every rank of a pipeline stage runs the same work (TP/CP/EP shards are even, routing is
+ * FLOPs (DualPipe: microbatches / 2, each of its two chunks a copy of the pipeline). Every rank of a pipeline stage runs the same work (TP/CP/EP shards are even, routing is
  * uniform; an uneven routing, moe_imbalance, is counted at its mean), so the step total is sum over
  * stages of rank FLOPs * tp*cp*dp. */
 #include "model/flops.h"
@@ -21,7 +21,9 @@ model_flops_rank_per_step (const ModelShape *shape, const ModelPlan *plan, int p
   guint mask = (1u << MODEL_PHASE_FWD) | (1u << MODEL_PHASE_BWD);
   if (with_recompute)
     mask |= 1u << MODEL_PHASE_RECOMPUTE;
-  return model_op_array_matmul_flops (ops, mask) * model_plan_microbatches (plan);
+  /* Each chunk sees every micro-batch, but DualPipe's two chunks (the pipeline's two copies) half each. */
+  double mbs = model_plan_microbatches (plan) / (plan->schedule == MODEL_SCHED_DUALPIPE ? 2.0 : 1.0);
+  return model_op_array_matmul_flops (ops, mask) * mbs;
 }
 
 static double

@@ -161,14 +161,17 @@ model_memory_layers_in_flight (const ModelShape *shape, const ModelPlan *plan, i
       {
         /* The peak, over the rank's slot order, of the layers whose forward has run and whose
          * backward has not (the paper's PP + 1 chunks, arXiv 2412.19437 Table 2). */
-        int n = model_schedule_n_slots (plan->schedule, vpp, m);
-        g_autofree ModelScheduleSlot *sl = g_new (ModelScheduleSlot, n);
-        model_schedule_fill (plan->schedule, pp, vpp, m, pp_rank, sl);
+        g_autofree ModelScheduleSlot *sl = g_new (ModelScheduleSlot, model_schedule_n_slots (plan->schedule, pp, vpp, m));
+        int n = model_schedule_fill (plan->schedule, pp, vpp, m, pp_rank, sl);
         double held = 0, peak = 0;
         for (int i = 0; i < n; i++)
           {
+            /* A zero-bubble backward keeps what its W slot needs: counted as held until the W. */
             double l = model_plan_chunk_layers (plan, shape, pp_rank, sl[i].chunk, NULL);
-            held += sl[i].pass == MODEL_PASS_FORWARD ? l : -l;
+            if (sl[i].pass == MODEL_PASS_FORWARD)
+              held += l;
+            else if (!sl[i].zb)
+              held -= l;
             peak = MAX (peak, held);
           }
         return peak;

@@ -17,7 +17,11 @@
  *               1: 2(H−h−1) × F_0;  2: (h+1) × (F_0, F_1);  3: (H−h−1) × (B_1, F_1);
  *               4: (M − p + h + 1) × ((F_0&B_1), (F_1&B_0)), the first F_0, B_1 of a middle rank
  *               (h = H − 1) not paired;  5: (H−h−1) × (B_1, (F_1&B_0));  6: (h+1) × (B_1, B_0);
- *               7: (H−h−1) × B_0. Each phase runs M forwards and M backwards. */
+ *               7: (H−h−1) × B_0. Each phase runs M forwards and M backwards.
+ *               Zero bubble: step 3's B_1 and step 7's B_0 defer their weight gradients, and W
+ *               (the oldest deferred) follows step 3's B_1 and precedes step 7's B_0; step 6
+ *               defers from its middle on ((h+1)/2-th iteration: from B_1 when h is odd, from B_0
+ *               when even); step 8 runs the h + 1 W left. 2(H − h − 1) + h + 1 W slots in all. */
 #include "model/schedule.h"
 
 gboolean
@@ -32,10 +36,10 @@ model_schedule_check (ModelSchedule kind, int pp, int vpp, int microbatches, GEr
     }
   if (kind == MODEL_SCHED_DUALPIPE)
     {
-      if (vpp != 2 || pp % 2 != 0 || microbatches % 2 != 0 || microbatches < 2 * pp)
+      if (vpp != 2 || pp % 2 != 0 || pp > 128 || microbatches % 2 != 0 || microbatches < 2 * pp)
         {
           g_set_error (error, MODEL_ERROR, MODEL_ERROR_INVALID_PLAN,
-                       "DualPipe needs vpp = 2 (the two pipeline copies), an even pp and an even "
+                       "DualPipe needs vpp = 2 (the two pipeline copies), an even pp (at most 128) and an even "
                        "micro-batch count of at least 2*pp (got pp=%d, vpp=%d, micro-batches=%d), as "
                        "deepseek-ai/DualPipe asserts; change pp, vpp or the global/micro batch sizes",
                        pp, vpp, microbatches);
@@ -63,9 +67,9 @@ model_schedule_check (ModelSchedule kind, int pp, int vpp, int microbatches, GEr
 }
 
 int
-model_schedule_n_slots (ModelSchedule kind, int vpp, int microbatches)
+model_schedule_n_slots (ModelSchedule kind, int pp, int vpp, int microbatches)
 {
-  return kind == MODEL_SCHED_DUALPIPE ? 2 * microbatches : 2 * vpp * microbatches;
+  return kind == MODEL_SCHED_DUALPIPE ? 2 * microbatches + pp : 2 * vpp * microbatches;
 }
 
 int
@@ -136,7 +140,7 @@ table_entry (int k, int pp, int vpp, int *mb, int *chunk)
 static ModelScheduleSlot
 slot_at (ModelSchedule kind, int pp, int vpp, int k, ModelPass pass)
 {
-  ModelScheduleSlot s = { k, 0, pass, FALSE };
+  ModelScheduleSlot s = { k, 0, pass, FALSE, FALSE, FALSE };
   if (is_interleaved (kind, vpp))
     {
       table_entry (k, pp, vpp, &s.microbatch, &s.chunk);
@@ -150,71 +154,97 @@ typedef struct {
   ModelScheduleSlot *out;
   int n, next[2][2]; /* next micro-batch per (pass, chunk) */
   int chunk_of[2];   /* phase -> chunk */
+  int wq[64], wq_mb[64], w_head, w_tail; /* deferred weight gradients (chunk, micro-batch), FIFO */
 } Dual;
 
 static void
-dual_put (Dual *d, ModelPass pass, int phase, gboolean overlap_next)
+dual_put (Dual *d, ModelPass pass, int phase, gboolean overlap_next, gboolean zb)
 {
   int c = d->chunk_of[phase];
-  ModelScheduleSlot s = { d->next[pass][c]++, c, pass, overlap_next };
+  ModelScheduleSlot s = { d->next[pass][c]++, c, pass, overlap_next, zb, FALSE };
+  if (zb)
+    {
+      g_assert (d->w_tail - d->w_head < 64);
+      d->wq[d->w_tail % 64] = c;
+      d->wq_mb[d->w_tail++ % 64] = s.microbatch;
+    }
   d->out[d->n++] = s;
 }
 
 static void
+dual_weight (Dual *d)
+{
+  g_assert (d->w_head < d->w_tail);
+  ModelScheduleSlot s = { d->wq_mb[d->w_head % 64], d->wq[d->w_head % 64], MODEL_PASS_BACKWARD, FALSE, FALSE, TRUE };
+  d->w_head++;
+  d->out[d->n++] = s;
+}
+
+static int
 dual_fill (int pp, int m, int stage, ModelScheduleSlot *out)
 {
   int H = pp / 2, h = MIN (stage, pp - 1 - stage), M = m / 2;
   gboolean middle = h == H - 1;
-  Dual d = { out, 0, { { 0, 0 }, { 0, 0 } }, { stage < H ? 0 : 1, stage < H ? 1 : 0 } };
+  Dual d = { out, 0, { { 0, 0 }, { 0, 0 } }, { stage < H ? 0 : 1, stage < H ? 1 : 0 }, { 0 }, { 0 }, 0, 0 };
   const ModelPass F = MODEL_PASS_FORWARD, B = MODEL_PASS_BACKWARD;
   for (int i = 0; i < 2 * (H - h - 1); i++)
-    dual_put (&d, F, 0, FALSE);
+    dual_put (&d, F, 0, FALSE, FALSE);
   for (int i = 0; i < h + 1; i++)
     {
-      dual_put (&d, F, 0, FALSE);
-      dual_put (&d, F, 1, FALSE);
+      dual_put (&d, F, 0, FALSE, FALSE);
+      dual_put (&d, F, 1, FALSE, FALSE);
     }
   for (int i = 0; i < H - h - 1; i++)
     {
-      dual_put (&d, B, 1, FALSE);
-      dual_put (&d, F, 1, FALSE);
+      dual_put (&d, B, 1, FALSE, TRUE);
+      dual_weight (&d);
+      dual_put (&d, F, 1, FALSE, FALSE);
     }
   for (int i = 0; i < M - pp + h + 1; i++)
     {
       /* The reference code leaves a middle rank's first pair unoverlapped to shorten the bubble. */
       gboolean pair = !(i == 0 && middle);
-      dual_put (&d, F, 0, pair);
-      dual_put (&d, B, 1, FALSE);
-      dual_put (&d, F, 1, TRUE);
-      dual_put (&d, B, 0, FALSE);
+      dual_put (&d, F, 0, pair, FALSE);
+      dual_put (&d, B, 1, FALSE, FALSE);
+      dual_put (&d, F, 1, TRUE, FALSE);
+      dual_put (&d, B, 0, FALSE, FALSE);
     }
   for (int i = 0; i < H - h - 1; i++)
     {
-      dual_put (&d, B, 1, FALSE);
-      dual_put (&d, F, 1, TRUE);
-      dual_put (&d, B, 0, FALSE);
+      dual_put (&d, B, 1, FALSE, FALSE);
+      dual_put (&d, F, 1, TRUE, FALSE);
+      dual_put (&d, B, 0, FALSE, FALSE);
     }
+  gboolean zb = FALSE;
   for (int i = 0; i < h + 1; i++)
     {
-      dual_put (&d, B, 1, FALSE);
-      dual_put (&d, B, 0, FALSE);
+      if (i == (h + 1) / 2 && h % 2 == 1)
+        zb = TRUE;
+      dual_put (&d, B, 1, FALSE, zb);
+      if (i == (h + 1) / 2 && h % 2 == 0)
+        zb = TRUE;
+      dual_put (&d, B, 0, FALSE, zb);
     }
   for (int i = 0; i < H - h - 1; i++)
-    dual_put (&d, B, 0, FALSE);
-  g_assert (d.n == 2 * m);
+    {
+      dual_weight (&d);
+      dual_put (&d, B, 0, FALSE, TRUE);
+    }
+  for (int i = 0; i < h + 1; i++)
+    dual_weight (&d);
+  g_assert (d.w_head == d.w_tail);
+  g_assert (d.n == 2 * m + 2 * (H - h - 1) + h + 1);
+  return d.n;
 }
 
-void
+int
 model_schedule_fill (ModelSchedule kind, int pp, int vpp, int microbatches, int stage,
                      ModelScheduleSlot *out)
 {
-  g_return_if_fail (model_schedule_check (kind, pp, vpp, microbatches, NULL));
-  g_return_if_fail (stage >= 0 && stage < pp && out != NULL);
+  g_return_val_if_fail (model_schedule_check (kind, pp, vpp, microbatches, NULL), 0);
+  g_return_val_if_fail (stage >= 0 && stage < pp && out != NULL, 0);
   if (kind == MODEL_SCHED_DUALPIPE)
-    {
-      dual_fill (pp, microbatches, stage, out);
-      return;
-    }
+    return dual_fill (pp, microbatches, stage, out);
   int total = is_interleaved (kind, vpp) ? microbatches * vpp : microbatches;
   int w = model_schedule_warmup (kind, pp, vpp, microbatches, stage);
   int n = 0;
@@ -227,7 +257,8 @@ model_schedule_fill (ModelSchedule kind, int pp, int vpp, int microbatches, int 
     }
   for (int k = total - w; k < total; k++)
     out[n++] = slot_at (kind, pp, vpp, k, MODEL_PASS_BACKWARD);
-  g_assert (n == model_schedule_n_slots (kind, vpp, microbatches));
+  g_assert (n == model_schedule_n_slots (kind, pp, vpp, microbatches));
+  return n;
 }
 
 gboolean

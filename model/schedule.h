@@ -15,9 +15,9 @@
  * stage p − 1 − s of the second (chunk 1), each fed half of the m micro-batches from its own end; in
  * the steady state a forward chunk and a backward chunk of the other direction run as one overlapped
  * pair (their all-to-alls and PP sends hide behind each other's compute). The slot order is the
- * reference implementation's eight steps; its zero-bubble split of the weight gradients (the W
- * passes) is not made: W runs inside its backward, which keeps the order and gives up the part
- * of the bubble ZB fills. */
+ * reference implementation's eight steps, with its zero-bubble split (Qi et al., arXiv 2401.10241):
+ * the backwards it runs with enable_zb compute input gradients only (`zb`), and a later W slot
+ * (`weight`) runs the weight gradients of the oldest such backward, in order. */
 #pragma once
 #include <glib.h>
 #include "model/plan.h"
@@ -28,6 +28,8 @@ typedef struct {
   int chunk;        /* model chunk on this stage, 0 .. v-1 (virtual stage = chunk·p + stage) */
   ModelPass pass;
   gboolean overlap_next; /* runs as one overlapped pair with the next slot (DualPipe's F&B) */
+  gboolean zb;           /* a backward whose weight gradients wait for a later W slot */
+  gboolean weight;       /* that W slot: the weight gradients of (microbatch, chunk)'s backward */
 } ModelScheduleSlot;
 
 /* Checks that (kind, pp, vpp, microbatches) is a schedule Megatron-Core would run:
@@ -36,8 +38,9 @@ typedef struct {
 gboolean model_schedule_check (ModelSchedule kind, int pp, int vpp, int microbatches, GError **error);
 
 /* Slots per stage: 2·m·v (one forward and one backward of every (micro-batch, chunk)); DualPipe
- * 2·m (each micro-batch passes one of the two chunks, numbered 0 .. m/2 − 1 within it). */
-int model_schedule_n_slots (ModelSchedule kind, int vpp, int microbatches);
+ * at most 2·m + pp (each micro-batch passes one of the two chunks, numbered 0 .. m/2 − 1 within
+ * it, and up to pp W slots; model_schedule_fill returns the stage's count). */
+int model_schedule_n_slots (ModelSchedule kind, int pp, int vpp, int microbatches);
 
 /* Position of (stage, chunk) in its pipeline's layer order, 0 .. model_schedule_positions() − 1:
  * chunk·pp + stage; DualPipe stage for chunk 0, pp − 1 − stage for chunk 1. */
@@ -52,11 +55,11 @@ gboolean model_schedule_next (ModelSchedule kind, int pp, int vpp, int stage, in
 /* Forwards a stage runs before its first backward. */
 int model_schedule_warmup (ModelSchedule kind, int pp, int vpp, int microbatches, int stage);
 
-/* Writes the ordered slots of `stage` (0 .. pp-1) into out[model_schedule_n_slots()].
- * Interleaved with vpp == 1 is run as 1F1B (Megatron only interleaves with v > 1).
+/* Writes the ordered slots of `stage` (0 .. pp-1) into out[model_schedule_n_slots()] and returns
+ * how many. Interleaved with vpp == 1 is run as 1F1B (Megatron only interleaves with v > 1).
  * Preconditions as model_schedule_check(). */
-void model_schedule_fill (ModelSchedule kind, int pp, int vpp, int microbatches, int stage,
-                          ModelScheduleSlot *out);
+int model_schedule_fill (ModelSchedule kind, int pp, int vpp, int microbatches, int stage,
+                         ModelScheduleSlot *out);
 
 /* Parses "gpipe", "1f1b", "interleaved", "dualpipe". */
 gboolean model_schedule_parse (const char *s, ModelSchedule *out);

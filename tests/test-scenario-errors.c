@@ -314,7 +314,7 @@ test_dualpipe (void)
   expect_error_args (odd, "--set:1: [parallel] pp: DualPipe runs two copies of an even number of pipeline stages", extra);
   g_autofree char *few = base_replace ("global_batch = 64\n", "global_batch = 8\n");
   g_autofree char *t = g_strconcat (few, "[parallel]\n" "schedule = dualpipe\n", NULL);
-  expect_error (t, "@:7: [parallel] pp: DualPipe needs vpp = 2 (the two pipeline copies), an even pp and an even "
+  expect_error (t, "@:7: [parallel] pp: DualPipe needs vpp = 2 (the two pipeline copies), an even pp (at most 128) and an even "
                 "micro-batch count of at least 2*pp (got pp=8, vpp=2, micro-batches=8)", NULL, NULL);
 }
 

@@ -20,18 +20,20 @@ typedef struct {
  * List scheduling to a fixed point: if some stage's next slot can never become ready, the schedule
  * deadlocks. */
 static UnitRun
-unit_run (ModelSchedule kind, int p, int v, int m, gint64 tf, gint64 tb)
+unit_run_w (ModelSchedule kind, int p, int v, int m, gint64 tf, gint64 tb, gint64 tw)
 {
   UnitRun r = { p, v, m, -1, (gint64) m * (kind == MODEL_SCHED_DUALPIPE ? 1 : v) * (tf + tb) };
-  int n = model_schedule_n_slots (kind, v, m);
+  int n = model_schedule_n_slots (kind, p, v, m);
   ModelScheduleSlot *slots = g_new (ModelScheduleSlot, (gsize) p * n);
+  int *count = g_new (int, p);
   gint64 *fdone = g_new (gint64, (gsize) p * v * m), *bdone = g_new (gint64, (gsize) p * v * m);
   int *next = g_new0 (int, p);
   gint64 *free_at = g_new0 (gint64, p);
   for (int i = 0; i < p * v * m; i++)
     fdone[i] = bdone[i] = -1;
+  int total = 0;
   for (int s = 0; s < p; s++)
-    model_schedule_fill (kind, p, v, m, s, slots + (gsize) s * n);
+    total += count[s] = model_schedule_fill (kind, p, v, m, s, slots + (gsize) s * n);
 #define AT(st, c, mb) ((((gsize) (st) * v) + (c)) * m + (mb))
   gboolean progress = TRUE;
   int done = 0;
@@ -39,7 +41,7 @@ unit_run (ModelSchedule kind, int p, int v, int m, gint64 tf, gint64 tb)
     {
       progress = FALSE;
       for (int s = 0; s < p; s++)
-        while (next[s] < n)
+        while (next[s] < count[s])
           {
             int np = slots[(gsize) s * n + next[s]].overlap_next ? 2 : 1;
             gint64 start = free_at[s];
@@ -48,7 +50,9 @@ unit_run (ModelSchedule kind, int p, int v, int m, gint64 tf, gint64 tb)
                 ModelScheduleSlot *sl = &slots[(gsize) s * n + next[s] + j];
                 int ts, tc;
                 gint64 dep;
-                if (sl->pass == MODEL_PASS_FORWARD)
+                if (sl->weight)
+                  dep = 0; /* its backward ran before it on this stage */
+                else if (sl->pass == MODEL_PASS_FORWARD)
                   dep = model_schedule_next (kind, p, v, s, sl->chunk, MODEL_PASS_BACKWARD, &ts, &tc)
                           ? fdone[AT (ts, tc, sl->microbatch)] : 0;
                 else
@@ -61,8 +65,9 @@ unit_run (ModelSchedule kind, int p, int v, int m, gint64 tf, gint64 tb)
             for (int j = 0; j < np; j++)
               {
                 ModelScheduleSlot *sl = &slots[(gsize) s * n + next[s]];
-                start += sl->pass == MODEL_PASS_FORWARD ? tf : tb;
-                (sl->pass == MODEL_PASS_FORWARD ? fdone : bdone)[AT (s, sl->chunk, sl->microbatch)] = start;
+                start += sl->pass == MODEL_PASS_FORWARD ? tf : sl->weight ? tw : sl->zb ? tb - tw : tb;
+                if (!sl->weight)
+                  (sl->pass == MODEL_PASS_FORWARD ? fdone : bdone)[AT (s, sl->chunk, sl->microbatch)] = start;
                 next[s]++;
                 done++;
               }
@@ -78,11 +83,17 @@ unit_run (ModelSchedule kind, int p, int v, int m, gint64 tf, gint64 tb)
           }
     }
 #undef AT
-  if (done == p * n)
+  if (done == total)
     for (int s = 0; s < p; s++)
       r.makespan = MAX (r.makespan, free_at[s]);
-  g_free (slots); g_free (fdone); g_free (bdone); g_free (next); g_free (free_at);
+  g_free (slots); g_free (fdone); g_free (bdone); g_free (next); g_free (free_at); g_free (count);
   return r;
+}
+
+static UnitRun
+unit_run (ModelSchedule kind, int p, int v, int m, gint64 tf, gint64 tb)
+{
+  return unit_run_w (kind, p, v, m, tf, tb, 0);
 }
 
 static void
@@ -95,7 +106,7 @@ test_counts_and_order (void)
         for (int m = p; m <= 4 * p; m += p)
           for (int s = 0; s < p; s++)
             {
-              int n = model_schedule_n_slots (kinds[k], v, m);
+              int n = model_schedule_n_slots (kinds[k], p, v, m);
               g_autofree ModelScheduleSlot *sl = g_new (ModelScheduleSlot, n);
               g_autofree int *fpos = g_new (int, v * m);
               g_autofree int *bpos = g_new (int, v * m);
@@ -193,61 +204,84 @@ test_bubble (void)
 }
 
 /* DualPipe (model/schedule.h): every micro-batch of each copy once forward and once backward on
- * each rank, forward first; no deadlock; every rank starts with pp forwards (a middle rank pp + 1); the pairs are
- * forward-then-backward of the two copies. */
+ * each rank, forward first; a W slot for each zero-bubble backward, after it and in its order
+ * (2(H − h − 1) + h + 1 of them); no deadlock; every rank starts with pp forwards (a middle rank
+ * pp + 1); the pairs are forward-then-backward of the two copies. */
 static void
 test_dualpipe (void)
 {
   for (int p = 2; p <= 16; p *= 2)
     for (int m = 2 * p; m <= 4 * p + 2; m += 2)
       {
-        int n = model_schedule_n_slots (MODEL_SCHED_DUALPIPE, 2, m);
-        g_assert_cmpint (n, ==, 2 * m);
+        int cap = model_schedule_n_slots (MODEL_SCHED_DUALPIPE, p, 2, m);
+        g_assert_cmpint (cap, ==, 2 * m + p);
         for (int s = 0; s < p; s++)
           {
-            g_autofree ModelScheduleSlot *sl = g_new (ModelScheduleSlot, n);
-            g_autofree int *fpos = g_new (int, m), *bpos = g_new (int, m);
+            g_autofree ModelScheduleSlot *sl = g_new (ModelScheduleSlot, cap);
+            g_autofree int *fpos = g_new (int, m), *bpos = g_new (int, m), *wpos = g_new (int, m);
             for (int i = 0; i < m; i++)
-              fpos[i] = bpos[i] = -1;
-            model_schedule_fill (MODEL_SCHED_DUALPIPE, p, 2, m, s, sl);
+              fpos[i] = bpos[i] = wpos[i] = -1;
+            int n = model_schedule_fill (MODEL_SCHED_DUALPIPE, p, 2, m, s, sl);
+            int h = MIN (s, p - 1 - s), H = p / 2, zbs = 0, ws = 0, last_w = -1;
+            g_assert_cmpint (n, ==, 2 * m + 2 * (H - h - 1) + h + 1);
             for (int i = 0; i < n; i++)
               {
                 g_assert_cmpint (sl[i].microbatch, <, m / 2);
-                int *pos = sl[i].pass == MODEL_PASS_FORWARD ? fpos : bpos;
                 int key = sl[i].chunk * (m / 2) + sl[i].microbatch;
+                int *pos = sl[i].weight ? wpos : sl[i].pass == MODEL_PASS_FORWARD ? fpos : bpos;
                 g_assert_cmpint (pos[key], ==, -1);
                 pos[key] = i;
+                zbs += sl[i].zb;
+                if (sl[i].weight)
+                  {
+                    /* After its backward, and the oldest deferred one: backwards' order. */
+                    g_assert_cmpint (bpos[key], >=, 0);
+                    g_assert_true (sl[bpos[key]].zb);
+                    g_assert_cmpint (bpos[key], >, last_w);
+                    last_w = bpos[key];
+                    ws++;
+                  }
                 if (sl[i].overlap_next)
                   {
                     g_assert_cmpint (i + 1, <, n);
                     g_assert_cmpint (sl[i].pass, ==, MODEL_PASS_FORWARD);
                     g_assert_cmpint (sl[i + 1].pass, ==, MODEL_PASS_BACKWARD);
+                    g_assert_false (sl[i + 1].zb || sl[i + 1].weight);
                     g_assert_cmpint (sl[i + 1].chunk, !=, sl[i].chunk);
                   }
               }
+            g_assert_cmpint (zbs, ==, ws);
+            g_assert_cmpint (ws, ==, 2 * (H - h - 1) + h + 1);
             for (int i = 0; i < m; i++)
               g_assert_cmpint (fpos[i], <, bpos[i]);
             int w = 0;
             while (sl[w].pass == MODEL_PASS_FORWARD)
               w++;
-            g_assert_cmpint (w, ==, p + (MIN (s, p - 1 - s) == p / 2 - 1)); /* a middle rank: one more */
+            g_assert_cmpint (w, ==, p + (h == H - 1)); /* a middle rank: one more */
             g_assert_cmpint (model_schedule_warmup (MODEL_SCHED_DUALPIPE, p, 2, m, s), ==, w);
           }
-        const gint64 times[][2] = { { 1, 1 }, { 1, 2 }, { 2, 3 } };
+        /* Times (tf, tb, tw): the backward tb includes its weight gradients tw. */
+        const gint64 times[][3] = { { 1, 1, 0 }, { 1, 2, 0 }, { 2, 3, 0 }, { 2, 4, 2 }, { 1, 2, 1 }, { 3, 5, 2 } };
         for (gsize t = 0; t < G_N_ELEMENTS (times); t++)
           {
-            UnitRun r = unit_run (MODEL_SCHED_DUALPIPE, p, 2, m, times[t][0], times[t][1]);
+            gint64 tf = times[t][0], tb = times[t][1], tw = times[t][2];
+            UnitRun r = unit_run_w (MODEL_SCHED_DUALPIPE, p, 2, m, tf, tb, tw);
             if (r.makespan < 0)
               g_error ("dualpipe p=%d m=%d deadlocks", p, m);
-            /* The paper's bubble (arXiv 2412.19437 Table 2), (p/2 − 1)(F&B + B − 3W), with no W split
-             * (W = 0) and a pair taking tf + tb here: (p/2 − 1)(tf + 2tb). The list schedule meets it
-             * when tf = tb and stays under it otherwise; always under 1F1B's (p − 1)(tf + tb), and
+            /* The paper's bubble (arXiv 2412.19437 Table 2), (p/2 − 1)(F&B + B − 3W), a pair taking
+             * F&B = tf + tb here (no communication to hide): (p/2 − 1)(tf + 2tb − 3tw). With the W
+             * split (tw > 0) the list schedule meets it exactly, as without it when tf = tb; it
+             * never exceeds it; always under 1F1B's (p − 1)(tf + tb); the W split only shortens it;
              * independent of m. */
-            gint64 tf = times[t][0], tb = times[t][1], bubble = r.makespan - r.busy_per_stage;
-            gint64 paper = (gint64) (p / 2 - 1) * (tf + 2 * tb);
+            gint64 bubble = r.makespan - r.busy_per_stage;
+            gint64 paper = (gint64) (p / 2 - 1) * (tf + 2 * tb - 3 * tw);
+            UnitRun plain = unit_run_w (MODEL_SCHED_DUALPIPE, p, 2, m, tf, tb, 0);
+            g_test_message ("dualpipe p=%d m=%d tf=%" G_GINT64_FORMAT " tb=%" G_GINT64_FORMAT " tw=%" G_GINT64_FORMAT
+                            ": bubble %" G_GINT64_FORMAT ", paper %" G_GINT64_FORMAT, p, m, tf, tb, tw, bubble, paper);
             g_assert_cmpint (bubble, <=, paper);
-            if (tf == tb)
+            if (tw > 0 || tf == tb)
               g_assert_cmpint (bubble, ==, paper);
+            g_assert_cmpint (bubble, <=, plain.makespan - plain.busy_per_stage);
             if (p > 2)
               g_assert_cmpint (bubble, <, (gint64) (p - 1) * (tf + tb));
             else

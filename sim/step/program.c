@@ -276,6 +276,21 @@ drop_later_microbatch_ops (GArray *ops)
 
 /* Ops [from, to) of the n in `o`; layer ends are seen across range boundaries (the last layer's
  * end only when the range reaches n), so a slot may be emitted in pieces (emit_pair). */
+/* Zero-bubble split (DualPipe's enable_zb): the weight-gradient GEMMs only (`weight`), or every op
+ * but them. */
+static void
+split_weight_grads (GArray *ops, gboolean weight)
+{
+  guint kept = 0;
+  for (guint i = 0; i < ops->len; i++)
+    {
+      const ModelOp *o = &g_array_index (ops, ModelOp, i);
+      if ((o->kind == MODEL_OP_GEMM && o->grad == MODEL_GRAD_WEIGHT) == weight)
+        g_array_index (ops, ModelOp, kept++) = *o;
+    }
+  g_array_set_size (ops, kept);
+}
+
 static gint64
 emit_range (Builder *b, const LayerCtx *c, const ModelOp *o, int n, int from, int to, double *flops,
             LayerHook layer_done, LayerHook param_use, gpointer data)
@@ -688,9 +703,8 @@ sim_runner_build_program (Program *p, LayerCtx *c, int stage, int dpcp)
   const ModelPlan *plan = c->plan;
   const ModelShape *s = c->shape;
   int pp = plan->pp, v = plan->vpp, m = model_plan_microbatches (plan);
-  int n_slots = model_schedule_n_slots (plan->schedule, v, m);
-  g_autofree ModelScheduleSlot *slots = g_new (ModelScheduleSlot, n_slots);
-  model_schedule_fill (plan->schedule, pp, v, m, stage, slots);
+  g_autofree ModelScheduleSlot *slots = g_new (ModelScheduleSlot, model_schedule_n_slots (plan->schedule, pp, v, m));
+  int n_slots = model_schedule_fill (plan->schedule, pp, v, m, stage, slots);
   Builder bb, *b = &bb;
   builder_init (b);
   p->entry = g_new (gint32, 2 * m * v);
@@ -821,7 +835,7 @@ sim_runner_build_program (Program *p, LayerCtx *c, int stage, int dpcp)
   k.wait_chunk = -1;
 
   /* Micro-batches per chunk (DualPipe: m/2 down each copy of the pipeline). */
-  int mc = n_slots / (2 * v);
+  int mc = plan->schedule == MODEL_SCHED_DUALPIPE ? m / 2 : m;
   g_autoptr (GArray) pair_ops = g_array_new (FALSE, FALSE, sizeof (ModelOp));
   for (int i = 0; i < n_slots; i++)
     {
@@ -839,16 +853,21 @@ sim_runner_build_program (Program *p, LayerCtx *c, int stage, int dpcp)
           r->vs = sl.chunk * pp + stage;
           r->ops = j == 0 ? c->scratch : pair_ops;
           r->ns = 0;
-          int entry = compute (b, "slot_entry", 0, 0, SIM_BD_COMPUTE);
-          p->entry[entry_index (plan, m, sl.pass, sl.microbatch, sl.chunk)] = entry;
-          if (r->fwd && sl.microbatch == 0)
-            for (int a = 0; a < n_ag; a++)
-              if (ag_chunk[a] == sl.chunk && ag_need[a] < 0)
-                edge (b, ag_ops[a], entry);
-          /* Whether it receives from a stage before it: where its backward (forward) would send. */
-          gboolean received = model_schedule_next (plan->schedule, pp, v, stage, sl.chunk,
-                                                   r->fwd ? MODEL_PASS_BACKWARD : MODEL_PASS_FORWARD,
-                                                   &to_stage, &to_chunk);
+          if (!sl.weight)
+            {
+              int entry = compute (b, "slot_entry", 0, 0, SIM_BD_COMPUTE);
+              p->entry[entry_index (plan, m, sl.pass, sl.microbatch, sl.chunk)] = entry;
+              if (r->fwd && sl.microbatch == 0)
+                for (int a = 0; a < n_ag; a++)
+                  if (ag_chunk[a] == sl.chunk && ag_need[a] < 0)
+                    edge (b, ag_ops[a], entry);
+            }
+          /* Whether it receives from a stage before it: where its backward (forward) would send. A W
+           * slot receives nothing. */
+          gboolean received = !sl.weight
+                              && model_schedule_next (plan->schedule, pp, v, stage, sl.chunk,
+                                                      r->fwd ? MODEL_PASS_BACKWARD : MODEL_PASS_FORWARD,
+                                                      &to_stage, &to_chunk);
           if (pp_split && !plan->sp && received)
             /* The received 1/tp of the activation (gradient) is all-gathered over TP before use
              * (Megatron's gather_split_1d_tensor after the receive). */
@@ -856,11 +875,14 @@ sim_runner_build_program (Program *p, LayerCtx *c, int stage, int dpcp)
           r->wait_chunk = r->fwd && sl.microbatch == 0 && n_ag > 0 ? sl.chunk : -1;
           g_array_set_size (r->ops, 0);
           model_layer_chunk_ops (s, plan, stage, sl.chunk, sl.pass, r->ops);
+          if (sl.zb || sl.weight)
+            split_weight_grads (r->ops, sl.weight);
           if (sl.microbatch == 0)
             drop_later_microbatch_ops (r->ops);
           /* The chunk's last backward produces its gradients: bucket them as layers finish (sharded
-           * gradients: every backward; see above), or after it (FSDP2 under pipelining). */
-          r->active = !r->fwd && (per_mb || sl.microbatch == mc - 1);
+           * gradients: every backward; see above), or after it (FSDP2 under pipelining); under the
+           * zero-bubble split, as its W slot's layers finish. */
+          r->active = !r->fwd && !sl.zb && (per_mb || sl.microbatch == mc - 1);
           r->slot_reduces = k.n_ops;
           slot_enter (&k, r, plan, s, stage);
           if (zero3)
@@ -890,7 +912,7 @@ sim_runner_build_program (Program *p, LayerCtx *c, int stage, int dpcp)
           gboolean fwd = r->fwd;
           slot_enter (&k, r, plan, s, stage);
           k.wait_chunk = -1;
-          if (amax)
+          if (amax && !sl.weight)
             {
               /* FP8 delayed scaling (TE DelayedScaling, reduce_amax): leaving the chunk's fp8_autocast
                * (Megatron-Core's TransformerBlock.forward) all-reduces the forward amaxes, 3 per FP8 GEMM
@@ -922,7 +944,7 @@ sim_runner_build_program (Program *p, LayerCtx *c, int stage, int dpcp)
           if (k.active && !k.defer)
             bucket_extras (b, c, &k, stage, sl.chunk, first_extra, last_extra);
           int to_stage, to_chunk;
-          if (model_schedule_next (plan->schedule, pp, v, stage, sl.chunk, sl.pass, &to_stage, &to_chunk))
+          if (!sl.weight && model_schedule_next (plan->schedule, pp, v, stage, sl.chunk, sl.pass, &to_stage, &to_chunk))
             {
               /* Activations (gradients) of [s/cp, b, h] to the next (previous) stage, 1/tp of them under
                * SP or scatter/gather. */
