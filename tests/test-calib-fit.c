@@ -424,7 +424,8 @@ test_profile_loads_as_layer (void)
   GString *g = g_string_new ("# gpu\tsynthetic\nbench\tname\tdtype\tM\tN\tK\ttime_us_median\ttime_us_p10\t"
                              "time_us_p90\tTFLOPS_median\tTFLOPS_p10\tTFLOPS_p90\twrong\n");
   /* GEMM rates drawn from the simulator's own curve on H100's 132 SMs (e_max 650/989, G½ 20 GFLOP,
-   * 128×128-tile waves), square and skinny shapes, so the fit must recover both constants. */
+   * 128×128-tile waves, K split where that fills the SMs), square and skinny shapes, so the fit must
+   * recover both constants. */
   SimGpuSpec h100;
   memset (&h100, 0, sizeof h100);
   h100.sm_count = 132;
@@ -436,7 +437,7 @@ test_profile_loads_as_layer (void)
     {
       int m = shapes[s][0], n = shapes[s][1], k = shapes[s][2];
       double flop = 2.0 * m * n * k, G = flop / 1e9;
-      double r = 989.0 * (650.0 / 989.0) * G / (G + 20.0) * sim_gpu_wave_efficiency (&h100, m, n);
+      double r = 989.0 * (650.0 / 989.0) * G / (G + 20.0) * sim_gpu_wave_efficiency_k (&h100, m, n, k, 0);
       g_string_append_printf (g, "gemm\t-\tbf16\t%d\t%d\t%d\t%.9g\t%.9g\t%.9g\t%.9g\t0\t0\t0\n", m, n, k,
                               flop / r / 1e6, flop / r / 1e6, flop / r / 1e6, r);
     }
@@ -490,7 +491,7 @@ test_profile_loads_as_layer (void)
     {
       int m = shapes[s][0], n = shapes[s][1], k = shapes[s][2];
       double G = 2.0 * m * n * k / 1e9;
-      double want = (650.0 / 989.0) * G / (G + 20.0) * sim_gpu_wave_efficiency (&h100, m, n);
+      double want = (650.0 / 989.0) * G / (G + 20.0) * sim_gpu_wave_efficiency_k (&h100, m, n, k, 0);
       assert_rel (sim_gpu_gemm_efficiency (g1, MODEL_DTYPE_BF16, m, n, k), want, 2e-4);
     }
   g_assert_cmpfloat_with_epsilon (g1->mem_eff, 2800.0 / 3350.0, 1e-4);

@@ -75,6 +75,32 @@ test_waves (void)
   g_assert_cmpfloat (sim_gpu_wave_efficiency (&g, 128 * 133, 128), ==, 1.0);
 }
 
+/* Split K below one wave of tiles: 512×512 is 16 tiles; K = 16384 lets 33 splits fill 4 whole
+ * waves of 132 SMs (1), K = 512 only 4 splits (64 of 132 SMs), K < 2·128 none (16/132); a split
+ * never does worse than none; from one wave of tiles up nothing is split (133 tiles: 133/264). */
+static void
+test_split_k (void)
+{
+  SimGpuSpec g;
+  spec_of (&g);
+  g_assert_cmpfloat (sim_gpu_wave_efficiency_k (&g, 512, 512, 16384, 0), ==, 1.0);
+  g_assert_cmpfloat (fabs (sim_gpu_wave_efficiency_k (&g, 512, 512, 512, 0) - 64.0 / 132.0), <, 1e-12);
+  g_assert_cmpfloat (fabs (sim_gpu_wave_efficiency_k (&g, 512, 512, 255, 0) - 16.0 / 132.0), <, 1e-12);
+  g_assert_cmpfloat (fabs (sim_gpu_wave_efficiency_k (&g, 128 * 133, 128, 65536, 0) - 133.0 / 264.0), <, 1e-12);
+  /* On fewer SMs (userbuffers withholding some), the same over those. */
+  g_assert_cmpfloat (fabs (sim_gpu_wave_efficiency_k (&g, 512, 512, 1024, 100) - 96.0 / 100.0), <, 1e-12);
+  for (int k = 64; k <= 65536; k *= 2)
+    for (int m = 128; m <= 8192; m *= 4)
+      {
+        double w = sim_gpu_wave_efficiency_k (&g, m, 384, k, 0);
+        g_assert_cmpfloat (w, >=, sim_gpu_wave_efficiency (&g, m, 384));
+        g_assert_cmpfloat (w, <=, 1.0);
+      }
+  /* The GEMM efficiency carries it: 512×512×16384 at e_max · size only. */
+  double G = 2.0 * 512 * 512 * 16384 / 1e9;
+  g_assert_cmpfloat (fabs (sim_gpu_gemm_efficiency (&g, MODEL_DTYPE_BF16, 512, 512, 16384) - 0.7 * G / (G + 1.0)), <, 1e-12);
+}
+
 /* Memory-bound: 1 GB at 3.35 TB/s × 0.887 = 336,536.03 ns → 336,537 + 3,000. Attention: 1e12
  * FLOPs at 989e12 × 0.5 = 2,022,244.69 ns → 2,022,245 + 3,000. FP8 attention at the FP8 peak
  * 1,979e12 × 0.5 × r8, r8 = (1200/1979)/(740/989) = 0.810401: 1,247,050.89 ns → 1,247,051 + 3,000;
@@ -124,10 +150,11 @@ test_memory_attention (void)
  * Each bmm is G = 2·4·2048·2048·128 = 4.294967 GFLOP over the full square (size factor
  * 4.294967/5.294967 = 0.811141). Q·Kᵀ stacks M 8192, N 2048: 64·16 = 1024 tiles in 8 waves of 132
  * (0.969697): 4.294967e9 / (989e12 · 0.7 · 0.811141 · 0.969697) = 7,887.4 ns → 7,888 + 3,000.
- * P·V (M 8192, N 128): 64 tiles in one wave (0.484848): 15,774.8 ns → 15,775 + 3,000. Forward
- * 10,888 + 18,775 = 29,663 ns; backward one score-shaped (dP) and three head-shaped (dV, dQ, dK):
- * 10,888 + 3 · 18,775 = 67,213 ns. The op's FLOPs stay the causal count; the same op as a flash
- * kernel would take its causal FLOPs at attn_eff: 4·4·128·2,098,176 / (989e12 · 0.5) + 3,000 ns. */
+ * P·V (M 8192, N 128, K 2048): 64 tiles, under one wave, so K splits in 2: 128 units in one wave
+ * (0.969697), the same 10,888 ns. Forward 2 · 10,888 = 21,776 ns; backward one score-shaped (dP)
+ * and three head-shaped (dV, dQ, dK): 4 · 10,888 = 43,552 ns. The op's FLOPs stay the causal count;
+ * the same op as a flash kernel would take its causal FLOPs at attn_eff:
+ * 4·4·128·2,098,176 / (989e12 · 0.5) + 3,000 ns. */
 static void
 test_unfused_attention (void)
 {
@@ -142,8 +169,8 @@ test_unfused_attention (void)
   g_assert_cmpint (flash, ==, (gint64) ceil (4.0 * 4 * 128 * 2098176 / (989e12 * 0.5) * 1e9) + 3000);
   f.flags |= MODEL_OP_UNFUSED_BMM;
   b.flags |= MODEL_OP_UNFUSED_BMM;
-  g_assert_cmpint (sim_gpu_op_ns (&g, &plan, &f), ==, 29663);
-  g_assert_cmpint (sim_gpu_op_ns (&g, &plan, &b), ==, 67213);
+  g_assert_cmpint (sim_gpu_op_ns (&g, &plan, &f), ==, 21776);
+  g_assert_cmpint (sim_gpu_op_ns (&g, &plan, &b), ==, 43552);
   g_assert_cmpfloat (f.flops, ==, 4.0 * 4 * 128 * pairs);
 }
 
@@ -346,6 +373,7 @@ main (int argc, char **argv)
   g_test_add_func ("/sim/gpu/gemm", test_gemm);
   g_test_add_func ("/sim/gpu/gemm-efficiency-per-dtype", test_dtypes);
   g_test_add_func ("/sim/gpu/waves", test_waves);
+  g_test_add_func ("/sim/gpu/split-k", test_split_k);
   g_test_add_func ("/sim/gpu/memory-attention", test_memory_attention);
   g_test_add_func ("/sim/gpu/unfused-attention", test_unfused_attention);
   g_test_add_func ("/sim/gpu/userbuffers", test_userbuffers);

@@ -10,10 +10,19 @@
  * buffer against 2.84 for a copy (0.95), while its row-wise RMSNorm/LayerNorm reach 1.47-1.53
  * (0.53); on an H200 3.42 against 3.99 (0.86) (calib/results/h100-sxm-2026-11-26/memory.tsv and
  * h200-sxm-2026-11-26/memory.tsv). e is
- *   GEMM       e_max[d] · G / (G + G_half[d]) · wave(M, N), d the GEMM's input dtype: a saturating
+ *   GEMM       e_max[d] · G / (G + G_half[d]) · wave(M, N, K), d the GEMM's input dtype: a saturating
  *              curve in the GEMM's size G (GFLOP)
  *              for the fixed costs small GEMMs cannot amortise (prologue/epilogue, tail), times the
- *              wave quantization of 128×128 output tiles over the SMs (tiles / (waves · SMs)).
+ *              wave quantization of 128×128 output tiles over the SMs (tiles / (waves · SMs)); a
+ *              GEMM of fewer tiles than SMs has K split s ways where that fills the SMs better
+ *              (cuBLAS's split-K: each of tiles·s work units a K range of at least
+ *              SIM_GPU_SPLITK_MIN_K; s ≤ 4·SMs), the best s taken. Measured: on 509 H100 GEMMs (276
+ *              BF16, 233 FP8; calib/results/h100-sxm-2026-11-26/gemm*.tsv, `trainsim fit`) the curve
+ *              with splitting fits with chi2/dof 127 and 168 against 423 and 526 without (e.g.
+ *              512×512×16384 BF16 runs at 0.31 of peak where 16 tiles unsplit would cap it at 0.12).
+ *              Splitting the last wave of larger GEMMs too (stream-K) fits a little better (119,
+ *              160) but moved the deck's leave-one-source-out error from 7.8% to 8.3% where this
+ *              leaves it at 7.8% (`trainsim fit --runs ... --cross-validate`), so it is not made.
  *              e_max is measured per dtype (FP8 and BF16 GEMMs of the same GPU reach different
  *              fractions of their peaks, e.g. H100 0.71 vs 0.80 in the profiles' sources); G_half is
  *              the dtype's own curve when measured, else the profile's one measured curve;
@@ -67,6 +76,25 @@ sim_gpu_wave_efficiency (const SimGpuSpec *spec, gint64 m, gint64 n)
   return sim_gpu_wave_efficiency_on (spec, m, n, 0);
 }
 
+double
+sim_gpu_wave_efficiency_k (const SimGpuSpec *spec, gint64 m, gint64 n, gint64 k, int sms)
+{
+  double best = sim_gpu_wave_efficiency_on (spec, m, n, sms);
+  if (spec->sm_count <= 0 || m <= 0 || n <= 0)
+    return best;
+  gint64 p = sms > 0 && sms < spec->sm_count ? sms : spec->sm_count;
+  gint64 tiles = ((m + 127) / 128) * ((n + 127) / 128);
+  if (tiles >= p)
+    return best;
+  gint64 smax = MIN (MAX (k / SIM_GPU_SPLITK_MIN_K, 1), 4 * p);
+  for (gint64 s = 2; s <= smax; s++)
+    {
+      gint64 units = tiles * s, waves = (units + p - 1) / p;
+      best = MAX (best, (double) units / ((double) waves * p));
+    }
+  return best;
+}
+
 static double
 gemm_efficiency_on (const SimGpuSpec *spec, ModelDtype dtype, gint64 m, gint64 n, gint64 k, int sms)
 {
@@ -75,7 +103,7 @@ gemm_efficiency_on (const SimGpuSpec *spec, ModelDtype dtype, gint64 m, gint64 n
                                                       : spec->gemm_eff_half_gflop_any;
   double size = half > 0 ? g / (g + half) : 1.0;
   double insitu = spec->gemm_insitu[dtype] > 0 ? spec->gemm_insitu[dtype] : 1.0;
-  return spec->gemm_eff_max[dtype] * insitu * size * sim_gpu_wave_efficiency_on (spec, m, n, sms);
+  return spec->gemm_eff_max[dtype] * insitu * size * sim_gpu_wave_efficiency_k (spec, m, n, k, sms);
 }
 
 double

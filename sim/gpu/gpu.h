@@ -82,6 +82,13 @@ double sim_gpu_achieved_hbm (const SimGpuSpec *spec);
 double sim_gpu_wave_efficiency (const SimGpuSpec *spec, gint64 m, gint64 n);
 /* The same over `sms` SMs (<= 0 or above sm_count: all of them). */
 double sim_gpu_wave_efficiency_on (const SimGpuSpec *spec, gint64 m, gint64 n, int sms);
+/* ... with K split where the tiles are fewer than the SMs (split-K; see gpu.c): the best over
+ * s = 1 .. min(K / SIM_GPU_SPLITK_MIN_K, 4·SMs) of tiles·s over waves of SMs. The minimum K of a
+ * split: two 64-deep K tiles of the Hopper/Ampere CUTLASS mainloop (128×128×64). On the H100 GEMMs
+ * of calib/results, 64 and 128 fit alike (chi2/dof 124-127 BF16, 165-168 FP8), 256 and up worse
+ * (147/189 at 256, 188/237 at 512). */
+#define SIM_GPU_SPLITK_MIN_K 128
+double sim_gpu_wave_efficiency_k (const SimGpuSpec *spec, gint64 m, gint64 n, gint64 k, int sms);
 /* Fraction of the `dtype` peak a GEMM of that dtype achieves (0 when the profile has no
  * gemm_eff_max for the dtype). */
 double sim_gpu_gemm_efficiency (const SimGpuSpec *spec, ModelDtype dtype, gint64 m, gint64 n, gint64 k);
