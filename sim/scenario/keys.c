@@ -123,7 +123,7 @@ const Key sim_scenario_keys[] = {
   { "parallel", "global_batch_per_dp", T_INT, "", 1, OPT, 1, 1e8, NULL, FALSE, S_NONE, NO ("ModelPlan.global_batch = this × dp"),
     "sequences per data-parallel replica per step (weak scaling: the batch follows dp)" },
   { "parallel", "schedule", T_ENUM, "", 1, "auto", 0, 0, "auto, gpipe, 1f1b, interleaved, dualpipe", FALSE, S_NONE, PL (schedule),
-    "pipeline schedule; auto: interleaved when vpp > 1, else 1f1b; dualpipe: DeepSeek-V3's bidirectional schedule (two pipeline copies, vpp = 2, forward and backward chunks overlapped in pairs)" },
+    "pipeline schedule; auto: interleaved when vpp > 1, else 1f1b; dualpipe: DeepSeek-V3's bidirectional schedule (two pipeline copies, vpp = 2, forward and backward chunks overlapped in pairs, weight gradients split off as zero-bubble W passes)" },
   { "parallel", "compile", T_BOOL, "", 1, "false", 0, 0, NULL, FALSE, S_BOOL, PL (compile),
     "framework fsdp2: torch.compile of the model (fuses the element-wise chains eager PyTorch runs as separate kernels)" },
   { "parallel", "recompute", T_ENUM, "", 1, "none", 0, 0, "none, selective, full, selective_op", FALSE, S_ENUM, PL (recompute),
