@@ -768,7 +768,7 @@ backward_of (Ctx *c, const ModelOp *fwd, int n)
           {
             gboolean ring = i > 0 && fwd[i - 1].kind == MODEL_OP_COMM
                             && fwd[i - 1].coll == MODEL_COLL_CP_KV_EXCHANGE;
-            if (p->recompute == MODEL_RECOMPUTE_SELECTIVE)
+            if (model_plan_recomputes (p, MODEL_RC_CORE_ATTN))
               {
                 ModelPhase saved = c->phase;
                 c->phase = MODEL_PHASE_RECOMPUTE;
@@ -933,6 +933,36 @@ gemm_narrowed (const ModelOp *f, gint64 n)
   return op;
 }
 
+/* Whether forward op `f` belongs to a module selective recompute replays in the backward
+ * (model_plan_recomputes; Megatron-Core's --recompute-modules): the pre-norms (layernorm), MLA's
+ * latent norms, up-projections and rope (mla_up_proj: Megatron's checkpoint spans the latents to
+ * Q, K and V), the routed experts' activation (moe_act). Casts to FP8 of a recomputed GEMM's input
+ * count with it. */
+static gboolean
+op_in_recomputed_module (const ModelPlan *plan, const ModelOp *f)
+{
+  static const char *const norm[] = { "attn_norm", "mlp_norm", NULL };
+  static const char *const mla[] = { "q_norm", "q_up", "kv_norm", "kv_up", "rope", NULL };
+  static const char *const act[] = { "expert_act", NULL };
+  const struct { ModelRecomputeModule bit; const char *const *names; } mods[] = {
+    { MODEL_RC_LAYERNORM, norm }, { MODEL_RC_MLA_UP_PROJ, mla }, { MODEL_RC_MOE_ACT, act },
+  };
+  if (f->kind == MODEL_OP_COMM || f->name == NULL)
+    return FALSE;
+  for (gsize m = 0; m < G_N_ELEMENTS (mods); m++)
+    {
+      if (!model_plan_recomputes (plan, mods[m].bit))
+        continue;
+      for (int i = 0; mods[m].names[i]; i++)
+        {
+          gsize n = strlen (mods[m].names[i]);
+          if (strncmp (f->name, mods[m].names[i], n) == 0 && (f->name[n] == '\0' || f->name[n] == '_'))
+            return TRUE;
+        }
+    }
+  return FALSE;
+}
+
 static void
 emit (const ModelShape *shape, const ModelPlan *plan, int layer, ModelPass pass, GArray *ops,
       UnitForward forward, gboolean recomputable)
@@ -975,6 +1005,16 @@ emit (const ModelShape *shape, const ModelPlan *plan, int layer, ModelPass pass,
           g_array_append_val (ops, op);
         }
     }
+  if (recomputable && plan->recompute == MODEL_RECOMPUTE_SELECTIVE)
+    /* The recomputed modules' forward ops, replayed at the start of the layer's backward. */
+    for (guint i = 0; i < fwd->len; i++)
+      {
+        ModelOp op = g_array_index (fwd, ModelOp, i);
+        if (!op_in_recomputed_module (plan, &op))
+          continue;
+        op.phase = MODEL_PHASE_RECOMPUTE;
+        g_array_append_val (ops, op);
+      }
   c.phase = MODEL_PHASE_BWD;
   backward_of (&c, (const ModelOp *) fwd->data, (int) fwd->len);
 }

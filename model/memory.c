@@ -109,14 +109,20 @@ model_memory_activation_layer (const ModelShape *shape, const ModelPlan *plan, i
   /* g: bytes per element of a saved GEMM input (e, or the layer's low-precision dtype). */
   ModelDtype mdt = model_layer_matmul_dtype (s, plan, layer);
   double g = mdt == MODEL_DTYPE_FP8 ? 1.0 : mdt == MODEL_DTYPE_FP4 ? 0.5 + 1.0 / 16.0 : e;
-  double kept = Ts * (2.0 * h * e + 2.0 * h * g + (plan->dropout ? 2.0 * h : 0.0));
-  double split = T * (e * (qw + kw + vw) + g * ow) / t + T * g * latents;
+  /* Selective recompute of modules (model_plan_recomputes) drops what they produce: the two norms'
+   * outputs (layernorm), MLA's Q, K and V rebuilt from the latents (mla_up_proj), the routed
+   * experts' activation output (moe_act); their inputs stay. */
+  gboolean rc_norm = model_plan_recomputes (plan, MODEL_RC_LAYERNORM);
+  gboolean rc_up = s->kv_lora_rank > 0 && model_plan_recomputes (plan, MODEL_RC_MLA_UP_PROJ);
+  gboolean rc_act = model_plan_recomputes (plan, MODEL_RC_MOE_ACT);
+  double kept = Ts * (2.0 * h * e + (rc_norm ? 0.0 : 2.0 * h * g) + (plan->dropout ? 2.0 * h : 0.0));
+  double split = T * ((rc_up ? 0.0 : e * (qw + kw + vw)) + g * ow) / t + T * g * latents;
   if (model_shape_layer_is_moe (s, layer))
     {
       int etp = model_plan_expert_tp (plan);
       double d = Ts * s->moe_top_k * (s->moe_capacity_factor > 0 ? s->moe_capacity_factor : model_shape_moe_load (s));
       double fe = s->moe_ffn_hidden;
-      split += g * h * d * etp + e * (glu ? 2.0 : 1.0) * fe * d + g * fe * d + 4.0 * s->moe_experts * Ts;
+      split += g * h * d * etp + e * (glu ? 2.0 : 1.0) * fe * d + (rc_act ? 0.0 : g * fe * d) + 4.0 * s->moe_experts * Ts;
       if (s->moe_shared_experts > 0)
         {
           double fs = (double) s->moe_shared_experts * fe;
@@ -131,7 +137,7 @@ model_memory_activation_layer (const ModelShape *shape, const ModelPlan *plan, i
   double a = s->heads / t;
   double sq = (double) s->seq_len / plan->cp;
   double scores;
-  if (plan->recompute == MODEL_RECOMPUTE_SELECTIVE)
+  if (model_plan_recomputes (plan, MODEL_RC_CORE_ATTN))
     scores = 0.0;
   else if (plan->unfused_attention)
     scores = (2.0 + (plan->dropout ? 3.0 : 0.0)) * a * sq * s->seq_len * plan->micro_batch;

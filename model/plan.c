@@ -399,6 +399,14 @@ model_plan_validate (const ModelPlan *plan, const ModelShape *shape, GError **er
                              "pipeline layers (first and last stage get one layer fewer)" : "");
     }
 
+  /* Megatron-Core's checks on --recompute-modules (transformer_config.py). */
+  if ((plan->recompute_modules & MODEL_RC_MLA_UP_PROJ) && shape->kv_lora_rank == 0)
+    return invalid (error, "[parallel] recompute_modules: mla_up_proj needs multi-latent attention "
+                    "(model.kv_lora_rank > 0); drop it for this model");
+  if ((plan->recompute_modules & MODEL_RC_MOE_ACT) && shape->moe_experts == 0)
+    return invalid (error, "[parallel] recompute_modules: moe_act needs routed experts (model.moe_experts > 0); "
+                    "drop it for this model");
+
   /* Batch. */
   if (plan->global_batch % (plan->dp * plan->micro_batch) != 0)
     return invalid (error,
@@ -530,5 +538,48 @@ model_plan_validate (const ModelPlan *plan, const ModelShape *shape, GError **er
       || plan->bf16_layers_first + plan->bf16_layers_last > shape->layers)
     return invalid (error, "bf16_layers_first (%d) + bf16_layers_last (%d) must be between 0 and the "
                     "model's %d layers", plan->bf16_layers_first, plan->bf16_layers_last, shape->layers);
+  return TRUE;
+}
+
+gboolean
+model_plan_recomputes (const ModelPlan *plan, ModelRecomputeModule module)
+{
+  if (plan->recompute != MODEL_RECOMPUTE_SELECTIVE)
+    return FALSE;
+  guint m = plan->recompute_modules ? plan->recompute_modules : MODEL_RC_CORE_ATTN;
+  return (m & module) != 0;
+}
+
+gboolean
+model_plan_parse_recompute_modules (const char *text, guint *out, GError **error)
+{
+  static const struct { const char *name; ModelRecomputeModule bit; } names[] = {
+    { "core_attn", MODEL_RC_CORE_ATTN }, { "layernorm", MODEL_RC_LAYERNORM },
+    { "mla_up_proj", MODEL_RC_MLA_UP_PROJ }, { "moe_act", MODEL_RC_MOE_ACT },
+  };
+  g_auto (GStrv) words = g_strsplit_set (text, ", \t", -1);
+  guint bits = 0;
+  for (int i = 0; words[i]; i++)
+    {
+      if (*words[i] == '\0')
+        continue;
+      gsize j = 0;
+      while (j < G_N_ELEMENTS (names) && strcmp (words[i], names[j].name) != 0)
+        j++;
+      if (j == G_N_ELEMENTS (names))
+        {
+          g_set_error (error, MODEL_ERROR, MODEL_ERROR_INVALID_PLAN,
+                       "'%s' is not a module trainsim recomputes: core_attn, layernorm, mla_up_proj, moe_act", words[i]);
+          return FALSE;
+        }
+      bits |= names[j].bit;
+    }
+  if (bits == 0)
+    {
+      g_set_error (error, MODEL_ERROR, MODEL_ERROR_INVALID_PLAN,
+                   "empty: list some of core_attn, layernorm, mla_up_proj, moe_act");
+      return FALSE;
+    }
+  *out = bits;
   return TRUE;
 }

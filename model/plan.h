@@ -13,6 +13,15 @@ typedef enum { MODEL_SCHED_GPIPE, MODEL_SCHED_1F1B, MODEL_SCHED_INTERLEAVED, MOD
 typedef enum {
   MODEL_RECOMPUTE_NONE, MODEL_RECOMPUTE_SELECTIVE, MODEL_RECOMPUTE_FULL, MODEL_RECOMPUTE_SELECTIVE_OP
 } ModelRecompute;
+/* What selective recompute recomputes (Megatron-Core's --recompute-modules,
+ * transformer_config.py): the attention core (its default), the two pre-norms, MLA's up-projections
+ * with their rope, the routed experts' activation function. A bit set; 0 means core_attn. */
+typedef enum {
+  MODEL_RC_CORE_ATTN = 1u << 0,
+  MODEL_RC_LAYERNORM = 1u << 1,
+  MODEL_RC_MLA_UP_PROJ = 1u << 2,
+  MODEL_RC_MOE_ACT = 1u << 3,
+} ModelRecomputeModule;
 /* How FP8 scaling factors are found (Transformer Engine recipes): DELAYED from the amax history of
  * earlier steps, recorded by the cast kernels themselves (TE's DelayedScaling, the Hopper default);
  * CURRENT from the tensor's own amax, an extra pass over it before the cast (Float8CurrentScaling). */
@@ -51,6 +60,7 @@ typedef struct {
   int global_batch;      /* sequences per optimizer step */
   ModelSchedule schedule;
   ModelRecompute recompute;
+  guint recompute_modules;   /* ModelRecomputeModule bits under selective recompute (0: core_attn) */
   ModelDtype matmul_dtype;   /* GEMM precision (bf16, fp8, fp4) */
   ModelDtype param_dtype;    /* weights/activations in memory (bf16) */
   gboolean tp_comm_overlap;  /* TP all-gather/reduce-scatter overlapped with GEMMs */
@@ -163,3 +173,8 @@ int model_plan_rank_layers (const ModelPlan *plan, const ModelShape *shape, int 
 /* Whether the embedding (first virtual stage) / LM head and loss (last) live on this chunk. */
 gboolean model_plan_chunk_has_embedding (const ModelPlan *plan, int pp_rank, int chunk);
 gboolean model_plan_chunk_has_loss (const ModelPlan *plan, int pp_rank, int chunk);
+
+/* Whether selective recompute recomputes `module` (ModelRecomputeModule). */
+gboolean model_plan_recomputes (const ModelPlan *plan, ModelRecomputeModule module);
+/* Parses a comma/space list of core_attn, layernorm, mla_up_proj, moe_act into bits. */
+gboolean model_plan_parse_recompute_modules (const char *text, guint *out, GError **error);

@@ -9,6 +9,9 @@
 #include <json-glib/json-glib.h>
 #include "sim/scenario/scenario.h"
 #include "sim/report/report.h"
+#include "model/memory.h"
+#include "model/flops.h"
+#include "model/layer.h"
 
 static const char *
 srcdir (void)
@@ -628,6 +631,68 @@ test_family_params (void)
     }
 }
 
+/* Selective recompute of Megatron-Core's modules on DeepSeek-V3 (MLA, MoE, FP8): each module drops
+ * exactly what it produces from a MoE layer's saved activations (T = 4096 tokens, h = 7168, FP8 GEMM
+ * inputs of 1 byte, bf16 elsewhere): layernorm the two norm outputs, 2·h·1·T; mla_up_proj Q, K, V,
+ * 2·T·128·(192 + 192 + 128); moe_act the experts' activation output, 1·2048·(8·T); and replays its
+ * ops in the backward, so the step's hardware FLOPs grow by the up-projection GEMMs (q_up, kv_up),
+ * while the default selective (core_attn) is unchanged by naming it. Unknown modules and a model
+ * without MLA are refused. */
+static void
+test_recompute_modules (void)
+{
+  g_autofree char *model = src_path ("scenarios/models/deepseek-v3.ini");
+  g_autofree char *hw = src_path ("scenarios/hardware/h800-sxm.ini");
+  g_autofree char *fab = src_path ("scenarios/fabrics/ndr400-rail-optimized.ini");
+  const char *files[] = { hw, fab, model, NULL };
+  const char *base[] = { "cluster.gpus=64", "parallel.ep=64", "parallel.micro_batch=1", "parallel.global_batch=64",
+                         "parallel.matmul_dtype=fp8", "training.seq_len=4096", "parallel.recompute=selective", NULL, NULL };
+  const struct { const char *modules; double saved; } cases[] = {
+    { "layernorm", 2.0 * 7168 * 4096 },
+    { "mla_up_proj", 2.0 * 4096 * 128 * (192 + 192 + 128) },
+    { "moe_act", 2048.0 * 8 * 4096 },
+  };
+  g_autoptr (SimScenario) ref = load_ok (files, base);
+  int moe_layer = 3; /* the first 3 are dense */
+  double ref_act = model_memory_activation_layer (sim_scenario_shape (ref), sim_scenario_plan (ref), moe_layer);
+  double ref_hw = model_flops_hardware_per_step (sim_scenario_shape (ref), sim_scenario_plan (ref));
+  for (gsize i = 0; i < G_N_ELEMENTS (cases); i++)
+    {
+      g_autofree char *set = g_strdup_printf ("parallel.recompute_modules=core_attn,%s", cases[i].modules);
+      base[7] = set;
+      g_autoptr (SimScenario) sc = load_ok (files, base);
+      double act = model_memory_activation_layer (sim_scenario_shape (sc), sim_scenario_plan (sc), moe_layer);
+      g_test_message ("%s: %.0f bytes fewer per MoE layer", cases[i].modules, ref_act - act);
+      g_assert_cmpfloat (fabs ((ref_act - act) - cases[i].saved), <, 1.0);
+      double hwf = model_flops_hardware_per_step (sim_scenario_shape (sc), sim_scenario_plan (sc));
+      if (strcmp (cases[i].modules, "mla_up_proj") == 0)
+        g_assert_cmpfloat (hwf, >, ref_hw * 1.001);
+      else
+        g_assert_cmpfloat (hwf, ==, ref_hw); /* norms and activations carry no matmul FLOPs */
+      g_autoptr (GArray) ops = model_op_array_new ();
+      model_layer_ops (sim_scenario_shape (sc), sim_scenario_plan (sc), moe_layer, MODEL_PASS_BACKWARD, ops);
+      int replayed = 0;
+      for (guint j = 0; j < ops->len; j++)
+        replayed += g_array_index (ops, ModelOp, j).phase == MODEL_PHASE_RECOMPUTE;
+      g_assert_cmpint (replayed, >, 1); /* the attention core and the module's ops */
+    }
+  base[7] = "parallel.recompute_modules=core_attn";
+  g_autoptr (SimScenario) same = load_ok (files, base);
+  g_assert_cmpfloat (model_memory_activation_layer (sim_scenario_shape (same), sim_scenario_plan (same), moe_layer), ==, ref_act);
+  GError *error = NULL;
+  base[7] = "parallel.recompute_modules=layernorm,attention";
+  g_assert_null (sim_scenario_load (files, base, &error));
+  g_assert_nonnull (strstr (error->message, "'attention' is not a module"));
+  g_clear_error (&error);
+  g_autofree char *gpt = src_path ("scenarios/models/gpt3-175b.ini");
+  const char *gfiles[] = { hw, fab, gpt, NULL };
+  const char *gsets[] = { "cluster.gpus=8", "parallel.tp=8", "parallel.micro_batch=1", "parallel.global_batch=8",
+                          "training.seq_len=2048", "parallel.recompute=selective", "parallel.recompute_modules=mla_up_proj", NULL };
+  g_assert_null (sim_scenario_load (gfiles, gsets, &error));
+  g_assert_nonnull (strstr (error->message, "mla_up_proj needs multi-latent attention"));
+  g_clear_error (&error);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -644,5 +709,6 @@ main (int argc, char **argv)
   g_test_add_func ("/scenario/report-formats", test_report_formats);
   g_test_add_func ("/scenario/gemm-efficiency-per-dtype", test_gemm_efficiency_per_dtype);
   g_test_add_func ("/scenario/family-params", test_family_params);
+  g_test_add_func ("/scenario/recompute-modules", test_recompute_modules);
   return g_test_run ();
 }

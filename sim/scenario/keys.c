@@ -128,6 +128,8 @@ const Key sim_scenario_keys[] = {
     "framework fsdp2: torch.compile of the model (fuses the element-wise chains eager PyTorch runs as separate kernels)" },
   { "parallel", "recompute", T_ENUM, "", 1, "none", 0, 0, "none, selective, full, selective_op", FALSE, S_ENUM, PL (recompute),
     "activation recomputation: selective is Megatron's (attention core), selective_op torchtitan's per-op policy" },
+  { "parallel", "recompute_modules", T_STRING, "", 1, "core_attn", 0, 0, NULL, FALSE, S_NONE, PL (recompute_modules),
+    "recompute = selective: what it recomputes (Megatron-Core --recompute-modules): core_attn, layernorm, mla_up_proj (MLA models), moe_act (MoE models), comma-separated" },
   { "parallel", "matmul_dtype", T_ENUM, "", 1, "bf16", 0, 0, NULL, FALSE, S_ENUM, PL (matmul_dtype), "GEMM precision" },
   { "parallel", "param_dtype", T_ENUM, "", 1, "bf16", 0, 0, NULL, FALSE, S_ENUM, PL (param_dtype),
     "weights and activations in memory" },

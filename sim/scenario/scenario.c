@@ -1138,8 +1138,21 @@ sim_scenario_resolve (SimScenario *sc, GError **error)
   else
     plan->schedule = MODEL_SCHED_INTERLEAVED;
 
-  const Entry *oe = get_entry (sc, "parallel", "order");
+  const Entry *rme = get_entry (sc, "parallel", "recompute_modules");
   GError *model_error = NULL;
+  if (rme != NULL)
+    {
+      if (plan->recompute != MODEL_RECOMPUTE_SELECTIVE)
+        return fail_at (sc, error, SIM_SCENARIO_ERROR_INVALID, "parallel", "recompute_modules",
+                        "applies to recompute = selective only (set recompute = selective, or drop recompute_modules)");
+      if (!model_plan_parse_recompute_modules (rme->value, &plan->recompute_modules, &model_error))
+        {
+          fail_at (sc, error, SIM_SCENARIO_ERROR_INVALID, "parallel", "recompute_modules", "%s", model_error->message);
+          g_error_free (model_error);
+          return FALSE;
+        }
+    }
+  const Entry *oe = get_entry (sc, "parallel", "order");
   if (!model_plan_parse_order (oe ? oe->value : "tp,cp,ep,dp,pp", plan->order, &model_error))
     return model_fail (sc, model_error, "parallel", error);
 
