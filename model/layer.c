@@ -1429,8 +1429,9 @@ model_layer_optimizer_ops (const ModelShape *shape, const ModelPlan *plan, int p
   double pb = model_dtype_bytes (plan->param_dtype);
   double gb = model_dtype_bytes (plan->grad_dtype);
   gboolean master = plan->param_dtype != MODEL_DTYPE_FP32;
-  double rd = gb + 4.0 + 8.0;                 /* grad, master (or fp32 param), m, v */
-  double wr = 12.0 + (master ? pb : 0.0);     /* master, m, v, low-precision copy */
+  double mb = 2.0 * model_dtype_bytes (plan->moment_dtype);
+  double rd = gb + 4.0 + mb;                  /* grad, master (or fp32 param), m, v */
+  double wr = 4.0 + mb + (master ? pb : 0.0); /* master, m, v, low-precision copy */
   /* The recipe's low-precision GEMM weights (0 without one); with fp8_param_gather the optimizer's
    * shard of them (ws) is cast to FP8 below instead of written back in pb bytes. */
   double w = model_layer_quantized_weights (shape, plan, pp_rank, -1);

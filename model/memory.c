@@ -59,7 +59,9 @@ model_memory_states (const ModelPlan *plan, double params, double shard, double 
                      double *grads, double *optimizer)
 {
   g_return_if_fail (plan != NULL && shard >= 1.0);
-  double k = 8.0 + (plan->param_dtype != MODEL_DTYPE_FP32 ? 4.0 : 0.0);
+  /* AdamW's two moments (fp32, or bf16 as DeepSeek-V3 §3.3.3 keeps them) and an fp32 master copy
+   * beside low-precision weights. */
+  double k = 2.0 * model_dtype_bytes (plan->moment_dtype) + (plan->param_dtype != MODEL_DTYPE_FP32 ? 4.0 : 0.0);
   double w = params * model_dtype_bytes (plan->param_dtype);
   double g = params * model_dtype_bytes (plan->grad_dtype);
   double o = params * k;

@@ -504,6 +504,9 @@ model_plan_validate (const ModelPlan *plan, const ModelShape *shape, GError **er
   if (model_dtype_bytes (plan->grad_dtype) < 2)
     return invalid (error, "grad_dtype %s is too narrow to accumulate gradients; use fp32 or bf16",
                     model_dtype_name (plan->grad_dtype));
+  if ((unsigned) plan->moment_dtype >= MODEL_DTYPE_COUNT || model_dtype_bytes (plan->moment_dtype) < 2)
+    return invalid (error, "[parallel] moment_dtype: %s is too narrow for AdamW's moments; use fp32 or bf16",
+                    (unsigned) plan->moment_dtype < MODEL_DTYPE_COUNT ? model_dtype_name (plan->moment_dtype) : "?");
   if (plan->matmul_dtype == MODEL_DTYPE_FP8 || plan->matmul_dtype == MODEL_DTYPE_FP4)
     {
       const char *name = model_dtype_name (plan->matmul_dtype);

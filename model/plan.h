@@ -73,6 +73,7 @@ typedef struct {
                                   * first and last virtual stage hold one transformer layer fewer
                                   * (MLPerf Llama 3.1 405B: 126 + 2 = 128 over pp8 vpp8) */
   ModelDtype grad_dtype;     /* gradient accumulation buffer (0 = fp32: Megatron's main grads) */
+  ModelDtype moment_dtype;   /* AdamW's first and second moments (0 = fp32; DeepSeek-V3 keeps bf16) */
   gboolean unfused_attention; /* materialise the s x s scores (Megatron core attention, as in
                                   * Korthikanti et al. 2022) instead of a fused flash kernel */
   gboolean dropout;          /* attention/hidden dropout on (stores masks; GPT-3 era) */

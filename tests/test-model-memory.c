@@ -45,7 +45,7 @@ test_zero_paper (void)
 }
 
 /* Megatron-LM docs/distrib_optimizer.md: bf16 params with fp32 grads take 18 bytes per parameter
- * without and 6 + 12/d with the distributed optimizer. */
+ * without and 6 + 12/d with the distributed optimizer; bf16 moments take 4 bytes of the 12. */
 static void
 test_megatron_distributed_optimizer (void)
 {
@@ -65,6 +65,13 @@ test_megatron_distributed_optimizer (void)
   p.fsdp = TRUE;
   model_memory_states (&p, 1.0, 8, &w, &g, &o);
   g_assert_cmpfloat (w + g + o, ==, 2.0 + 16.0 / 8);
+  /* AdamW's moments in bf16 (DeepSeek-V3 §3.3.3): 4 + 2 + 2 = 8 optimizer bytes instead of 12. */
+  p.fsdp = FALSE;
+  p.zero = 0;
+  p.moment_dtype = MODEL_DTYPE_BF16;
+  model_memory_states (&p, 1.0, 8, &w, &g, &o);
+  g_assert_cmpfloat (o, ==, 8.0);
+  g_assert_cmpfloat (w + g + o, ==, 14.0);
 }
 
 /* Korthikanti et al. 2022 Table 2 for GPT-3 175B (a 96, h 12288, s 2048, b 1, t 8), with the

@@ -145,6 +145,8 @@ const Key sim_scenario_keys[] = {
     "embedding and loss count as pipeline layers (MLPerf Llama 3.1 405B: 126 + 2 over pp·vpp)" },
   { "parallel", "grad_dtype", T_ENUM, "", 1, "fp32", 0, 0, NULL, FALSE, S_ENUM, PL (grad_dtype),
     "gradient accumulation buffer (Megatron main grads: fp32)" },
+  { "parallel", "moment_dtype", T_ENUM, "", 1, "fp32", 0, 0, NULL, FALSE, S_ENUM, PL (moment_dtype),
+    "AdamW's first and second moments (fp32; bf16 as DeepSeek-V3 keeps them): optimizer memory and traffic" },
   { "parallel", "unfused_attention", T_BOOL, "", 1, "false", 0, 0, NULL, FALSE, S_BOOL, PL (unfused_attention),
     "materialize the s×s attention scores instead of a fused flash kernel" },
   { "parallel", "dropout", T_BOOL, "", 1, "false", 0, 0, NULL, FALSE, S_BOOL, PL (dropout),
