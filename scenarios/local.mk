@@ -61,6 +61,7 @@ scenario_files = \
 	scenarios/models/megatron-gpt-39.1b.ini \
 	scenarios/models/megatron-gpt-76.1b.ini \
 	scenarios/models/megatron-gpt-145.6b.ini \
+	scenarios/models/megatron-gpt-177b.ini \
 	scenarios/models/megatron-gpt-310.1b.ini \
 	scenarios/models/megatron-gpt-529.6b.ini \
 	scenarios/models/megatron-gpt-1008b.ini \
@@ -71,6 +72,7 @@ scenario_files = \
 	scenarios/runs/deepseek-v3-h800-2048.ini \
 	scenarios/runs/bloom-176b-a100-384.ini \
 	scenarios/runs/nemotron-4-340b-h100-6144.ini \
+	scenarios/runs/gpt-177b-h100-megatron-strong-96.ini \
 	scenarios/runs/llama31-405b-h100-meta-16k.ini \
 	scenarios/runs/llama31-405b-h200-mlperf-v5.1-nebius.ini \
 	scenarios/runs/llama31-8b-b300-mlperf-v5.1-dell.ini \

@@ -153,6 +153,48 @@ test_solve_prior_and_range (void)
   g_assert_cmpfloat (phi[2], ==, 3.0);
 }
 
+/* A tie (the GEMM scales of one generation's precisions) carries an informed constant's value to
+ * one that no row informs, where the prior alone would hold it; where the rows inform both and
+ * disagree, a loose tie moves them little. */
+static void
+test_solve_tie (void)
+{
+  const double truth[NP] = { 1.2, 0.9, 2.0 };
+  Lin l;
+  lin_seeded (&l, 11, truth, 0.01);
+  for (int i = 0; i < N; i++)
+    {
+      l.r[i] -= l.J[i * NP + 1] * (l.lin[1] - truth[1]);
+      l.J[i * NP + 1] = 0; /* no row depends on constant 1 */
+    }
+  l.phi0[1] = 0.75;
+  l.sd0[1] = 0.5;
+  int tie[NP] = { -1, 0, -1 };
+  double tie_sd[NP] = { 0, 0.05, 0 };
+  SimCalibrationLinear v = lin_view (&l);
+  double untied[NP], tied[NP];
+  g_assert_true (sim_calibration_solve (&v, untied, NULL, NULL, NULL));
+  v.tie = tie;
+  v.tie_sd = tie_sd;
+  g_assert_true (sim_calibration_solve (&v, tied, NULL, NULL, NULL));
+  g_assert_cmpfloat (fabs (untied[1] - 0.75), <, 1e-6);
+  /* prior 0.75 ± 0.5 against the tie 1.2 ± 0.05: within 1% of (0.75/0.25 + 1.2/0.0025)/(4 + 400) */
+  g_assert_cmpfloat (fabs (tied[1] - 1.1955), <, 0.012);
+  g_assert_cmpfloat (fabs (tied[0] - truth[0]), <, 0.02);
+  /* both informed, 0.3 apart: a tie of 0.1 leaves each near its rows' value */
+  Lin m;
+  lin_seeded (&m, 12, truth, 0.01);
+  int tie2[NP] = { -1, 0, -1 };
+  double tie2_sd[NP] = { 0, 0.1, 0 };
+  SimCalibrationLinear w = lin_view (&m);
+  w.tie = tie2;
+  w.tie_sd = tie2_sd;
+  double both[NP];
+  g_assert_true (sim_calibration_solve (&w, both, NULL, NULL, NULL));
+  g_assert_cmpfloat (fabs (both[0] - truth[0]), <, 0.02);
+  g_assert_cmpfloat (fabs (both[1] - truth[1]), <, 0.02);
+}
+
 /* Two groups (generations) share no constant: what the rows of one do, outliers included, must not
  * move the other's constants by a bit (each group has its own robust scale and weights). */
 static void
@@ -328,6 +370,7 @@ main (int argc, char **argv)
   g_test_add_func ("/calibrate/solve/fold-never-reads", test_solve_fold_never_reads);
   g_test_add_func ("/calibrate/solve/prior-and-range", test_solve_prior_and_range);
   g_test_add_func ("/calibrate/solve/groups-apart", test_solve_groups_apart);
+  g_test_add_func ("/calibrate/solve/tie", test_solve_tie);
   g_test_add_func ("/calibrate/fit/recovers-simulated", test_fit_recovers_simulated);
   return g_test_run ();
 }

@@ -46,6 +46,9 @@ sim_calibration_result_clear (SimCalibrationResult *r)
  * a 16k-cube microbenchmark) is 1σ from the prior, not 3σ. */
 #define PRIOR_SCALE_SD 0.5
 #define IRLS_STEPS 20
+/* The tie between one generation's GEMM scales, in φ = 1/scale (about 10% of it): ASSUMPTION, the
+ * spread of sustained tensor-core clocks between precisions under one power cap (calibration.h). */
+#define GEMM_TIE_SD 0.1
 #define MIN_ROW_SCALE 0.002  /* 0.2%: the deck's step times are given to 3-5 figures */
 
 /* Row i's residual after the step δ = c: r_i + J_i·δ. */
@@ -74,7 +77,10 @@ sim_calibration_solve (const SimCalibrationLinear *lin, double *phi, double *cov
       m++, mg[ROW_G (i)]++;
   for (int k = 0; k < np; k++)
     npg[PAR_G (k)]++;
-  guint rows = m + (guint) np;
+  guint ties = 0;
+  for (int k = 0; k < np; k++)
+    ties += lin->tie && lin->tie[k] >= 0 && lin->tie[k] < np && lin->tie[k] != k;
+  guint rows = m + (guint) np + ties;
   g_autofree double *w = g_new (double, lin->n);
   g_autofree double *e = g_new (double, lin->n);
   for (guint i = 0; i < lin->n; i++)
@@ -111,6 +117,16 @@ sim_calibration_solve (const SimCalibrationLinear *lin, double *phi, double *cov
           for (int j = 0; j < np; j++)
             gsl_matrix_set (X, row, j, j == k ? 1.0 / lin->sd0[k] : 0.0);
           gsl_vector_set (y, row, (lin->phi0[k] - lin->phi_lin[k]) / lin->sd0[k]);
+        }
+      for (int k = 0; ties > 0 && k < np; k++)
+        {
+          int j = lin->tie[k];
+          if (j < 0 || j >= np || j == k)
+            continue;
+          for (int a = 0; a < np; a++)
+            gsl_matrix_set (X, row, a, a == k ? 1.0 / lin->tie_sd[k] : a == j ? -1.0 / lin->tie_sd[k] : 0.0);
+          gsl_vector_set (y, row, (lin->phi_lin[j] - lin->phi_lin[k]) / lin->tie_sd[k]);
+          row++;
         }
       status = gsl_multifit_linear (X, y, c, C, &chisq, ws);
       if (step + 1 == IRLS_STEPS)
@@ -344,6 +360,8 @@ typedef struct {
   double *J;                   /* n × np, updated in place */
   const double *phi0, *sd0, *lo, *hi;
   int iterations;
+  const int *tie;
+  const double *tie_sd;
 } GaussNewton;
 
 static void
@@ -382,7 +400,7 @@ gauss_newton (const GaussNewton *gn, const gboolean *use, double *phi, double *T
     {
       memcpy (phi_lin, phi, sizeof (double) * np);
       SimCalibrationLinear lin = { gn->n, np, r, gn->J, use, phi_lin, gn->phi0, gn->sd0, gn->lo, gn->hi,
-                                   gn->row_gen, gn->param_gen, SIM_CALIBRATION_N_GENERATIONS };
+                                   gn->row_gen, gn->param_gen, SIM_CALIBRATION_N_GENERATIONS, gn->tie, gn->tie_sd };
       if (!sim_calibration_solve (&lin, next, cov, weight, error))
         return FALSE;
       if (it == 0 && one_step)
@@ -436,6 +454,7 @@ add_param (SimCalibrationResult *out, int g, const char *key, gboolean inverse, 
   p->prior_sd = sd;
   p->lo = lo;
   p->hi = hi;
+  p->tied_to = -1;
   return out->np++;
 }
 
@@ -575,7 +594,23 @@ sim_calibration_fit (const SimValidateDeck *deck, const SimCalibrationOptions *o
     param_gen[k] = out->params[k].generation;
   /* The steps update their own copy of the Jacobian; the folds keep the prior's. */
   g_autofree double *Jw = g_memdup2 (J, sizeof (double) * n * MAX (np, 1));
-  GaussNewton gn = { &c, n, np, out->generation, param_gen, Jw, phi0, sd0, lo, hi, iterations };
+  /* Each GEMM scale after the first of its generation is tied to that first one. */
+  int tie[SIM_CALIBRATION_MAX_PARAMS];
+  double tie_sd[SIM_CALIBRATION_MAX_PARAMS];
+  for (int k = 0; k < np; k++)
+    {
+      tie[k] = -1;
+      tie_sd[k] = GEMM_TIE_SD;
+      if (!g_str_has_prefix (out->params[k].key, "gemm_insitu_"))
+        continue;
+      for (int j = 0; j < k && tie[k] < 0; j++)
+        if (out->params[j].generation == out->params[k].generation
+            && g_str_has_prefix (out->params[j].key, "gemm_insitu_"))
+          tie[k] = j;
+      out->params[k].tied_to = tie[k];
+      out->params[k].tie_sd = tie_sd[k];
+    }
+  GaussNewton gn = { &c, n, np, out->generation, param_gen, Jw, phi0, sd0, lo, hi, iterations, tie, tie_sd };
   if (ok)
     ok = gauss_newton (&gn, use, phi, T, r, cov, out->weight, one_step, &out->iterations, error);
   out->steps_s = (double) (g_get_monotonic_time () - t1) / 1e6;
@@ -636,7 +671,7 @@ sim_calibration_fit (const SimValidateDeck *deck, const SimCalibrationOptions *o
           double *phi_fold = g_new0 (double, MAX (np, 1));
           g_ptr_array_add (fold_phis, phi_fold);
           SimCalibrationLinear lin = { n, np, r0, J, fold, phi_lin, phi0, sd0, lo, hi,
-                                       out->generation, param_gen, SIM_CALIBRATION_N_GENERATIONS };
+                                       out->generation, param_gen, SIM_CALIBRATION_N_GENERATIONS, tie, tie_sd };
           ok = sim_calibration_solve (&lin, phi_fold, NULL, NULL, error);
           for (int k = 0; ok && k < np; k++)
             if (!affected[out->params[k].generation])
@@ -752,12 +787,16 @@ sim_calibration_layer (const SimCalibrationResult *r, const SimValidateDeck *dec
       const SimCalibrationParam *p = &r->params[k];
       if (p->generation != generation)
         continue;
+      g_autofree char *tie = p->tied_to >= 0
+                               ? g_strdup_printf ("; tied to %s (1/scale within %.2g)", r->params[p->tied_to].key,
+                                                  p->tie_sd)
+                               : g_strdup ("");
       g_string_append_printf (s, "%s = %.4g\n", p->key, p->value);
       g_string_append_printf (s,
                               "%s.source = fitted on deck rows (%u %s rows of %s that depend on it), ± %.2g (1σ); "
-                              "prior %.3g ± %.3g, range %.3g..%.3g%s\n",
+                              "prior %.3g ± %.3g, range %.3g..%.3g%s%s\n",
                               p->key, p->n_rows, gname, sim_validate_deck_name (deck), p->se, p->prior, p->prior_sd,
-                              p->lo, p->hi, p->at_bound ? "; ENDED AT ITS BOUND" : "");
+                              p->lo, p->hi, tie, p->at_bound ? "; ENDED AT ITS BOUND" : "");
     }
   return g_string_free (s, FALSE);
 }

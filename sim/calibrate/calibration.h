@@ -9,7 +9,14 @@
  *   gemm_insitu_<dt>  scale on the profile's microbenchmark gemm_eff_max_<dt> for every precision the
  *                     generation's rows run: what GEMMs reach inside a training step (sustained power
  *                     and clocks, L2/HBM shared with the kernels around them). Range [0.3, 1/e_max]:
- *                     no GEMM beats its peak. Prior 1 ± 0.5.
+ *                     no GEMM beats its peak. Prior 1 ± 0.5. The precisions of one generation are
+ *                     tied: 1/s_dt − 1/s_first ~ 0 ± GEMM_TIE_SD (0.1, about 10%), since what lowers a
+ *                     GEMM in situ (sustained clocks under the power cap, HBM and L2 shared with the
+ *                     kernels around it) is the same silicon for every precision; a precision's own
+ *                     kernel quality is in its microbenchmark curve. So a precision that only one
+ *                     source runs (Hopper BF16: the Megatron README rows) leans on the others when
+ *                     that source is left out, and where the rows of each precision disagree (Blackwell
+ *                     FP4 against FP8) the rows win.
  *   mem_insitu        scale on mem_eff (STREAM-type bandwidth) for memory-bound kernels: norms,
  *                     activations, casts, amax, transposes (not the streaming optimizer passes, which run
  *                     at mem_eff: sim/gpu/gpu.c). Range [0.3, 1/mem_eff]. Prior 1 ± 0.5.
@@ -71,6 +78,8 @@ typedef struct {
                                * closes every rank's step): its Jacobian column is 1e-3 / M_i, exact,
                                * with no simulation */
   guint n_rows;               /* rows whose step depends on it */
+  int tied_to;                /* the constant whose φ it is tied to (GEMM scales of a generation), or -1 */
+  double tie_sd;              /* φ space */
 } SimCalibrationParam;
 
 /* ---- The linear step (exposed for tests) ------------------------------------------------------
@@ -86,6 +95,11 @@ typedef struct {
    * scale and Huber weights, so that groups sharing no constant do not touch each other; NULL: one. */
   const int *row_group, *param_group;
   int n_groups;
+  /* Optional: tie[k] = j >= 0 adds the row (φ_k − φ_j) / tie_sd[k] = 0, a prior that constant k
+   * differs from constant j by about tie_sd[k] (the GEMM scales of one generation's precisions);
+   * NULL or -1: none. */
+  const int *tie;
+  const double *tie_sd;
 } SimCalibrationLinear;
 
 /* phi (np), cov (np × np, may be NULL), weights (n, may be NULL: the Huber weights of the rows). */

@@ -87,6 +87,24 @@ domain_used (const SimValidateRow *r)
 }
 
 /* The row comes from MLPerf Training round `round` ("v4.1"): its source names the round. */
+/* The Megatron-LM README rows' vpp = 1 is a placeholder (DECK.md: V not stated). Their text says
+ * pipeline-parallel communication was overlapped ("enabled by default"), which Megatron-Core r0.8
+ * does only for the interleaved schedule (megatron/training/arguments.py at core_r0.8.0, lines
+ * 254-276, sets overlap_p2p_comm false otherwise), and the same README's strong scaling of its 177B
+ * (96 -> 4,608 H100 at 1,152 sequences, MFU 47% -> 42%) leaves no room for 1F1B's bubble at 4,608
+ * GPUs (PP 6, 12 micro-batches: 5/17 of the step). So PP > 1 rows of that source run interleaved
+ * at one layer per virtual stage, the split NVIDIA's MLPerf GPT-3 and NeMo Nemotron-4 configs use
+ * (ASSUMPTION for V: a split of 2-4 layers moves these rows' bubble by a few percent of it). */
+static int
+row_vpp (const SimValidateRow *r)
+{
+  if (r->vpp == 1 && r->pp > 1 && strstr (r->source, "Megatron-Core r0.8.0") != NULL
+      && strstr (r->notes, "vpp=1 is a placeholder") != NULL && r->layers % r->pp == 0
+      && (r->global_batch_seqs / (r->dp * r->micro_batch)) % r->pp == 0)
+    return r->layers / r->pp;
+  return r->vpp;
+}
+
 static gboolean
 in_round (const SimValidateRow *r, const char *round)
 {
@@ -211,7 +229,7 @@ row_settings (const SimValidateRow *r, const char *files[ROW_FILES], GError **er
   /* [parallel] */
   add (list, "parallel.tp=%d", r->tp);
   add (list, "parallel.pp=%d", r->pp);
-  add (list, "parallel.vpp=%d", r->vpp);
+  add (list, "parallel.vpp=%d", row_vpp (r));
   add (list, "parallel.cp=%d", r->cp);
   add (list, "parallel.ep=%d", r->ep);
   add (list, "parallel.sp=%s", r->sequence_parallel ? "true" : "false");
@@ -356,7 +374,7 @@ row_settings (const SimValidateRow *r, const char *files[ROW_FILES], GError **er
       if (r->zero == 0 && r->pp == 1)
         add (list, "parallel.dp_overlap=true");
     }
-  int chunks = r->pp * r->vpp;
+  int chunks = r->pp * row_vpp (r);
   if (r->pp > 1 && r->layers % chunks != 0 && (r->layers + 2) % chunks == 0)
     add (list, "parallel.pp_embed_loss_layers=true");
   /* [training] */
@@ -577,7 +595,7 @@ sim_validate_run (const SimValidateDeck *deck, const SimValidateOptions *options
     {
       const SimValidateRow *r = sim_validate_deck_row (deck, i);
       order[i] = i;
-      cost[i] = (double) r->pp * r->vpp * r->layers * (r->global_batch_seqs / (r->dp * r->micro_batch));
+      cost[i] = (double) r->pp * row_vpp (r) * r->layers * (r->global_batch_seqs / (r->dp * r->micro_batch));
     }
   for (guint i = 1; i < n; i++)
     for (guint j = i; j > 0 && cost[order[j]] > cost[order[j - 1]]; j--)

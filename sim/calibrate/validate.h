@@ -47,7 +47,10 @@
  *   [tp_overlap]    = tp-overlap/h100-tp4-pp8-mbs1.ini for the MLPerf v3.1 GPT-3 rows with H100,
  *                     TP4, PP8, mbs 1 (the submission's own selection rule); defaults = te1 for the
  *                     Megatron-LM README rows (Megatron-Core r0.8.0, before TE 2.0); else TE 2's;
- *   hardware.nvls   = false for Azure's MLPerf v6.0 405B row (its config: NCCL_NVLS_ENABLE=0).
+ *   hardware.nvls   = false for Azure's MLPerf v6.0 405B row (its config: NCCL_NVLS_ENABLE=0);
+ *   vpp             = layers / pp for the Megatron-LM README rows with PP > 1 whose notes call vpp = 1
+ *                     a placeholder: their README overlapped pipeline communication, which
+ *                     Megatron-Core r0.8 does only interleaved (one layer per virtual stage assumed).
  * Software-era settings come from the code the source ran (cited in sim/calibrate/validate.c), never from its
  * measurement: no figure of the row's measurement is read into the scenario. `trainsim validate
  * --row ID` prints a row's scenario as a `trainsim run` command. */
