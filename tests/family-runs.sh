@@ -32,8 +32,8 @@ LIST
 check "nemotron-4-340b-h100-6144 compares with its published 8.0 s" \
   "grep -q '^step time .*; measured 8.0000 s ([-+][0-9.]*%)' '$tmp/nemotron-4-340b-h100-6144.txt'"
 # Held out of the calibration (not a deck row): the Megatron README's strong-scaling point, and the
-# Nemotron-4 run, each inside its 90% band.
-for run in gpt-177b-h100-megatron-strong-96 nemotron-4-340b-h100-6144; do
+# Nemotron-4 and BLOOM runs, each inside its 90% band.
+for run in gpt-177b-h100-megatron-strong-96 nemotron-4-340b-h100-6144 bloom-176b-a100-384; do
   check "$run: its published step lies inside the 90% band" \
     "awk '/^step time .*; measured/ { gsub(/[(),;–]/, \" \"); lo = \$5; hi = \$6; m = \$9; f = 1; exit !(lo <= m && m <= hi) } END { if (!f) exit 1 }' '$tmp/$run.txt'"
 done

@@ -16,7 +16,9 @@
  *                     kernel quality is in its microbenchmark curve. So a precision that only one
  *                     source runs (Hopper BF16: the Megatron README rows) leans on the others when
  *                     that source is left out, and where the rows of each precision disagree (Blackwell
- *                     FP4 against FP8) the rows win.
+ *                     FP4 against FP8) the rows win. Where one 16-bit precision is fitted, the other
+ *                     (which no row runs: BF16 on Ampere, FP16 on Hopper) takes the tie's value; BF16
+ *                     inside FP8/FP4 rows is fitted only where the generation has BF16 rows.
  *   mem_insitu        scale on mem_eff (STREAM-type bandwidth) for memory-bound kernels: norms,
  *                     activations, casts, amax, transposes (not the streaming optimizer passes, which run
  *                     at mem_eff: sim/gpu/gpu.c). Range [0.3, 1/mem_eff]. Prior 1 ± 0.5.
