@@ -9,3 +9,4 @@ bench: $(bench_targets)
 .PHONY: bench
 include bench/search.mk
 include bench/calibration.mk
+include bench/heldout.mk

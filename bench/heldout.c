@@ -1,0 +1,223 @@
+/* bench/heldout: the error a user meets outside the calibration deck. Every embedded run scenario
+ * that carries a published step time (`measured_step_time_s`), plus the published variants that the
+ * scenarios' comments cite at another size or setting (below), simulated with the shipped layers:
+ * predicted step, 90% band, measured, error, inside the band; then the count, median |error|, MAPE,
+ * max |error| and band coverage. None of these runs is a row of ../shared/validation/deck.csv, so
+ * none was used in a fit (`trainsim fit --runs`).
+ *
+ * Usage: bench/heldout [--all] [--tsv FILE]
+ *   --all: also the runs that take minutes to simulate (DeepSeek-V3 on 2,048 H800, ~16 min)
+ *   --tsv: the table as TSV (run, gpus, predicted_s, lo_s, hi_s, measured_s, error_pct, in_band) */
+#include "config.h"
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <gio/gio.h>
+#include <glib.h>
+#include <gsl/gsl_sort.h>
+#include <gsl/gsl_statistics_double.h>
+#include "sim/scenario/scenario.h"
+#include "sim/step/runner.h"
+
+#define RUNS "/trainsim/scenarios/runs/"
+
+/* Scenarios that take minutes: left out unless --all. */
+static const char *const slow[] = { "runs/deepseek-v3-h800-2048.ini", NULL };
+
+/* Run scenarios that are deck rows too (so fitted), left out: the v3.1 GPT-3 seed
+ * (mlperf_v3p1_gpt3_nvidia_eos-dfw_n1344_ngc23p09_nemo), its Azure twin
+ * (mlperf_v3p1_gpt3_azure_nvidia_ND_H100_v5_n1344_pytorch), v4.0 GPT-3
+ * (mlperf_v4p0_gpt3_nvidia_eos-dfw_n1344_ngc24p04_nemo) and Azure's v6.0 405B
+ * (mlperf_v6p0_llama31_405b_azure_gb200_8192). */
+static const char *const in_deck[] = { "runs/gpt3-175b-mlperf-v3.1.ini", "runs/gpt3-175b-mlperf-v3.1-azure.ini",
+                                       "runs/gpt3-175b-mlperf-v4.0.ini", "runs/llama31-405b-gb200-mlperf-v6.0.ini",
+                                       NULL };
+
+/* Published step times at a size or setting other than the scenario's own, each as the scenario's
+ * comment (or the README section named) derives it. */
+typedef struct {
+  const char *label, *file;
+  const char *sets[8];
+  double measured_s;
+} Variant;
+
+static const Variant variants[] = {
+  /* runs/gpt-177b-h100-megatron-strong-96.ini: the README's 42% MFU at 4,608 GPUs. */
+  { "gpt-177b-h100-megatron-strong-96 @4608", "runs/gpt-177b-h100-megatron-strong-96.ini",
+    { "cluster.gpus=4608", NULL }, 2.7396 },
+  /* runs/llama31-405b-h100-meta-16k.ini: Meta's 400 TFLOPS per GPU. */
+  { "llama31-405b-h100-meta-16k (400 TFLOPS)", "runs/llama31-405b-h100-meta-16k.ini", { NULL }, 6.46 },
+  /* runs/llama31-405b-h200-mlperf-v5.1-nebius.ini: Nebius's 64-node run. */
+  { "llama31-405b-h200-mlperf-v5.1-nebius @512", "runs/llama31-405b-h200-mlperf-v5.1-nebius.ini",
+    { "cluster.gpus=512", NULL }, 50.014 },
+  /* runs/llama31-8b-b200-mlperf-v5.1-nebius.ini: Nebius's 4-node and 2-node runs. */
+  { "llama31-8b-b200-mlperf-v5.1-nebius @32", "runs/llama31-8b-b200-mlperf-v5.1-nebius.ini",
+    { "cluster.gpus=32", "parallel.micro_batch=1", "parallel.global_batch=32", NULL }, 0.2681 },
+  { "llama31-8b-b200-mlperf-v5.1-nebius @16", "runs/llama31-8b-b200-mlperf-v5.1-nebius.ini",
+    { "cluster.gpus=16", "parallel.micro_batch=1", "parallel.global_batch=32", NULL }, 0.4959 },
+};
+
+/* torchtitan's Llama 3.1 8B benchmarks (README "torchtitan"): FSDP, local batch 2 of 8,192 tokens,
+ * per-op activation checkpointing; step = 16,384 tokens / published tokens per second per GPU. */
+typedef struct {
+  const char *label, *hardware;
+  int gpus;
+  gboolean compile, fp8;
+  double measured_s;
+} Titan;
+
+static const Titan titan[] = {
+  /* benchmarks/llama3_h100_202412_torchtitan.md */
+  { "torchtitan 8B eager @8", "hardware/h100-sxm-hbm2e-96g.ini", 8, FALSE, FALSE, 2.843 },
+  { "torchtitan 8B eager @128", "hardware/h100-sxm-hbm2e-96g.ini", 128, FALSE, FALSE, 2.923 },
+  { "torchtitan 8B compile @8", "hardware/h100-sxm-hbm2e-96g.ini", 8, TRUE, FALSE, 2.457 },
+  { "torchtitan 8B compile @128", "hardware/h100-sxm-hbm2e-96g.ini", 128, TRUE, FALSE, 2.515 },
+  /* benchmarks/llama3-8b_h200_202506_trainy-whitefiber.md */
+  { "torchtitan 8B compile FP8 H200 @32", "hardware/h200-sxm.ini", 32, TRUE, TRUE, 1.498 },
+  { "torchtitan 8B compile FP8 H200 @64", "hardware/h200-sxm.ini", 64, TRUE, TRUE, 1.524 },
+};
+
+typedef struct {
+  char *label;
+  int gpus;
+  double pred, lo, hi, measured, err;
+} Row;
+
+static gboolean
+predict (const char *const *files, const char *const *sets, Row *row, GError **error)
+{
+  g_autoptr (SimScenario) sc = sim_scenario_load (files, sets, error);
+  if (sc == NULL)
+    return FALSE;
+  SimPredictOptions o = { 0 };
+  sim_runner_options_init (&o.run);
+  o.run.memory_advisory = TRUE; /* a plan that ran is timed whatever the memory model says */
+  SimRunnerPrediction p;
+  if (!sim_runner_predict (sc, &o, &p, error))
+    return FALSE;
+  row->gpus = sim_scenario_cluster (sc)->gpus;
+  row->pred = p.step_s;
+  row->lo = p.step_lo_s;
+  row->hi = p.step_hi_s;
+  if (row->measured <= 0)
+    row->measured = sim_scenario_run (sc)->measured_step_time_s;
+  row->err = 100.0 * (row->pred - row->measured) / row->measured;
+  return TRUE;
+}
+
+int
+main (int argc, char **argv)
+{
+  gboolean all = FALSE;
+  const char *tsv_path = NULL;
+  for (int i = 1; i < argc; i++)
+    if (strcmp (argv[i], "--all") == 0)
+      all = TRUE;
+    else if (strcmp (argv[i], "--tsv") == 0 && i + 1 < argc)
+      tsv_path = argv[++i];
+    else
+      {
+        fprintf (stderr, "usage: bench/heldout [--all] [--tsv FILE]\n");
+        return 2;
+      }
+  g_autoptr (GArray) rows = g_array_new (FALSE, TRUE, sizeof (Row));
+  GError *error = NULL;
+  /* Loading a scenario registers the embedded ones (sim/scenario/scenario.c registers on first use). */
+  g_autoptr (SimScenario) first = sim_scenario_load (NULL, NULL, &error);
+  if (first == NULL)
+    {
+      fprintf (stderr, "bench/heldout: %s\n", error->message);
+      return 1;
+    }
+  g_auto (GStrv) names = g_resources_enumerate_children (RUNS, G_RESOURCE_LOOKUP_FLAGS_NONE, &error);
+  if (names == NULL)
+    {
+      fprintf (stderr, "bench/heldout: %s\n", error->message);
+      return 1;
+    }
+  for (int i = 0; names[i]; i++)
+    {
+      g_autofree char *file = g_strconcat ("runs/", names[i], NULL);
+      if ((!all && g_strv_contains (slow, file)) || g_strv_contains (in_deck, file))
+        continue;
+      const char *files[] = { file, NULL };
+      g_autoptr (SimScenario) sc = sim_scenario_load (files, NULL, &error);
+      if (sc == NULL)
+        break;
+      if (sim_scenario_run (sc)->measured_step_time_s <= 0
+          || sim_scenario_run (sc)->measured_gpus != sim_scenario_cluster (sc)->gpus)
+        continue;
+      Row r = { g_strndup (names[i], strlen (names[i]) - strlen (".ini")) };
+      if (!predict (files, NULL, &r, &error))
+        break;
+      g_array_append_val (rows, r);
+    }
+  for (guint i = 0; error == NULL && i < G_N_ELEMENTS (variants); i++)
+    {
+      const char *files[] = { variants[i].file, NULL };
+      Row r = { g_strdup (variants[i].label), .measured = variants[i].measured_s };
+      if (predict (files, variants[i].sets, &r, &error))
+        g_array_append_val (rows, r);
+    }
+  for (guint i = 0; error == NULL && i < G_N_ELEMENTS (titan); i++)
+    {
+      const Titan *t = &titan[i];
+      const char *files[] = { t->hardware, "fabrics/ndr400-rail-optimized.ini", "models/llama3.1-8b.ini", NULL };
+      g_autofree char *gpus = g_strdup_printf ("cluster.gpus=%d", t->gpus);
+      g_autofree char *batch = g_strdup_printf ("parallel.global_batch=%d", 2 * t->gpus);
+      const char *sets[] = { gpus, batch, "parallel.framework=fsdp2", "parallel.zero=3", "parallel.fsdp=true",
+                             "parallel.micro_batch=2", "training.seq_len=8192", "parallel.recompute=selective_op",
+                             t->compile ? "parallel.compile=true" : "parallel.compile=false",
+                             t->fp8 ? "parallel.matmul_dtype=fp8" : "parallel.matmul_dtype=bf16",
+                             t->fp8 ? "parallel.fp8_scaling=current" : NULL, NULL };
+      Row r = { g_strdup (t->label), .measured = t->measured_s };
+      if (predict (files, sets, &r, &error))
+        g_array_append_val (rows, r);
+    }
+  if (error != NULL)
+    {
+      fprintf (stderr, "bench/heldout: %s\n", error->message);
+      return 1;
+    }
+  FILE *tsv = tsv_path ? fopen (tsv_path, "w") : NULL;
+  if (tsv_path && !tsv)
+    {
+      fprintf (stderr, "bench/heldout: cannot write %s\n", tsv_path);
+      return 1;
+    }
+  if (tsv)
+    fprintf (tsv, "run\tgpus\tpredicted_s\tlo_s\thi_s\tmeasured_s\terror_pct\tin_band\n");
+  printf ("%-44s %7s %10s %21s %10s %8s %5s\n", "run", "GPUs", "predicted", "90% band", "measured", "error",
+          "band");
+  guint n = rows->len, inside = 0, banded = 0;
+  g_autofree double *abs_err = g_new (double, MAX (n, 1));
+  for (guint i = 0; i < n; i++)
+    {
+      const Row *r = &g_array_index (rows, Row, i);
+      gboolean has_band = r->hi > 0, in = has_band && r->lo <= r->measured && r->measured <= r->hi;
+      banded += has_band;
+      inside += in;
+      abs_err[i] = fabs (r->err);
+      printf ("%-44s %7d %10.4f %10.4f-%-10.4f %10.4f %+7.1f%% %5s\n", r->label, r->gpus, r->pred, r->lo, r->hi,
+              r->measured, r->err, has_band ? (in ? "in" : "OUT") : "-");
+      if (tsv)
+        fprintf (tsv, "%s\t%d\t%.6g\t%.6g\t%.6g\t%.6g\t%.3f\t%d\n", r->label, r->gpus, r->pred, r->lo, r->hi,
+                 r->measured, r->err, in);
+    }
+  if (tsv)
+    fclose (tsv);
+  if (n > 0)
+    {
+      double mape = 0;
+      for (guint i = 0; i < n; i++)
+        mape += abs_err[i] / n;
+      gsl_sort (abs_err, 1, n);
+      printf ("%u runs never fitted: median |error| %.1f%%, MAPE %.1f%%, max %.1f%%; measured inside the 90%% band "
+              "in %u of %u\n",
+              n, gsl_stats_median_from_sorted_data (abs_err, 1, n), mape, abs_err[n - 1], inside, banded);
+    }
+  for (guint i = 0; i < n; i++)
+    g_free (g_array_index (rows, Row, i).label);
+  return 0;
+}
