@@ -37,25 +37,39 @@ static const char *const in_deck[] = { "runs/gpt3-175b-mlperf-v3.1.ini", "runs/g
 /* Published step times at a size or setting other than the scenario's own, each as the scenario's
  * comment (or the README section named) derives it. */
 typedef struct {
-  const char *label, *file;
+  const char *label;
+  const char *files[4];  /* the run scenario, then profiles that replace its hardware or fabric */
   const char *sets[8];
   double measured_s;
 } Variant;
 
+#define NV72 "runs/llama31-8b-gb200-mlperf-v5.1-nvidia-72.ini"
+
 static const Variant variants[] = {
   /* runs/gpt-177b-h100-megatron-strong-96.ini: the README's 42% MFU at 4,608 GPUs. */
-  { "gpt-177b-h100-megatron-strong-96 @4608", "runs/gpt-177b-h100-megatron-strong-96.ini",
+  { "gpt-177b-h100-megatron-strong-96 @4608", { "runs/gpt-177b-h100-megatron-strong-96.ini", NULL },
     { "cluster.gpus=4608", NULL }, 2.7396 },
   /* runs/llama31-405b-h100-meta-16k.ini: Meta's 400 TFLOPS per GPU. */
-  { "llama31-405b-h100-meta-16k (400 TFLOPS)", "runs/llama31-405b-h100-meta-16k.ini", { NULL }, 6.46 },
+  { "llama31-405b-h100-meta-16k (400 TFLOPS)", { "runs/llama31-405b-h100-meta-16k.ini", NULL }, { NULL }, 6.46 },
   /* runs/llama31-405b-h200-mlperf-v5.1-nebius.ini: Nebius's 64-node run. */
-  { "llama31-405b-h200-mlperf-v5.1-nebius @512", "runs/llama31-405b-h200-mlperf-v5.1-nebius.ini",
+  { "llama31-405b-h200-mlperf-v5.1-nebius @512", { "runs/llama31-405b-h200-mlperf-v5.1-nebius.ini", NULL },
     { "cluster.gpus=512", NULL }, 50.014 },
   /* runs/llama31-8b-b200-mlperf-v5.1-nebius.ini: Nebius's 4-node and 2-node runs. */
-  { "llama31-8b-b200-mlperf-v5.1-nebius @32", "runs/llama31-8b-b200-mlperf-v5.1-nebius.ini",
+  { "llama31-8b-b200-mlperf-v5.1-nebius @32", { "runs/llama31-8b-b200-mlperf-v5.1-nebius.ini", NULL },
     { "cluster.gpus=32", "parallel.micro_batch=1", "parallel.global_batch=32", NULL }, 0.2681 },
-  { "llama31-8b-b200-mlperf-v5.1-nebius @16", "runs/llama31-8b-b200-mlperf-v5.1-nebius.ini",
+  { "llama31-8b-b200-mlperf-v5.1-nebius @16", { "runs/llama31-8b-b200-mlperf-v5.1-nebius.ini", NULL },
     { "cluster.gpus=16", "parallel.micro_batch=1", "parallel.global_batch=32", NULL }, 0.4959 },
+  /* The same NVIDIA config (config_GB300_18x4x1xtp1pp1cp2_8b.sh) on GB300: NVIDIA's theia_ngpu72 and
+   * Lambda's gb300_n18_ngc25.04_nemo (train_step_time medians, mlcommons/training_results_v5.1). */
+  { "llama31-8b-gb300-mlperf-v5.1-nvidia-72", { NV72, "hardware/gb300.ini", NULL }, { NULL }, 0.1480 },
+  { "llama31-8b-gb300-mlperf-v5.1-lambda-72", { NV72, "hardware/gb300.ini", NULL }, { NULL }, 0.1611 },
+  /* Its B200 twin on 8 HGX nodes (config_DGXB200_8x8x1xtp1pp1cp2_8b.sh, global batch 32): Oracle's
+   * 8xBM.GPU.B200.8 (0.1900 s; University of Florida's n8 0.1892 s and Verda's 8x8 0.1907 s ran the
+   * same file). */
+  { "llama31-8b-b200-mlperf-v5.1-oracle-64", { NV72, "hardware/b200.ini", "fabrics/ndr400-rail-optimized.ini", NULL },
+    { "cluster.gpus=64", "cluster.gpus_per_node=8", "cluster.nvlink_domain=8", "cluster.gpus_per_domain_used=8",
+      "parallel.global_batch=32", NULL },
+    0.1900 },
 };
 
 /* torchtitan's Llama 3.1 8B benchmarks (README "torchtitan"): FSDP, local batch 2 of 8,192 tokens,
@@ -155,9 +169,8 @@ main (int argc, char **argv)
     }
   for (guint i = 0; error == NULL && i < G_N_ELEMENTS (variants); i++)
     {
-      const char *files[] = { variants[i].file, NULL };
       Row r = { g_strdup (variants[i].label), .measured = variants[i].measured_s };
-      if (predict (files, variants[i].sets, &r, &error))
+      if (predict (variants[i].files, variants[i].sets, &r, &error))
         g_array_append_val (rows, r);
     }
   for (guint i = 0; error == NULL && i < G_N_ELEMENTS (titan); i++)

@@ -77,6 +77,7 @@ scenario_files = \
 	scenarios/runs/llama31-405b-h200-mlperf-v5.1-nebius.ini \
 	scenarios/runs/llama31-8b-b300-mlperf-v5.1-dell.ini \
 	scenarios/runs/llama31-8b-b200-mlperf-v5.1-nebius.ini \
+	scenarios/runs/llama31-8b-gb200-mlperf-v5.1-nvidia-72.ini \
 	scenarios/runs/llama31-8b-h200-mlperf-v5.1-hpe.ini \
 	scenarios/runs/llama31-8b-mi350x-mlperf-v5.1.ini \
 	scenarios/runs/llama31-8b-mi355x-mlperf-v5.1.ini \
