@@ -39,7 +39,7 @@ static const char *const in_deck[] = { "runs/gpt3-175b-mlperf-v3.1.ini", "runs/g
 typedef struct {
   const char *label;
   const char *files[4];  /* the run scenario, then profiles that replace its hardware or fabric */
-  const char *sets[8];
+  const char *sets[10];
   double measured_s;
 } Variant;
 
@@ -70,6 +70,19 @@ static const Variant variants[] = {
     { "cluster.gpus=64", "cluster.gpus_per_node=8", "cluster.nvlink_domain=8", "cluster.gpus_per_domain_used=8",
       "parallel.global_batch=32", NULL },
     0.1900 },
+  /* Cisco's H100 runs of NVIDIA's Llama 3.1 8B code (Cisco/benchmarks/llama31_8b/implementations/nemo:
+   * config_DGXH100_8x8x1xtp1pp1cp1.sh and config_DGXH100_16x8x1xtp2pp1cp1.sh with config_common.sh:
+   * FP8 with FP8 parameters, TP comm overlap, no CUDA graphs, global batch 64; the FP8 recipe is not
+   * set there, so the v5.1 code's tensor-wise current scaling is assumed) on 8 and 16 HGX H100 nodes
+   * (hpf_n8 0.7205 s, hpf_n16 0.4851 s: calib/results/mlperf-v5.1/llama31_8b-steps.tsv). */
+  { "llama31-8b-h100-mlperf-v5.1-cisco-64", { "runs/llama31-8b-h200-mlperf-v5.1-hpe.ini", "hardware/h100-sxm.ini", NULL },
+    { "parallel.cp=1", "parallel.global_batch=64", "parallel.fp8_attention=false", "parallel.cuda_graphs=false",
+      NULL },
+    0.7205 },
+  { "llama31-8b-h100-mlperf-v5.1-cisco-128", { "runs/llama31-8b-h200-mlperf-v5.1-hpe.ini", "hardware/h100-sxm.ini", NULL },
+    { "cluster.gpus=128", "parallel.tp=2", "parallel.sp=true", "parallel.tp_comm_overlap=true", "parallel.cp=1",
+      "parallel.global_batch=64", "parallel.fp8_attention=false", "parallel.cuda_graphs=false", NULL },
+    0.4851 },
 };
 
 /* torchtitan's Llama 3.1 8B benchmarks (README "torchtitan"): FSDP, local batch 2 of 8,192 tokens,
