@@ -70,6 +70,13 @@ static const Variant variants[] = {
     { "cluster.gpus=64", "cluster.gpus_per_node=8", "cluster.nvlink_domain=8", "cluster.gpus_per_domain_used=8",
       "parallel.global_batch=32", NULL },
     0.1900 },
+  /* Other one-node B300 runs of the same benchmark, their settings as their logs print them:
+   * Nebius's nebius_b300_n1 in NVFP4 with FP8 attention and no FP8 parameter gather (0.3941 s), and
+   * Supermicro's AS-8126GS-NB3RT as Dell's but without CUDA graphs (enable_cuda_graph: 0; 0.5501 s). */
+  { "llama31-8b-b300-mlperf-v5.1-nebius", { "runs/llama31-8b-b300-mlperf-v5.1-dell.ini", NULL },
+    { "parallel.matmul_dtype=fp4", "parallel.fp8_attention=true", "parallel.fp8_param_gather=false", NULL }, 0.3941 },
+  { "llama31-8b-b300-mlperf-v5.1-supermicro", { "runs/llama31-8b-b300-mlperf-v5.1-dell.ini", NULL },
+    { "parallel.cuda_graphs=false", NULL }, 0.5501 },
   /* Cisco's H100 runs of NVIDIA's Llama 3.1 8B code (Cisco/benchmarks/llama31_8b/implementations/nemo:
    * config_DGXH100_8x8x1xtp1pp1cp1.sh and config_DGXH100_16x8x1xtp2pp1cp1.sh with config_common.sh:
    * FP8 with FP8 parameters, TP comm overlap, no CUDA graphs, global batch 64; the FP8 recipe is not
