@@ -211,6 +211,33 @@ test_row_facts (void)
     }
 }
 
+/* The Megatron README rows' vpp = 1 placeholder runs interleaved at one layer per virtual stage
+ * (sim/calibrate/validate.c row_vpp); the same row from another source, or not called a
+ * placeholder, keeps its vpp. */
+static void
+test_readme_interleaved (void)
+{
+  static const struct { const char *source, *notes, *want; } cases[] = {
+    { "NVIDIA/Megatron-LM README (Megatron-Core r0.8.0 scaling, Jul 2024)", "vpp=1 is a placeholder",
+      "'parallel.vpp=6'" },
+    { "Some paper", "vpp=1 is a placeholder", "'parallel.vpp=1'" },
+    { "NVIDIA/Megatron-LM README (Megatron-Core r0.8.0 scaling, Jul 2024)", "x", "'parallel.vpp=1'" },
+  };
+  for (gsize i = 0; i < G_N_ELEMENTS (cases); i++)
+    {
+      g_autofree char *text = g_strdup_printf (
+        "%sr,\"%s\",GPT,gpt,12,768,12,12,3072,50257,1024,gelu,0,0,0,64,4,16,h100-sxm,8,8,,1,2,1,1,8,1,0,1,0,none,bf16,"
+        "0.5,tflops_eq7,low,\"%s\"\n", header, cases[i].source, cases[i].notes);
+      g_autoptr (GError) error = NULL;
+      g_autoptr (SimValidateDeck) deck = sim_validate_deck_parse (text, strlen (text), "t.csv", &error);
+      g_assert_no_error (error);
+      g_autofree char *cmd = sim_validate_row_command (sim_validate_deck_row (deck, 0), &error);
+      g_assert_no_error (error);
+      if (!strstr (cmd, cases[i].want))
+        g_error ("case %" G_GSIZE_FORMAT ": no %s in\n%s", i, cases[i].want, cmd);
+    }
+}
+
 /* A run that ran is never refused for memory: the row is simulated and flagged. */
 static void
 test_memory_never_refuses (void)
@@ -386,6 +413,7 @@ main (int argc, char **argv)
   g_test_add_func ("/sim/validate/columns-by-name", test_columns_by_name);
   g_test_add_func ("/sim/validate/framework-column", test_framework_column);
   g_test_add_func ("/sim/validate/row-facts", test_row_facts);
+  g_test_add_func ("/sim/validate/readme-interleaved", test_readme_interleaved);
   g_test_add_func ("/sim/validate/memory-never-refuses", test_memory_never_refuses);
   g_test_add_func ("/sim/validate/stats", test_stats);
   g_test_add_func ("/sim/validate/fixture-rows", test_fixture_rows);
