@@ -1,9 +1,10 @@
 /* Step FLOPs summed from the op lists (model/layer.c) and the closed forms of model/flops.h.
  *
  * Per rank and step: microbatches * sum over its chunks of (forward + backward [+ recompute]) matmul
- * FLOPs (DualPipe: microbatches / 2, each of its two chunks a copy of the pipeline). Every rank of a pipeline stage runs the same work (TP/CP/EP shards are even, routing is
- * uniform; an uneven routing, moe_imbalance, is counted at its mean), so the step total is sum over
- * stages of rank FLOPs * tp*cp*dp. */
+ * FLOPs (DualPipe: microbatches / 2, each of its two chunks a copy of the pipeline). Every rank of a
+ * pipeline stage runs the same work (TP/CP/EP shards are even, routing is uniform; an uneven
+ * routing, moe_imbalance, is counted at its mean), so the step total is sum over stages of rank
+ * FLOPs * tp*cp*dp. */
 #include "model/flops.h"
 #include "model/layer.h"
 

@@ -85,7 +85,8 @@ typedef struct {
 } SimCalibrationParam;
 
 /* ---- The linear step (exposed for tests) ------------------------------------------------------
- * Minimizes Σ_i w_i (r_i + J_i·δ)² + Σ_k ((φ_lin,k + δ_k − φ0_k) / σ0_k)² over the rows with
+ * Minimizes Σ_i w_i (r_i + J_i·δ)² + Σ_k ((φ_lin,k + δ_k − φ0_k) / σ0_k)²
+ *           + Σ_{k tied to j} ((φ_lin,k + δ_k − φ_lin,j − δ_j) / tie_sd_k)² over the rows with
  * use[i], Huber-weighted, then projects φ = φ_lin + δ into [lo, hi]. J is n × np, row-major. */
 typedef struct {
   guint n;

@@ -22,7 +22,8 @@
  *              512×512×16384 BF16 runs at 0.31 of peak where 16 tiles unsplit would cap it at 0.12).
  *              Splitting the last wave of larger GEMMs too (stream-K) fits a little better (119,
  *              160) but moved the deck's leave-one-source-out error from 7.8% to 8.3% where this
- *              leaves it at 7.8% (`trainsim fit --runs ... --cross-validate`), so it is not made.
+ *              left it at 7.8% (`trainsim fit --runs ... --cross-validate` at ffe2491), so it is
+ *              not made.
  *              e_max is measured per dtype (FP8 and BF16 GEMMs of the same GPU reach different
  *              fractions of their peaks, e.g. H100 0.71 vs 0.80 in the profiles' sources); G_half is
  *              the dtype's own curve when measured, else the profile's one measured curve;

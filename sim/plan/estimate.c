@@ -256,7 +256,6 @@ sim_estimate_layer (const ModelShape *shape, const ModelPlan *plan, const SimEst
     }
 }
 
-/* Slowest stage's work per micro-batch: layers × (compute + exposed layer comm) + embedding/head. */
 /* Chunk passes per micro-batch (interleaved: vpp; DualPipe: one of its two copies). */
 static double
 passes_per_mb (const ModelPlan *plan)
@@ -275,6 +274,7 @@ bubble_s (const ModelPlan *plan, double t)
   return (plan->pp - 1.0) / plan->vpp * t;
 }
 
+/* Slowest stage's work per micro-batch: layers × (compute + exposed layer comm) + embedding/head. */
 static double
 stage_s (const ModelShape *shape, const ModelPlan *plan, const SimEstimateLayer *ly, double per_layer,
          double *compute_only)

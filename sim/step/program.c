@@ -24,13 +24,15 @@ static const guint8 group_stream[G_COUNT] = { ST_TP, ST_CP, ST_DP, ST_EP, ST_DP,
 /* ---------------------------------------------------------------------------------------------- */
 /* Program builder */
 
+#define MAX_WAITS 64
+
 typedef struct {
   GArray *ops;         /* TOp */
   GArray *edges;       /* guint32 pairs (from, to) */
   GArray *streams[N_STREAMS];
   int last_compute;
-  int waits[64], n_waits;       /* the next compute (or send) depends on these */
-  int later[64], n_later;       /* ... and the compute after that on these */
+  int waits[MAX_WAITS], n_waits; /* the next compute (or send) depends on these */
+  int later[MAX_WAITS], n_later; /* ... and the compute after that on these */
   guint32 seq[G_COUNT];
 } Builder;
 
@@ -99,7 +101,7 @@ host_gap (Builder *b, const char *name, gint64 dur_ns, guint8 cat)
 static void
 push_wait (int *list, int *n, int op)
 {
-  g_assert (*n < 64);
+  g_assert (*n < MAX_WAITS);
   list[(*n)++] = op;
 }
 
@@ -274,8 +276,6 @@ drop_later_microbatch_ops (GArray *ops)
   g_array_set_size (ops, kept);
 }
 
-/* Ops [from, to) of the n in `o`; layer ends are seen across range boundaries (the last layer's
- * end only when the range reaches n), so a slot may be emitted in pieces (emit_pair). */
 /* Zero-bubble split (DualPipe's enable_zb): the weight-gradient GEMMs only (`weight`), or every op
  * but them. */
 static void
@@ -291,6 +291,8 @@ split_weight_grads (GArray *ops, gboolean weight)
   g_array_set_size (ops, kept);
 }
 
+/* Ops [from, to) of the n in `o`; layer ends are seen across range boundaries (the last layer's
+ * end only when the range reaches n), so a slot may be emitted in pieces (emit_pair). */
 static gint64
 emit_range (Builder *b, const LayerCtx *c, const ModelOp *o, int n, int from, int to, double *flops,
             LayerHook layer_done, LayerHook param_use, gpointer data)
@@ -552,7 +554,7 @@ slot_enter (Buckets *k, const SlotRun *r, const ModelPlan *plan, const ModelShap
 
 /* What the compute stream of one slot of a pair waits for (Builder.waits / later). */
 typedef struct {
-  int waits[64], n_waits, later[64], n_later;
+  int waits[MAX_WAITS], n_waits, later[MAX_WAITS], n_later;
 } WaitCtx;
 
 static void
