@@ -375,7 +375,7 @@ tp_leave (Ctx *c, const char *rs_name, const char *ar_name)
  * parallel input entering through SP all-gather `ag` is quantized before it, on the local Ts tokens,
  * and the all-gather carries the quantized copy. norm_fused: the input is the output of the
  * preceding norm (TE LayerNormLinear). */
-static void
+static ModelOp *
 layer_gemm (Ctx *c, const char *name, gint64 n, gint64 k, gboolean column, gboolean norm_fused,
             const char *ag)
 {
@@ -395,6 +395,7 @@ layer_gemm (Ctx *c, const char *name, gint64 n, gint64 k, gboolean column, gbool
   ModelOp *op = gemm (c, name, c->T, n, k, 1, c->mdt, column);
   if (transpose)
     op->flags |= MODEL_OP_FP8_INPUT_TRANSPOSE;
+  return op;
 }
 
 /* Query-key pairs one rank scores per sequence: causal (the default), every pair (an encoder), or
@@ -586,7 +587,18 @@ dense_mlp (Ctx *c, gint64 f, const char *ag, const char *fc1, const char *actn, 
   const ModelShape *s = c->s;
   gboolean glu = model_shape_glu (s);
   gint64 fl = f / c->p->tp;
-  layer_gemm (c, fc1, (glu ? 2 : 1) * fl, s->hidden, TRUE, norm_fused, ag);
+  ModelOp *up = layer_gemm (c, fc1, (glu ? 2 : 1) * fl, s->hidden, TRUE, norm_fused, ag);
+  if (c->p->gemm_gelu_fusion && !glu && c->mdt == MODEL_DTYPE_FP8)
+    {
+      /* GELU in FC1's epilogue, which writes FC2's FP8 input and keeps the pre-activation (p bytes)
+       * for dGELU; FC2's wgrad takes the FP8 input transposed (fp8_transpose). */
+      up->flags |= MODEL_OP_GELU_EPILOGUE;
+      up->bytes_written += (double) c->T * fl;
+      ModelOp *down = gemm (c, fc2, c->T, s->hidden, fl, 1, c->mdt, FALSE);
+      down->flags |= MODEL_OP_FP8_INPUT_TRANSPOSE;
+      tp_leave (c, rs, ar);
+      return;
+    }
   if (glu && eager (c))
     {
       /* silu(w1 x) writes its own tensor; the product with w3 x reads both. */
@@ -684,7 +696,11 @@ backward_quantize (Ctx *c, const ModelOp *f, gboolean gathered)
         recipe_op (c, suffixed (f->name, "_grad_amax"), e_loc * p, 0, e_loc);
       if (gathered)
         tp_amax_reduction (c, suffixed (f->name, "_grad_amax_ar"));
-      recipe_op (c, suffixed (f->name, "_grad_cast"), e_loc * p, (gathered ? 1.0 : 2.0) * e_loc, e_loc);
+      if (f->flags & MODEL_OP_GELU_EPILOGUE)
+        /* fp8_cast_transpose_bgrad_dgelu_fused: dGELU of the kept pre-activation, cast and transpose */
+        recipe_op (c, suffixed (f->name, "_grad_dgelu_cast"), 2.0 * e_loc * p, 2.0 * e_loc, 2.0 * e_loc);
+      else
+        recipe_op (c, suffixed (f->name, "_grad_cast"), e_loc * p, (gathered ? 1.0 : 2.0) * e_loc, e_loc);
       if (gathered)
         recipe_op (c, suffixed (f->name, "_grad_transpose"), e_out, e_out, 0);
       if (f->flags & MODEL_OP_FP8_INPUT_TRANSPOSE)

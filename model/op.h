@@ -48,6 +48,8 @@ typedef enum {
 #define MODEL_OP_FP8_INPUT_TRANSPOSE 2u /* FP8 input written by the norm (TE LayerNormLinear) or
                                         * gathered over SP: backward transposes it for wgrad
                                         * (model/layer.c) */
+#define MODEL_OP_GELU_EPILOGUE 128u /* FC1 with the GELU in its epilogue (plan gemm_gelu_fusion): its
+                                      * gradient's cast also applies dGELU (model/layer.c) */
 /* MEMBOUND flags */
 #define MODEL_OP_RECIPE 4u          /* low-precision recipe kernel (quantize, amax, transpose): no backward */
 #define MODEL_OP_STREAMING 64u      /* one long pass over a whole buffer set (the fused multi-tensor

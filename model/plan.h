@@ -109,6 +109,9 @@ typedef struct {
   ModelMoeDispatcher moe_dispatcher; /* expert all-to-all copies (0 = one per expert) */
   gboolean fp8_attention;     /* fp8/fp4 recipes: fused attention in FP8, its Q/K/V and dO quantized
                               * (TE fp8_dpa, NeMo fp8_dot_product_attention; model/layer.c) */
+  gboolean gemm_gelu_fusion;  /* fp8, dense GELU MLP: FC1's GEMM applies bias + GELU in its epilogue and writes
+                              * FC2's FP8 input; backward's dGELU fused with the gradient's cast
+                              * (model/layer.c) */
   gboolean cuda_graphs;       /* transformer-layer kernels replayed from CUDA graphs: no per-kernel host launch
                               * gap for them (sim/gpu/gpu.c sim_gpu_op_ns) */
   ModelUbConfig ub[MODEL_UB_COUNT]; /* tp_comm_overlap: how each TP-adjacent GEMM is cut and how

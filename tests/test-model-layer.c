@@ -839,6 +839,60 @@ test_fp8_attention (void)
   g_assert_nonnull (strstr (error->message, "fp8_attention"));
 }
 
+/* GELU in FC1's epilogue (plan gemm_gelu_fusion, TE fp8_gemm gelu=True as in NVIDIA's MLPerf BERT
+ * te_layers.py _LayerNormMLP): on small_tp2 in FP8, no act and no FC2 input cast in forward; FC1
+ * writes 4,096 more bytes (the FP8 GELU output beside the kept pre-activation, T·f/t = 32·128
+ * elements); backward has no act_bwd and no fc1_grad_cast but one fc1_grad_dgelu_cast reading the
+ * gradient and the pre-activation (2·4,096·2 = 16,384) and writing the FP8 copy and its transpose
+ * (8,192), and FC2's wgrad input is the FP8 GELU output transposed (read 4,096, write 4,096). The
+ * step's memory-bound bytes drop. BF16, SwiGLU and MoE plans refuse the key. */
+static double
+membound_bytes (const GArray *ops)
+{
+  double sum = 0;
+  for (guint i = 0; i < ops->len; i++)
+    {
+      const ModelOp *op = &g_array_index (ops, ModelOp, i);
+      if (op->kind == MODEL_OP_MEMBOUND)
+        sum += op->bytes_read + op->bytes_written;
+    }
+  return sum;
+}
+
+static void
+test_gemm_gelu_fusion (void)
+{
+  ModelShape s;
+  ModelPlan p;
+  small_tp2 (&s, &p, MODEL_DTYPE_FP8);
+  g_autoptr (GArray) f0 = ops_of (&s, &p, 0, MODEL_PASS_FORWARD);
+  g_autoptr (GArray) b0 = ops_of (&s, &p, 0, MODEL_PASS_BACKWARD);
+  p.gemm_gelu_fusion = TRUE;
+  g_autoptr (GError) error = NULL;
+  g_assert_true (model_plan_validate (&p, &s, &error));
+  g_autoptr (GArray) f = ops_of (&s, &p, 0, MODEL_PASS_FORWARD);
+  g_assert_null (find (f, "act"));
+  g_assert_null (find (f, "fc2_in_cast"));
+  g_assert_nonnull (find (f0, "act"));
+  g_assert_nonnull (find (f0, "fc2_in_cast"));
+  g_assert_cmpfloat (find (f, "fc1")->bytes_written, ==, find (f0, "fc1")->bytes_written + 4096);
+  g_assert_cmpfloat (find (f, "fc2")->flops, ==, find (f0, "fc2")->flops);
+  g_autoptr (GArray) b = ops_of (&s, &p, 0, MODEL_PASS_BACKWARD);
+  g_assert_null (find (b, "act_bwd"));
+  g_assert_null (find (b, "fc1_grad_cast"));
+  assert_bytes (b, "fc1_grad_dgelu_cast", 16384, 8192);
+  assert_bytes (b, "fc2_in_transpose", 4096, 4096);
+  g_assert_nonnull (find (b0, "act_bwd"));
+  g_assert_cmpfloat (membound_bytes (f) + membound_bytes (b), <, membound_bytes (f0) + membound_bytes (b0));
+  p.matmul_dtype = MODEL_DTYPE_BF16;
+  g_assert_false (model_plan_validate (&p, &s, &error));
+  g_assert_nonnull (strstr (error->message, "gemm_gelu_fusion"));
+  g_clear_error (&error);
+  p.matmul_dtype = MODEL_DTYPE_FP8;
+  s.activation = MODEL_ACT_SWIGLU;
+  g_assert_false (model_plan_validate (&p, &s, &error));
+}
+
 /* Network copies of a routed token (model_moe_dispatch_copies), DeepSeek-V3's top-8: the all-to-all
  * dispatcher sends all 8; DeepEP one per target node: over 8 nodes limited to 4, 4·(1 − 0.75^8) =
  * 3.5995; unlimited over 8, 8·(1 − 0.875^8) = 5.2514; a limit above the domains is no limit; one
@@ -1121,6 +1175,7 @@ main (int argc, char **argv)
   g_test_add_func ("/model/layer/attention-pairs", test_attention_pairs);
   g_test_add_func ("/model/layer/mla", test_mla);
   g_test_add_func ("/model/layer/fp8-attention", test_fp8_attention);
+  g_test_add_func ("/model/layer/gemm-gelu-fusion", test_gemm_gelu_fusion);
   g_test_add_func ("/model/layer/moe-dispatch-copies", test_moe_dispatch_copies);
   g_test_add_func ("/model/layer/dense-layers-mtp", test_dense_layers_mtp);
   return g_test_run ();

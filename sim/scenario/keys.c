@@ -185,6 +185,8 @@ const Key sim_scenario_keys[] = {
     "expert all-to-all: alltoall = one copy per selected expert (Megatron's all-to-all dispatcher), deepep = one copy per target node over the network, forwarded over NVLink (DeepSeek-V3, DeepEP)" },
   { "parallel", "fp8_attention", T_BOOL, "", 1, "false", 0, 0, NULL, FALSE, S_BOOL, PL (fp8_attention),
     "fp8/fp4 recipes: fused attention in FP8 with its Q, K, V and output gradient quantized (TE fp8_dpa, NeMo fp8_dot_product_attention)" },
+  { "parallel", "gemm_gelu_fusion", T_BOOL, "", 1, "false", 0, 0, NULL, FALSE, S_BOOL, PL (gemm_gelu_fusion),
+    "fp8, dense GELU MLP: FC1's GEMM applies bias and GELU in its epilogue and writes FC2's FP8 input, and backward fuses dGELU into the gradient's cast-transpose (TE fp8_gemm gelu=True and fp8_cast_transpose_bgrad_dgelu_fused, as NVIDIA's MLPerf BERT te_layers.py)" },
   { "parallel", "cuda_graphs", T_BOOL, "", 1, "false", 0, 0, NULL, FALSE, S_BOOL, PL (cuda_graphs),
     "transformer layers replayed from CUDA graphs (NeMo/Megatron-Core layer CUDA graphs): their kernels carry no per-kernel launch gap (launch_us)" },
   { "parallel", "bf16_layers_first", T_INT, "", 1, "0", 0, 100000, NULL, FALSE, S_INT, PL (bf16_layers_first),
