@@ -81,6 +81,12 @@
  *                         amax pass <gemm>_in_amax / _grad_amax reading the tensor (E·p) and the norm
  *                         output is not fused (the amax must be known before the cast): the norm
  *                         writes p bytes and QKV/FC1 inputs get an amax and a cast as a plain input.
+ *     gemm_gelu_fusion    (plan key; dense GELU MLP, NVIDIA's MLPerf BERT te_layers.py _LayerNormMLP:
+ *                         fp8_gemm gelu=True): FC1's epilogue applies bias and GELU and writes FC2's
+ *                         FP8 input (FC1 writes T·f/t bytes more; no act, no fc2_in_cast);
+ *                         backward, fc1_grad_dgelu_cast (fp8_cast_transpose_bgrad_dgelu_fused) reads
+ *                         the gradient and the kept pre-activation, 2·E_out·p, and writes 2·E_out in
+ *                         place of act_bwd and fc1_grad_cast; FC2's FP8 input gets an fc2_in_transpose.
  *     fp8_weight_cast     once per step (TE caches the FP8 weights over the micro-batches of a step:
  *                         is_first_microbatch), an optimizer-phase op over the W layer-GEMM weights of
  *                         the rank: read W·p, write 2·W (+ an amax pass W·p with current scaling).

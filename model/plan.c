@@ -540,7 +540,9 @@ model_plan_validate (const ModelPlan *plan, const ModelShape *shape, GError **er
   if (plan->gemm_gelu_fusion
       && (plan->matmul_dtype != MODEL_DTYPE_FP8 || shape->activation != MODEL_ACT_GELU || shape->moe_experts > 0))
     return invalid (error, "gemm_gelu_fusion needs matmul_dtype fp8 and a dense GELU MLP (model.activation = gelu, "
-                    "no experts); this plan has matmul_dtype %s", model_dtype_name (plan->matmul_dtype));
+                    "no experts); this plan has matmul_dtype %s, %s, %d experts",
+                    model_dtype_name (plan->matmul_dtype),
+                    shape->activation == MODEL_ACT_GELU ? "a GELU MLP" : "a non-GELU activation", shape->moe_experts);
   if (plan->bf16_layers_first < 0 || plan->bf16_layers_last < 0
       || plan->bf16_layers_first + plan->bf16_layers_last > shape->layers)
     return invalid (error, "bf16_layers_first (%d) + bf16_layers_last (%d) must be between 0 and the "
