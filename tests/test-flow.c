@@ -644,6 +644,187 @@ test_path_split_live (void)
   g_assert_cmpfloat_with_epsilon (sim_flow_net_link_bytes (net, 3), 2e6, 1e-6);
 }
 
+/* Bundles (sim_flow_net_start_bundle). By hand: members i = 0..3 of 1 MB each cross their own
+ * 1 GB/s link up_i; flow X (1 MB) also crosses up_0. Alone, member 0 and X share up_0 at 0.5 GB/s
+ * (both end at 2 ms) and members 1-3 run at 1 GB/s (1 ms). The bundle is first held to member 0's
+ * 0.5 GB/s; members 1-3 have no bottleneck of their own there, so they split off and end at 1 ms. */
+typedef struct {
+  SimEngine *engine;
+  GArray *times[64];   /* per arg: completion times, in order */
+} BDone;
+
+static void
+on_bdone (gpointer user, guint64 arg)
+{
+  BDone *d = user;
+  gint64 now = sim_engine_now (d->engine);
+  g_array_append_val (d->times[arg], now);
+}
+
+static void
+test_bundle_split_by_hand (void)
+{
+  g_autoptr (SimEngine) engine = sim_engine_new ();
+  double cap[] = { 1e9, 1e9, 1e9, 1e9 };
+  g_autoptr (SimFlowNet) net = sim_flow_net_new (engine, cap, 4);
+  BDone d = { engine };
+  for (int a = 0; a < 2; a++)
+    d.times[a] = g_array_new (FALSE, FALSE, sizeof (gint64));
+  SimFlowPath *up[4];
+  for (guint32 l = 0; l < 4; l++)
+    up[l] = sim_flow_net_path (net, &l, 1);
+  sim_flow_net_start_bundle (net, up, 4, 1e6, 1.0, on_bdone, &d, 0);
+  sim_flow_net_start_path (net, up[0], 1e6, 1.0, on_bdone, &d, 1);
+  g_assert_cmpint (sim_flow_net_active (net), ==, 5);
+  sim_engine_run (engine, -1);
+  g_assert_cmpuint (d.times[0]->len, ==, 4);
+  g_assert_cmpuint (d.times[1]->len, ==, 1);
+  for (int k = 0; k < 3; k++)
+    g_assert_cmpint (g_array_index (d.times[0], gint64, k), ==, 1000000);
+  g_assert_cmpint (g_array_index (d.times[0], gint64, 3), ==, 2000000);
+  g_assert_cmpint (g_array_index (d.times[1], gint64, 0), ==, 2000000);
+  g_assert_cmpint (sim_flow_net_active (net), ==, 0);
+  SimFlowNetStats st = sim_flow_net_stats (net);
+  g_assert_cmpuint (st.bundles, ==, 1);
+  g_assert_cmpuint (st.bundle_splits, ==, 1);
+  g_assert_cmpfloat_with_epsilon (sim_flow_net_link_bytes (net, 0), 2e6, 1e-6);
+  g_assert_cmpfloat_with_epsilon (sim_flow_net_link_bytes (net, 3), 1e6, 1e-6);
+  for (int a = 0; a < 2; a++)
+    g_array_free (d.times[a], TRUE);
+}
+
+/* Random groups of 1-4 flows of one size and weight, each over 1-4 random links (repeats allowed)
+ * of a dozen links with three capacities, started at a few instants: started as bundles, every
+ * group's completion times equal, to the nanosecond, those of the same flows started one by one, and
+ * so do the links' byte counts. Symmetric groups (members on links of one capacity that nothing else
+ * crosses) never split. */
+#define BG_MAX 12
+
+static gint
+cmp_i64 (gconstpointer a, gconstpointer b)
+{
+  gint64 x = *(const gint64 *) a, y = *(const gint64 *) b;
+  return (x > y) - (x < y);
+}
+
+typedef struct {
+  int n_links, n_groups;
+  double capacity[16];
+  int k[BG_MAX];               /* members */
+  guint32 links[BG_MAX][4][5]; /* per member: n, then links */
+  double bytes[BG_MAX], weight[BG_MAX];
+  gint64 start_ns[BG_MAX];
+} BScenario;
+
+typedef struct {
+  const BScenario *sc;
+  SimFlowNet *net;
+  SimFlowPath *path[BG_MAX][4];
+  gboolean bundled;
+  BDone d;
+} BRun;
+
+static void
+bundle_start_cb (SimEngine *engine, gpointer data, guint64 arg)
+{
+  BRun *r = data;
+  int g = (int) arg;
+  if (r->bundled)
+    sim_flow_net_start_bundle (r->net, r->path[g], r->sc->k[g], r->sc->bytes[g], r->sc->weight[g], on_bdone, &r->d,
+                               (guint64) g);
+  else
+    for (int m = 0; m < r->sc->k[g]; m++)
+      sim_flow_net_start_path (r->net, r->path[g][m], r->sc->bytes[g], r->sc->weight[g], on_bdone, &r->d,
+                               (guint64) g);
+}
+
+static SimFlowNetStats
+bundle_run (const BScenario *sc, gboolean bundled, GArray **times, double *link_bytes)
+{
+  SimEngine *engine = sim_engine_new ();
+  BRun r = { sc, sim_flow_net_new (engine, sc->capacity, sc->n_links), .bundled = bundled, .d = { engine } };
+  for (int g = 0; g < sc->n_groups; g++)
+    {
+      r.d.times[g] = times[g];
+      for (int m = 0; m < sc->k[g]; m++)
+        r.path[g][m] = sim_flow_net_path (r.net, sc->links[g][m] + 1, (int) sc->links[g][m][0]);
+      sim_engine_at (engine, sc->start_ns[g], bundle_start_cb, &r, (guint64) g);
+    }
+  sim_engine_run (engine, -1);
+  for (int l = 0; l < sc->n_links; l++)
+    link_bytes[l] = sim_flow_net_link_bytes (r.net, l);
+  SimFlowNetStats st = sim_flow_net_stats (r.net);
+  g_assert_cmpint (sim_flow_net_active (r.net), ==, 0);
+  sim_flow_net_free (r.net);
+  sim_engine_free (engine);
+  return st;
+}
+
+static void
+test_bundle_vs_flows (void)
+{
+  g_autoptr (GRand) rng = g_rand_new_with_seed (4242);
+  static const double caps[] = { 1e9, 2e9, 4e9 };
+  guint64 splits = 0, symmetric_splits = 0;
+  for (int trial = 0; trial < 400; trial++)
+    {
+      BScenario sc = { .n_links = 12 };
+      gboolean symmetric = trial % 4 == 0;
+      for (int l = 0; l < sc.n_links; l++)
+        sc.capacity[l] = symmetric ? 1e9 : caps[g_rand_int_range (rng, 0, 3)];
+      sc.n_groups = symmetric ? 3 : g_rand_int_range (rng, 2, BG_MAX + 1);
+      for (int g = 0; g < sc.n_groups; g++)
+        {
+          sc.k[g] = g_rand_int_range (rng, 1, 5);
+          sc.bytes[g] = 1e5 * g_rand_int_range (rng, 1, 40);
+          sc.weight[g] = g_rand_int_range (rng, 1, 3);
+          sc.start_ns[g] = 250000 * g_rand_int_range (rng, 0, 4);
+          for (int m = 0; m < sc.k[g]; m++)
+            {
+              if (symmetric)
+                {
+                  /* group g, member m: its own link g * 4 + m, and link g * 4 + m of nobody else */
+                  sc.links[g][m][0] = 1;
+                  sc.links[g][m][1] = (guint32) (g * 4 + m);
+                  continue;
+                }
+              int n = g_rand_int_range (rng, 1, 5);
+              sc.links[g][m][0] = (guint32) n;
+              for (int h = 1; h <= n; h++)
+                sc.links[g][m][h] = (guint32) g_rand_int_range (rng, 0, sc.n_links);
+            }
+        }
+      GArray *a[BG_MAX], *b[BG_MAX];
+      for (int g = 0; g < sc.n_groups; g++)
+        {
+          a[g] = g_array_new (FALSE, FALSE, sizeof (gint64));
+          b[g] = g_array_new (FALSE, FALSE, sizeof (gint64));
+        }
+      double la[16], lb[16];
+      bundle_run (&sc, FALSE, a, la);
+      SimFlowNetStats st = bundle_run (&sc, TRUE, b, lb);
+      splits += st.bundle_splits;
+      if (symmetric)
+        symmetric_splits += st.bundle_splits;
+      for (int g = 0; g < sc.n_groups; g++)
+        {
+          g_assert_cmpuint (a[g]->len, ==, (guint) sc.k[g]);
+          g_assert_cmpuint (b[g]->len, ==, (guint) sc.k[g]);
+          /* one by one, a group's members may end in any order: compare sorted */
+          g_array_sort (a[g], cmp_i64);
+          g_array_sort (b[g], cmp_i64);
+          for (int m = 0; m < sc.k[g]; m++)
+            g_assert_cmpint (g_array_index (a[g], gint64, m), ==, g_array_index (b[g], gint64, m));
+          g_array_free (a[g], TRUE);
+          g_array_free (b[g], TRUE);
+        }
+      for (int l = 0; l < sc.n_links; l++)
+        g_assert_cmpfloat_with_epsilon (lb[l], la[l], 1e-9 * MAX (la[l], 1.0));
+    }
+  g_assert_cmpuint (symmetric_splits, ==, 0);
+  g_assert_cmpuint (splits, >, 50);  /* the random groups did exercise splitting */
+}
+
 /* flush solves at once: the rate is there before the engine runs, and the scheduled batch
  * recompute is withdrawn (one solve in all). */
 static void
@@ -760,5 +941,7 @@ main (int argc, char **argv)
   g_test_add_func ("/sim/flow/duplicate-link", test_duplicate_link);
   g_test_add_func ("/sim/flow/free-in-flight", test_free_in_flight);
   g_test_add_func ("/sim/flow/local-resolve", test_local_resolve);
+  g_test_add_func ("/sim/flow/bundle-split-by-hand", test_bundle_split_by_hand);
+  g_test_add_func ("/sim/flow/bundle-vs-flows", test_bundle_vs_flows);
   return g_test_run ();
 }

@@ -223,6 +223,12 @@ typedef struct {
 typedef struct Run Run;
 static void merged_free (gpointer p);
 
+struct Queued {
+  SimFlowPath *path;
+  double bytes, weight;
+  int order;
+};
+
 /* What a start of (op, requested algorithm, bytes) on a group works out before it runs: a pure
  * function of them, the group's shape and the profile. The runner repeats the same few collectives
  * millions of times per step (every sibling group, every layer), so each group keeps the last
@@ -252,6 +258,10 @@ struct SimCollective {
   guint32 *route_load;         /* per link: routes of cached plans through it */
   int active;
   guint64 flows_started;
+  struct Queued *queued;       /* flows of one start event, grouped into bundles before they start */
+  int n_queued, cap_queued;
+  SimFlowPath **bundle;
+  int cap_bundle;
 };
 
 struct Run {
@@ -802,6 +812,8 @@ sim_collective_free (SimCollective *c)
   g_ptr_array_free (c->free_batches, TRUE);
   g_ptr_array_free (c->free_merged, TRUE);
   g_free (c->route_load);
+  g_free (c->queued);
+  g_free (c->bundle);
   g_free (c);
 }
 
@@ -889,21 +901,70 @@ run_flow_done (gpointer user, guint64 arg)
     }
 }
 
-/* Starts the flows of phase ph of plan p for a run of `bytes` (each flow's path registered with the
+/* Queues the flows of phase ph of plan p for a run of `bytes` (each flow's path registered with the
  * net at its first start). */
 static void
-start_phase_flows (SimCollective *c, const Plan *p, const PlanPhase *ph, double bytes, SimFlowDoneFn done,
-                   gpointer user)
+queue_phase_flows (SimCollective *c, const Plan *p, const PlanPhase *ph, double bytes)
 {
   const guint32 *links = (const guint32 *) p->links->data;
+  if (c->n_queued + ph->n_flows > c->cap_queued)
+    {
+      c->cap_queued = MAX (c->n_queued + ph->n_flows, 2 * c->cap_queued);
+      c->queued = g_renew (struct Queued, c->queued, c->cap_queued);
+    }
   for (int i = 0; i < ph->n_flows; i++)
     {
       PlanFlow *f = &g_array_index (p->flows, PlanFlow, ph->first_flow + i);
       c->flows_started++;
       if (f->path == NULL)
         f->path = sim_flow_net_path (c->net, links + f->links_off, f->n_links);
-      sim_flow_net_start_path (c->net, f->path, f->frac * bytes, f->weight, done, user, 0);
+      c->queued[c->n_queued] = (struct Queued) { f->path, f->frac * bytes, f->weight, c->n_queued };
+      c->n_queued++;
     }
+}
+
+static int
+queued_cmp (const void *a, const void *b)
+{
+  const struct Queued *x = a, *y = b;
+  if (x->bytes != y->bytes)
+    return x->bytes < y->bytes ? -1 : 1;
+  if (x->weight != y->weight)
+    return x->weight < y->weight ? -1 : 1;
+  return (x->order > y->order) - (x->order < y->order);
+}
+
+/* Starts the queued flows, those of one size and weight as one bundle (sim_flow_net_start_bundle:
+ * exact, it splits itself where its members stop moving in lockstep): a ring per domain, the
+ * sibling groups' rings or send/recv pairs. */
+static void
+start_queued (SimCollective *c, SimFlowDoneFn done, gpointer user)
+{
+  int n = c->n_queued;
+  c->n_queued = 0;
+  if (n > 1)
+    qsort (c->queued, (gsize) n, sizeof *c->queued, queued_cmp);
+  if (n > c->cap_bundle)
+    {
+      c->cap_bundle = MAX (n, 2 * c->cap_bundle);
+      c->bundle = g_renew (SimFlowPath *, c->bundle, c->cap_bundle);
+    }
+  for (int i = 0; i < n;)
+    {
+      int j = i;
+      for (; j < n && c->queued[j].bytes == c->queued[i].bytes && c->queued[j].weight == c->queued[i].weight; j++)
+        c->bundle[j - i] = c->queued[j].path;
+      sim_flow_net_start_bundle (c->net, c->bundle, j - i, c->queued[i].bytes, c->queued[i].weight, done, user, 0);
+      i = j;
+    }
+}
+
+static void
+start_phase_flows (SimCollective *c, const Plan *p, const PlanPhase *ph, double bytes, SimFlowDoneFn done,
+                   gpointer user)
+{
+  queue_phase_flows (c, p, ph, bytes);
+  start_queued (c, done, user);
 }
 
 static void
@@ -1150,8 +1211,9 @@ merged_start (SimEngine *engine, gpointer data, guint64 arg)
       const struct Start *st = &g_array_index (m->starts, struct Start, k);
       const PlanPhase *ph = &g_array_index (st->plan->phases, PlanPhase, 0);
       m->pending += ph->n_flows;
-      start_phase_flows (m->owner, st->plan, ph, st->run_bytes, merged_flow_done, m);
+      queue_phase_flows (m->owner, st->plan, ph, st->run_bytes);
     }
+  start_queued (m->owner, merged_flow_done, m);
 }
 
 #define MERGE_MAX 8

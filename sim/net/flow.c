@@ -88,7 +88,9 @@ typedef struct {
   guint32 gen;
   guint32 next;      /* free list, or FLOW_LIVE */
   guint32 xmark;     /* epoch in which it was added to the seeds of the next local try */
+  guint32 cmark;     /* check stamp in which it was listed for the bundle check */
   ClassRef hint;     /* the class last found to be its bottleneck, tried first */
+  SimFlowPath *bundle; /* a bundle's union path (its members: bundle->members), NULL for one flow */
 } Flow;
 
 /* The fields of a flow that solves read for every member of every class they touch, apart from
@@ -129,6 +131,9 @@ struct SimFlowPath {
   int *occ;            /* derived atoms, as Flow.occ */
   guint32 *gen;        /* each occurrence's atom generation when derived */
   int n_occ, cap_occ;
+  SimFlowPath **members; /* a bundle's union path: its member paths, whose links it concatenates */
+  int n_members;
+  guint hash;
 };
 
 /* Atoms with one member multiset and capacity; the key is (sig1, sig2, n_members, capacity). */
@@ -169,6 +174,14 @@ struct SimFlowNet {
   int cap_scratch_occ;
   GHashTable *mixed_targets;             /* (atom, count) -> atom, for paths crossing an atom unevenly */
   GPtrArray *paths;                      /* SimFlowPath*, owned */
+  GHashTable *bundles;                   /* union paths by their members (SimFlowPath* -> itself) */
+  guint32 *ulinks;                       /* a union path's links being concatenated */
+  int cap_ulinks;
+  SimFlowPath **msplit;                  /* a split's members: covered first, then the others */
+  int cap_msplit;
+  guint32 *check;                        /* bundles to check after this recompute */
+  int n_check, cap_check;
+  guint32 check_stamp;
   Flow *flows;
   Hot *hot;
   guint32 n_flows, cap_flows, free_flow;
@@ -603,6 +616,29 @@ derive (SimFlowNet *net, const guint32 *links, int n_links, int **occ, int *cap_
 
 /* ---- the net ---------------------------------------------------------------------------------- */
 
+static guint
+members_hash (SimFlowPath *const *members, int n)
+{
+  guint64 h = (guint64) n;
+  for (int m = 0; m < n; m++)
+    h = flow_mix (h ^ (guint64) (guintptr) members[m]);
+  return (guint) (h ^ (h >> 32));
+}
+
+static guint
+bundle_hash (gconstpointer p)
+{
+  return ((const SimFlowPath *) p)->hash;
+}
+
+static gboolean
+bundle_equal (gconstpointer a, gconstpointer b)
+{
+  const SimFlowPath *x = a, *y = b;
+  return x->n_members == y->n_members
+         && memcmp (x->members, y->members, (gsize) x->n_members * sizeof (SimFlowPath *)) == 0;
+}
+
 SimFlowNet *
 sim_flow_net_new (SimEngine *engine, const double *capacities, int n_links)
 {
@@ -639,6 +675,7 @@ sim_flow_net_new (SimEngine *engine, const double *capacities, int n_links)
   net->class_index = g_hash_table_new (class_hash, class_equal);
   net->mixed_targets = g_hash_table_new (g_int64_hash, g_int64_equal);
   net->paths = g_ptr_array_new ();
+  net->bundles = g_hash_table_new (bundle_hash, bundle_equal);
   net->move_stamp = 1;
   net->solver = sim_maxmin_new ();
   return net;
@@ -669,9 +706,14 @@ sim_flow_net_free (SimFlowNet *net)
       g_free (p->links);
       g_free (p->occ);
       g_free (p->gen);
+      g_free (p->members);
       g_free (p);
     }
   g_ptr_array_free (net->paths, TRUE);
+  g_hash_table_destroy (net->bundles);
+  g_free (net->ulinks);
+  g_free (net->msplit);
+  g_free (net->check);
   g_hash_table_destroy (net->mixed_targets);
   g_hash_table_destroy (net->class_index);
   g_free (net->classes);
@@ -737,6 +779,7 @@ start_occ (SimFlowNet *net, const int *occ, int n_occ, gboolean routed, double b
   f->n_occ = 0;
   f->n_ent = 0;
   f->hint = (ClassRef) { -1, 0 };
+  f->bundle = NULL;
   f->bytes = bytes;
   f->remaining = bytes;
   f->updated_ns = sim_engine_now (net->engine);
@@ -791,6 +834,29 @@ sim_flow_net_start_weighted (SimFlowNet *net, const guint32 *links, int n_links,
   return start_occ (net, net->scratch_occ, n, n_links > 0, bytes, weight, done, user, arg);
 }
 
+/* Brings a registered path's atoms up to date: still exact while none of them has lost links since
+ * it was derived. */
+static void
+path_derive (SimFlowNet *net, SimFlowPath *path)
+{
+  gboolean fresh = path->n_occ >= 0;
+  for (int k = 0; fresh && k < path->n_occ; k++)
+    fresh = net->atoms[path->occ[k]].gen == path->gen[k];
+  if (!fresh)
+    path->n_occ = derive (net, path->links, path->n_links, &path->occ, &path->cap_occ, &path->gen);
+}
+
+static SimFlowPath *
+path_new (SimFlowNet *net, const guint32 *links, int n_links)
+{
+  SimFlowPath *p = g_new0 (SimFlowPath, 1);
+  p->links = n_links > 0 ? g_memdup2 (links, (gsize) n_links * sizeof (guint32)) : NULL;
+  p->n_links = n_links;
+  p->n_occ = -1;  /* derived at its first start */
+  g_ptr_array_add (net->paths, p);
+  return p;
+}
+
 SimFlowPath *
 sim_flow_net_path (SimFlowNet *net, const guint32 *links, int n_links)
 {
@@ -798,12 +864,67 @@ sim_flow_net_path (SimFlowNet *net, const guint32 *links, int n_links)
   g_return_val_if_fail (n_links >= 0 && (n_links == 0 || links != NULL), NULL);
   for (int k = 0; k < n_links; k++)
     g_return_val_if_fail (links[k] < (guint32) net->n_links, NULL);
-  SimFlowPath *p = g_new0 (SimFlowPath, 1);
-  p->links = n_links > 0 ? g_memdup2 (links, (gsize) n_links * sizeof (guint32)) : NULL;
-  p->n_links = n_links;
-  p->n_occ = -1;  /* derived at its first start */
-  g_ptr_array_add (net->paths, p);
+  return path_new (net, links, n_links);
+}
+
+/* The path of members[0..n) (n >= 2) as one bundle: their links concatenated, made once per member
+ * list and kept (a representative starts the same sibling flows every layer). */
+static SimFlowPath *
+bundle_path (SimFlowNet *net, SimFlowPath *const *members, int n)
+{
+  SimFlowPath key = { .members = (SimFlowPath **) members, .n_members = n, .hash = members_hash (members, n) };
+  SimFlowPath *p = g_hash_table_lookup (net->bundles, &key);
+  if (p != NULL)
+    return p;
+  int total = 0;
+  for (int m = 0; m < n; m++)
+    total += members[m]->n_links;
+  GROW (net->ulinks, net->cap_ulinks, total, guint32);
+  int o = 0;
+  for (int m = 0; m < n; m++)
+    {
+      memcpy (net->ulinks + o, members[m]->links, (gsize) members[m]->n_links * sizeof (guint32));
+      o += members[m]->n_links;
+    }
+  p = path_new (net, net->ulinks, total);
+  p->members = g_memdup2 (members, (gsize) n * sizeof (SimFlowPath *));
+  p->n_members = n;
+  p->hash = key.hash;
+  g_hash_table_add (net->bundles, p);
   return p;
+}
+
+/* Starts the members (n >= 1, every one routed) as one flow: a bundle of n, or the one path. */
+static guint32
+start_members (SimFlowNet *net, SimFlowPath *const *members, int n, double bytes, double weight,
+               SimFlowDoneFn done, gpointer user, guint64 arg)
+{
+  SimFlowPath *p = n == 1 ? members[0] : bundle_path (net, members, n);
+  path_derive (net, p);
+  guint32 i = (guint32) start_occ (net, p->occ, p->n_occ, TRUE, bytes, weight, done, user, arg);
+  net->flows[i].bundle = n == 1 ? NULL : p;
+  net->active += n - 1;
+  return i;
+}
+
+void
+sim_flow_net_start_bundle (SimFlowNet *net, SimFlowPath *const *paths, int n, double bytes, double weight,
+                           SimFlowDoneFn done, gpointer user, guint64 arg)
+{
+  g_return_if_fail (net != NULL && n >= 0 && (n == 0 || paths != NULL));
+  g_return_if_fail (weight > 0 && isfinite (weight));
+  g_return_if_fail (bytes >= 0 && isfinite (bytes));
+  gboolean routed = bytes > 0;
+  for (int m = 0; m < n; m++)
+    routed = routed && paths[m]->n_links > 0;
+  if (n < 2 || !routed)
+    {
+      for (int m = 0; m < n; m++)
+        sim_flow_net_start_path (net, paths[m], bytes, weight, done, user, arg);
+      return;
+    }
+  net->stats.bundles++;
+  start_members (net, paths, n, bytes, weight, done, user, arg);
 }
 
 guint64
@@ -815,12 +936,7 @@ sim_flow_net_start_path (SimFlowNet *net, SimFlowPath *path, double bytes, doubl
   g_return_val_if_fail (bytes >= 0 && isfinite (bytes), 0);
   if (path->n_links == 0 || bytes == 0)
     return start_occ (net, NULL, 0, path->n_links > 0, bytes, weight, done, user, arg);
-  /* Still exact while none of its atoms has lost links since it was derived. */
-  gboolean fresh = path->n_occ >= 0;
-  for (int k = 0; fresh && k < path->n_occ; k++)
-    fresh = net->atoms[path->occ[k]].gen == path->gen[k];
-  if (!fresh)
-    path->n_occ = derive (net, path->links, path->n_links, &path->occ, &path->cap_occ, &path->gen);
+  path_derive (net, path);
   return start_occ (net, path->occ, path->n_occ, TRUE, bytes, weight, done, user, arg);
 }
 
@@ -920,11 +1036,12 @@ complete_cb (SimEngine *engine, gpointer data, guint64 arg)
   SimFlowDoneFn done = f->done;
   gpointer user = f->user;
   guint64 done_arg = f->arg;
+  int n = f->bundle ? f->bundle->n_members : 1;
   f->gen = f->gen == G_MAXUINT32 ? 1 : f->gen + 1;
   f->next = net->free_flow;
   net->free_flow = i;
-  net->active--;
-  if (done)
+  net->active -= n;
+  for (int m = 0; m < n && done; m++)
     done (user, done_arg);
 }
 
@@ -940,6 +1057,18 @@ visit_class (SimFlowNet *net, int id, guint32 epoch, int *n)
   net->comp_classes[(*n)++] = id;
 }
 
+/* Lists bundle fi for the check that ends this recompute (once). */
+static inline void
+check_add (SimFlowNet *net, guint32 fi)
+{
+  Flow *f = &net->flows[fi];
+  if (f->bundle == NULL || f->cmark == net->check_stamp)
+    return;
+  f->cmark = net->check_stamp;
+  GROW (net->check, net->cap_check, net->n_check + 1, guint32);
+  net->check[net->n_check++] = fi;
+}
+
 static inline void
 visit_flow (SimFlowNet *net, guint32 fi, guint32 epoch, guint32 *n)
 {
@@ -949,6 +1078,7 @@ visit_flow (SimFlowNet *net, guint32 fi, guint32 epoch, guint32 *n)
   h->mark = epoch;
   GROW (net->comp_flows, net->cap_comp_flows, *n + 1, guint32);
   net->comp_flows[(*n)++] = fi;
+  check_add (net, fi);
 }
 
 static guint32
@@ -1289,6 +1419,7 @@ try_local (SimFlowNet *net, guint32 n, gint64 now, guint32 *n_next)
           if (net->hot[gi].vmark == epoch)
             continue;
           net->hot[gi].vmark = epoch;
+          check_add (net, gi);
           if (!has_bottleneck (net, gi, epoch, &feasible))
             {
               ok = FALSE;
@@ -1323,7 +1454,7 @@ unchanged_after_ends (SimFlowNet *net, guint32 n)
 /* Re-solves the components reachable from the seeds (new flows, classes that lost a flow) and
  * re-plans changed completions: locally if that is exact (above), else component by component. */
 static void
-recompute (SimFlowNet *net)
+solve_changes (SimFlowNet *net)
 {
   gint64 now = sim_engine_now (net->engine);
   guint32 epoch = next_epoch (net);
@@ -1390,6 +1521,140 @@ recompute (SimFlowNet *net)
   solve_rows (net, n_comp_flows, n_comp_classes, n_occ);
   net->stats.flows_resolved += n_comp_flows;
   apply_rates (net, n_comp_flows, now);
+}
+
+/* ---- bundles ----------------------------------------------------------------------------------
+ * A bundle is n flows of the same size and weight started together (a representative's sibling
+ * pairs, a collective's rings in every domain), run as one flow over their paths concatenated: a
+ * link crossed by k of them counts k crossings, as k flows would. Its members keep one rate, and
+ * that is exact while each of them has a bottleneck of its own: a full class on one of its links
+ * on which no flow gets more (per unit of weight) than the bundle. Then the bundle's allocation,
+ * given to every member, is feasible and every flow of the split system has a bottleneck, which
+ * characterises the max-min allocation (unique). So after every recompute each bundle it touched
+ * (the seeds, their classes' flows, a solved component) is checked member by member; members
+ * without a bottleneck of their own would go faster alone, and move to a new bundle (their own
+ * further splits follow at the next recompute, at the same nanosecond). A member never moved
+ * had its bundle's rate all along, so both parts keep the same remaining bytes. Checked at
+ * LOCAL_TOL, like the local re-solve. */
+
+/* Moves flow i off its atoms (a split relinks it; nothing finished, so no bytes are counted). */
+static void
+unlink_flow (SimFlowNet *net, guint32 i)
+{
+  Flow *f = &net->flows[i];
+  next_move_stamp (net);
+  for (int k = 0; k < f->n_occ; k++)
+    {
+      gboolean miss;
+      int to = atom_move (net, f->occ[k], i, -1, &miss);
+      if (miss && to >= 0)
+        {
+          GROW (net->dirty_classes, net->cap_dirty_classes, net->n_dirty_classes + 1, ClassRef);
+          net->dirty_classes[net->n_dirty_classes++] = (ClassRef) { to, net->class_gen[to] };
+        }
+    }
+  f->n_ent = 0;
+  f->n_occ = 0;
+}
+
+/* Bundle i keeps members msplit[0..n_keep) and msplit[n_keep..n) start as a new bundle with the
+ * same remaining bytes; both are seeds of the next recompute. */
+static void
+split_bundle (SimFlowNet *net, guint32 i, int n_keep, int n)
+{
+  gint64 now = sim_engine_now (net->engine);
+  Flow *f = &net->flows[i];
+  f->remaining -= f->rate * elapsed_s (f->updated_ns, now);
+  f->updated_ns = now;
+  double remaining = f->remaining;
+  guint32 j = start_members (net, net->msplit + n_keep, n - n_keep, f->bytes, net->hot[i].w, f->done, f->user,
+                             f->arg);
+  net->flows[j].remaining = remaining;
+  net->active -= n - n_keep;
+  f = &net->flows[i];  /* flows[] may have moved */
+  unlink_flow (net, i);
+  SimFlowPath *p = n_keep == 1 ? net->msplit[0] : bundle_path (net, net->msplit, n_keep);
+  path_derive (net, p);
+  f->bundle = n_keep == 1 ? NULL : p;
+  f->hint = (ClassRef) { -1, 0 };
+  GROW (f->occ, f->cap_occ, p->n_occ, int);
+  memcpy (f->occ, p->occ, (gsize) p->n_occ * sizeof (int));
+  f->n_occ = p->n_occ;
+  next_move_stamp (net);
+  for (int k = 0; k < f->n_occ; k++)
+    {
+      gboolean miss;
+      atom_move (net, f->occ[k], i, 1, &miss);
+    }
+  GROW (net->dirty_flows, net->cap_dirty_flows, net->n_dirty_flows + 1, guint32);
+  net->dirty_flows[net->n_dirty_flows++] = i;
+  net->stats.bundle_splits++;
+  schedule_recompute (net);
+}
+
+/* Whether member path p has a bottleneck of its own at per-weight rate r (class stats of epoch). */
+static gboolean
+member_bound (SimFlowNet *net, const SimFlowPath *p, double r, guint32 epoch)
+{
+  for (int k = 0; k < p->n_links; k++)
+    {
+      int cls = net->atoms[net->atom_of[p->links[k]]].cls;
+      if (cls < 0)
+        continue;
+      class_stats (net, cls, epoch);
+      if (is_bottleneck (net->classes[cls], r))
+        return TRUE;
+    }
+  return FALSE;
+}
+
+static void
+check_bundles (SimFlowNet *net)
+{
+  guint32 epoch = next_epoch (net);  /* no flow marked: the current rates */
+  for (int q = 0; q < net->n_check; q++)
+    {
+      guint32 i = net->check[q];
+      Flow *f = &net->flows[i];
+      if (f->next != FLOW_LIVE || f->bundle == NULL || f->rate <= 0 || isinf (f->rate))
+        continue;
+      SimFlowPath *b = f->bundle;
+      double r = f->rate / net->hot[i].w;
+      GROW (net->msplit, net->cap_msplit, b->n_members, SimFlowPath *);
+      int n_keep = 0, n_other = 0;
+      for (int m = 0; m < b->n_members; m++)
+        if (member_bound (net, b->members[m], r, epoch))
+          net->msplit[n_keep++] = b->members[m];
+        else
+          net->msplit[b->n_members - 1 - n_other++] = b->members[m];
+      if (n_other == 0 || n_keep == 0)
+        continue;  /* all bound; none (only by rounding past LOCAL_TOL): left as is */
+      /* the others back in their order */
+      for (int a = n_keep, z = b->n_members - 1; a < z; a++, z--)
+        {
+          SimFlowPath *t = net->msplit[a];
+          net->msplit[a] = net->msplit[z];
+          net->msplit[z] = t;
+        }
+      split_bundle (net, i, n_keep, b->n_members);
+      epoch = next_epoch (net);  /* classes moved */
+    }
+  net->n_check = 0;
+}
+
+static void
+recompute (SimFlowNet *net)
+{
+  if (++net->check_stamp == 0)
+    {
+      for (guint32 i = 0; i < net->n_flows; i++)
+        net->flows[i].cmark = 0;
+      net->check_stamp = 1;
+    }
+  net->n_check = 0;
+  solve_changes (net);
+  if (net->n_check > 0)
+    check_bundles (net);
 }
 
 static void

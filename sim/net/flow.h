@@ -44,6 +44,11 @@ SimFlowPath *sim_flow_net_path (SimFlowNet *net, const guint32 *links, int n_lin
 /* sim_flow_net_start_weighted over a registered path: the same flow, rates and completion. */
 guint64 sim_flow_net_start_path (SimFlowNet *net, SimFlowPath *path, double bytes, double weight,
                                  SimFlowDoneFn done, gpointer user, guint64 arg);
+/* n flows of `bytes` each at `weight` each, over registered paths[0..n), started now as one bundle:
+ * the same rates and completions as n sim_flow_net_start_path calls, in one flow for as long as its
+ * members move in lockstep (flow.c, "bundles"); done(user, arg) runs once per flow. */
+void sim_flow_net_start_bundle (SimFlowNet *net, SimFlowPath *const *paths, int n, double bytes, double weight,
+                                SimFlowDoneFn done, gpointer user, guint64 arg);
 /* Current rate of an active flow in bytes/s (0 if finished). */
 double sim_flow_net_rate (const SimFlowNet *net, guint64 flow_id);
 /* Bytes carried by a link so far, for --link-stats. */
@@ -58,5 +63,7 @@ typedef struct {
   guint64 flows_resolved;    /* flows re-solved, summed over recomputes (by the solve that was
                               * kept: a local try that failed its check is not counted) */
   guint64 reschedules;       /* completion events moved because a rate changed */
+  guint64 bundles;           /* sim_flow_net_start_bundle calls that made a bundle */
+  guint64 bundle_splits;     /* bundles split because some members would go faster alone */
 } SimFlowNetStats;
 SimFlowNetStats sim_flow_net_stats (const SimFlowNet *net);
