@@ -228,6 +228,47 @@ model_plan_group_ranks (const ModelPlan *plan, int rank, guint dim_mask, gboolea
 }
 
 int
+model_plan_group_partition (const ModelPlan *plan, guint dim_mask, gboolean expert, int *group_of, int *members)
+{
+  g_return_val_if_fail (plan != NULL && group_of != NULL && members != NULL, 0);
+  int sizes[MODEL_DIM_COUNT], stride[MODEL_DIM_COUNT], mstride[MODEL_DIM_COUNT], c[MODEL_DIM_COUNT] = { 0 };
+  view_sizes (plan, expert, sizes);
+  int s = 1, ms = 1;
+  for (int i = 0; i < MODEL_DIM_COUNT; i++)
+    {
+      ModelDim d = plan->order[i];
+      stride[d] = s;
+      s *= sizes[d];
+      mstride[d] = dim_mask & (1u << d) ? ms : 0;
+      ms *= dim_mask & (1u << d) ? sizes[d] : 1;
+    }
+  /* A group's first member (its masked coordinates 0) is its smallest rank, so groups are numbered
+   * as ranks ascend, and a member's place is its masked coordinates in odometer order
+   * (model_plan_group_ranks). group_of[] of a group's first member holds its number meanwhile. */
+  int n_groups = 0;
+  for (int rank = 0; rank < s; rank++)
+    {
+      int lead = rank, sub = 0;
+      for (int d = 0; d < MODEL_DIM_COUNT; d++)
+        {
+          lead -= mstride[d] ? c[d] * stride[d] : 0;
+          sub += c[d] * mstride[d];
+        }
+      int g = lead == rank ? n_groups++ : group_of[lead];
+      group_of[rank] = g;
+      members[(gsize) g * ms + sub] = rank;
+      for (int i = 0; i < MODEL_DIM_COUNT; i++)
+        {
+          ModelDim d = plan->order[i];
+          if (++c[d] < sizes[d])
+            break;
+          c[d] = 0;
+        }
+    }
+  return n_groups;
+}
+
+int
 model_plan_group (const ModelPlan *plan, int rank, ModelDim dim, int *ranks)
 {
   return model_plan_group_ranks (plan, rank, 1u << dim, dim == MODEL_DIM_EP, ranks);

@@ -160,6 +160,11 @@ int model_plan_rank_of (const ModelPlan *plan, const int coords[MODEL_DIM_COUNT]
  * (Megatron's data-parallel group with context parallelism): mask (1 << DP) | (1 << CP). */
 int model_plan_group_ranks (const ModelPlan *plan, int rank, guint dim_mask, gboolean expert,
                             int *ranks);
+/* Every group of those dims at once: group_of[rank] its group, numbered as their smallest ranks
+ * ascend, and members[g * size ..] each group's ranks in model_plan_group_ranks's order. Returns
+ * the number of groups (gpus / size); O(gpus). */
+int model_plan_group_partition (const ModelPlan *plan, guint dim_mask, gboolean expert, int *group_of,
+                                int *members);
 /* Shorthand: the group of `rank` along one dim (EP in the expert view, others dense). */
 int model_plan_group (const ModelPlan *plan, int rank, ModelDim dim, int *ranks);
 

@@ -360,6 +360,51 @@ test_expert_mapping (void)
   assert_group (&p, 5, 1u << MODEL_DIM_DP, TRUE, (int[]){ 1, 5 }, 2);
 }
 
+/* model_plan_group_partition gives every rank the group model_plan_group_ranks lists, with its
+ * members in the same order, groups numbered as their smallest ranks ascend: every mask, both
+ * views, two dimension orders. */
+static void
+check_partition (const ModelPlan *p, gboolean expert)
+{
+  int group_of[96], members[96], want[96], first[96];
+  for (guint mask = 1; mask < (1u << MODEL_DIM_COUNT); mask++)
+    {
+      int n = model_plan_group_partition (p, mask, expert, group_of, members);
+      int size = model_plan_group_ranks (p, 0, mask, expert, want);
+      g_assert_cmpint (n * size, ==, p->gpus);
+      int seen = 0;
+      for (int r = 0; r < p->gpus; r++)
+        {
+          int k = model_plan_group_ranks (p, r, mask, expert, want);
+          int g = group_of[r];
+          g_assert_cmpint (k, ==, size);
+          g_assert_true (g >= 0 && g < n);
+          if (g == seen)
+            first[seen++] = r;  /* a new group opens at its smallest rank */
+          g_assert_cmpint (g, <, seen);
+          g_assert_cmpint (first[g], ==, want[0]);
+          for (int i = 0; i < k; i++)
+            g_assert_cmpint (members[g * size + i], ==, want[i]);
+        }
+      g_assert_cmpint (seen, ==, n);
+    }
+}
+
+static void
+test_group_partition (void)
+{
+  ModelPlan p;
+  model_plan_init (&p);
+  p.tp = 2, p.cp = 2, p.dp = 3, p.pp = 2, p.gpus = 24;
+  check_partition (&p, FALSE);
+  g_assert_true (model_plan_parse_order ("dp,pp,tp,cp,ep", p.order, NULL));
+  check_partition (&p, FALSE);
+  model_plan_init (&p);
+  p.tp = 2, p.dp = 4, p.ep = 4, p.pp = 3, p.etp = 1, p.gpus = 24;
+  check_partition (&p, TRUE);
+  check_partition (&p, FALSE);
+}
+
 /* Llama 3.1 405B, pp8 vpp8 with embedding and loss as pipeline layers: 128 pipeline layers, 2 per
  * virtual stage; stage 0 and 63 hold 1 transformer layer, the others 2 (1 + 62*2 + 1 = 126). */
 static void
@@ -418,6 +463,7 @@ main (int argc, char **argv)
   g_test_add_func ("/model/plan/parse-order", test_parse_order);
   g_test_add_func ("/model/plan/rank-mapping", test_rank_mapping);
   g_test_add_func ("/model/plan/expert-mapping", test_expert_mapping);
+  g_test_add_func ("/model/plan/group-partition", test_group_partition);
   g_test_add_func ("/model/plan/pipeline-split", test_pipeline_split);
   return g_test_run ();
 }

@@ -942,7 +942,10 @@ start_queued (SimCollective *c, SimFlowDoneFn done, gpointer user)
 {
   int n = c->n_queued;
   c->n_queued = 0;
-  if (n > 1)
+  gboolean one_key = TRUE;
+  for (int i = 1; i < n && one_key; i++)
+    one_key = c->queued[i].bytes == c->queued[0].bytes && c->queued[i].weight == c->queued[0].weight;
+  if (!one_key)
     qsort (c->queued, (gsize) n, sizeof *c->queued, queued_cmp);
   if (n > c->cap_bundle)
     {

@@ -133,6 +133,7 @@ struct SimFlowPath {
   int n_occ, cap_occ;
   SimFlowPath **members; /* a bundle's union path: its member paths, whose links it concatenates */
   int n_members;
+  int *member_hint;      /* per member: the index of the link found to bind it last, tried first */
   guint hash;
 };
 
@@ -707,6 +708,7 @@ sim_flow_net_free (SimFlowNet *net)
       g_free (p->occ);
       g_free (p->gen);
       g_free (p->members);
+      g_free (p->member_hint);
       g_free (p);
     }
   g_ptr_array_free (net->paths, TRUE);
@@ -888,6 +890,7 @@ bundle_path (SimFlowNet *net, SimFlowPath *const *members, int n)
     }
   p = path_new (net, net->ulinks, total);
   p->members = g_memdup2 (members, (gsize) n * sizeof (SimFlowPath *));
+  p->member_hint = g_new0 (int, n);
   p->n_members = n;
   p->hash = key.hash;
   g_hash_table_add (net->bundles, p);
@@ -1592,19 +1595,29 @@ split_bundle (SimFlowNet *net, guint32 i, int n_keep, int n)
   schedule_recompute (net);
 }
 
-/* Whether member path p has a bottleneck of its own at per-weight rate r (class stats of epoch). */
-static gboolean
-member_bound (SimFlowNet *net, const SimFlowPath *p, double r, guint32 epoch)
+static inline gboolean
+link_binds (SimFlowNet *net, guint32 link, double r, guint32 epoch)
 {
+  int cls = net->atoms[net->atom_of[link]].cls;
+  if (cls < 0)
+    return FALSE;
+  class_stats (net, cls, epoch);
+  return is_bottleneck (net->classes[cls], r);
+}
+
+/* Whether member path p has a bottleneck of its own at per-weight rate r (class stats of epoch);
+ * *hint: the link that bound it last, tried first (a ring's hundreds of links are rarely walked). */
+static gboolean
+member_bound (SimFlowNet *net, const SimFlowPath *p, double r, guint32 epoch, int *hint)
+{
+  if (*hint < p->n_links && link_binds (net, p->links[*hint], r, epoch))
+    return TRUE;
   for (int k = 0; k < p->n_links; k++)
-    {
-      int cls = net->atoms[net->atom_of[p->links[k]]].cls;
-      if (cls < 0)
-        continue;
-      class_stats (net, cls, epoch);
-      if (is_bottleneck (net->classes[cls], r))
+    if (link_binds (net, p->links[k], r, epoch))
+      {
+        *hint = k;
         return TRUE;
-    }
+      }
   return FALSE;
 }
 
@@ -1623,7 +1636,7 @@ check_bundles (SimFlowNet *net)
       GROW (net->msplit, net->cap_msplit, b->n_members, SimFlowPath *);
       int n_keep = 0, n_other = 0;
       for (int m = 0; m < b->n_members; m++)
-        if (member_bound (net, b->members[m], r, epoch))
+        if (member_bound (net, b->members[m], r, epoch, &b->member_hint[m]))
           net->msplit[n_keep++] = b->members[m];
         else
           net->msplit[b->n_members - 1 - n_other++] = b->members[m];

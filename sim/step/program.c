@@ -839,6 +839,10 @@ sim_runner_build_program (Program *p, LayerCtx *c, int stage, int dpcp)
   /* Micro-batches per chunk (DualPipe: m/2 down each copy of the pipeline). */
   int mc = plan->schedule == MODEL_SCHED_DUALPIPE ? m / 2 : m;
   g_autoptr (GArray) pair_ops = g_array_new (FALSE, FALSE, sizeof (ModelOp));
+  /* A chunk's ops per pass are the same in every micro-batch: listed once (model_layer_chunk_ops),
+   * copied per slot. */
+  g_autoptr (GPtrArray) chunk_ops = g_ptr_array_new_with_free_func ((GDestroyNotify) g_array_unref);
+  g_ptr_array_set_size (chunk_ops, 2 * v);
   for (int i = 0; i < n_slots; i++)
     {
       /* One slot, or DualPipe's overlapped forward-backward pair (emit_pair). */
@@ -875,8 +879,14 @@ sim_runner_build_program (Program *p, LayerCtx *c, int stage, int dpcp)
              * (Megatron's gather_split_1d_tensor after the receive). */
             collective (b, r->fwd ? "pp_recv_ag" : "pp_recv_grad_ag", G_TP, SIM_COLLECTIVE_ALLGATHER, act_bytes, FALSE);
           r->wait_chunk = r->fwd && sl.microbatch == 0 && n_ag > 0 ? sl.chunk : -1;
+          GArray **listed = (GArray **) &chunk_ops->pdata[2 * sl.chunk + (r->fwd ? 0 : 1)];
+          if (*listed == NULL)
+            {
+              *listed = g_array_new (FALSE, FALSE, sizeof (ModelOp));
+              model_layer_chunk_ops (s, plan, stage, sl.chunk, sl.pass, *listed);
+            }
           g_array_set_size (r->ops, 0);
-          model_layer_chunk_ops (s, plan, stage, sl.chunk, sl.pass, r->ops);
+          g_array_append_vals (r->ops, (*listed)->data, (*listed)->len);
           if (sl.zb || sl.weight)
             split_weight_grads (r->ops, sl.weight);
           if (sl.microbatch == 0)

@@ -624,7 +624,13 @@ group_table_build (GroupTable *gt, const ModelPlan *plan, GroupKind kind)
     gt->group_of[i] = -1;
   GArray *members = g_array_new (FALSE, FALSE, sizeof (int));
   int n_groups = 0;
-  for (int rank = 0; rank < n; rank++)
+  if (kind != G_EMB)
+    {
+      g_array_set_size (members, (guint) n);
+      n_groups = model_plan_group_partition (plan, mask, expert, gt->group_of, (int *) (void *) members->data);
+      g_assert (n_groups >= 1 && n_groups * size == n);
+    }
+  for (int rank = 0; kind == G_EMB && rank < n; rank++)
     {
       if (gt->group_of[rank] >= 0)
         continue;
@@ -649,7 +655,7 @@ group_table_build (GroupTable *gt, const ModelPlan *plan, GroupKind kind)
     }
   gt->n_groups = n_groups;
   gt->members = (int *) g_array_free (members, FALSE);
-  gt->sib_off = g_new0 (int, plan->pp + 1);
+  gt->sib_off = g_new0 (int, (gsize) MAX (plan->pp, 1) + 1);
   gt->sib = g_new (int, MAX (n_groups, 1));
   int *stage_of_group = g_new (int, MAX (n_groups, 1));
   for (int g = 0; g < n_groups; g++)
@@ -661,7 +667,7 @@ group_table_build (GroupTable *gt, const ModelPlan *plan, GroupKind kind)
     }
   for (int s = 0; s < plan->pp; s++)
     gt->sib_off[s + 1] += gt->sib_off[s];
-  g_autofree int *fill = g_new0 (int, plan->pp);
+  g_autofree int *fill = g_new0 (int, MAX (plan->pp, 1));
   for (int g = 0; g < n_groups; g++)
     gt->sib[gt->sib_off[stage_of_group[g]] + fill[stage_of_group[g]]++] = g;
   g_free (stage_of_group);
@@ -703,21 +709,40 @@ group_table_index_simulated (GroupTable *gt, RankState *const *state_of)
   gt->sim = (int *) g_array_free (sim, FALSE);
 }
 
+/* Members per NVLink domain while a group is tallied (zero between tallies). */
+typedef struct {
+  int *count;
+} DomainTally;
+
+static void
+domain_tally_init (DomainTally *t, const SimTopology *topo)
+{
+  SimTopologySummary sum;
+  sim_topology_summarize (topo, &sum);
+  t->count = g_new0 (int, MAX (sum.domains, 1));
+}
+
+static void
+domain_tally_clear (DomainTally *t)
+{
+  g_clear_pointer (&t->count, g_free);
+}
+G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC (DomainTally, domain_tally_clear)
+
 /* How a group sits on the NVLink domains: how many it spans and the most members in one. */
 static void
-group_layout (const SimTopology *topo, const int *members, int n, GHashTable *scratch, int *domains,
-              int *per_domain)
+group_layout (const SimTopology *topo, const int *members, int n, DomainTally *t, int *domains, int *per_domain)
 {
-  g_hash_table_remove_all (scratch);
   *per_domain = 0;
+  *domains = 0;
   for (int i = 0; i < n; i++)
     {
-      gpointer key = GINT_TO_POINTER (sim_topology_domain_of (topo, members[i]) + 1);
-      int c = GPOINTER_TO_INT (g_hash_table_lookup (scratch, key)) + 1;
-      g_hash_table_insert (scratch, key, GINT_TO_POINTER (c));
+      int c = ++t->count[sim_topology_domain_of (topo, members[i])];
+      *domains += c == 1;
       *per_domain = MAX (*per_domain, c);
     }
-  *domains = (int) g_hash_table_size (scratch);
+  for (int i = 0; i < n; i++)
+    t->count[sim_topology_domain_of (topo, members[i])] = 0;
 }
 
 /* Representatives launch a collective for the sibling groups of their stage. A group that stays
@@ -728,7 +753,8 @@ group_layout (const SimTopology *topo, const int *members, int n, GHashTable *sc
 static void
 restrict_siblings (Runner *r)
 {
-  g_autoptr (GHashTable) scratch = g_hash_table_new (NULL, NULL);
+  g_auto (DomainTally) scratch = { NULL };
+  domain_tally_init (&scratch, r->topo);
   for (int k = 0; k < G_COUNT; k++)
     {
       GroupTable *gt = &r->groups[k];
@@ -741,7 +767,7 @@ restrict_siblings (Runner *r)
           if (g < 0)
             continue;
           int domains, per_domain;
-          group_layout (r->topo, gt->members + (gsize) g * gt->size, gt->size, scratch, &domains,
+          group_layout (r->topo, gt->members + (gsize) g * gt->size, gt->size, &scratch, &domains,
                         &per_domain);
           if (domains != 1)
             continue;
@@ -760,7 +786,8 @@ restrict_siblings (Runner *r)
 static gboolean
 placement_symmetric (Runner *r)
 {
-  g_autoptr (GHashTable) scratch = g_hash_table_new (NULL, NULL);
+  g_auto (DomainTally) scratch = { NULL };
+  domain_tally_init (&scratch, r->topo);
   for (int k = 0; k < G_COUNT; k++)
     {
       GroupTable *gt = &r->groups[k];
@@ -770,7 +797,7 @@ placement_symmetric (Runner *r)
       for (int g = 0; g < gt->n_groups; g++)
         {
           int d, pd;
-          group_layout (r->topo, gt->members + (gsize) g * gt->size, gt->size, scratch, &d, &pd);
+          group_layout (r->topo, gt->members + (gsize) g * gt->size, gt->size, &scratch, &d, &pd);
           if (g == 0)
             {
               d0 = d;
@@ -862,9 +889,10 @@ sim_runner_run (const ModelShape *shape, const ModelPlan *plan, const SimGpuSpec
        * representatives run; --full prices every group at this count too). */
       g_autofree int *ranks = g_new (int, plan->gpus);
       int n = model_plan_group_ranks (plan, 0, 1u << MODEL_DIM_EP, TRUE, ranks);
-      g_autoptr (GHashTable) scratch = g_hash_table_new (NULL, NULL);
+      g_auto (DomainTally) scratch = { NULL };
+      domain_tally_init (&scratch, topo);
       int domains, per_domain;
-      group_layout (topo, ranks, n, scratch, &domains, &per_domain);
+      group_layout (topo, ranks, n, &scratch, &domains, &per_domain);
       c.ep_a2a_scale = model_moe_dispatch_copies (shape, plan, domains) / shape->moe_top_k;
     }
   c.scratch = model_op_array_new ();
