@@ -214,6 +214,7 @@ typedef struct {
   RowParams *row_params;       /* per row: indices of the constants its step depends on, -1 ended */
   GMutex lock;
   guint simulations;
+  double *row_wall;            /* per row: wall seconds of its last simulation (0: not yet run) */
 } Ctx;
 
 typedef struct {
@@ -257,12 +258,25 @@ job_run (gpointer data, gpointer user)
   o.sets = (const char *const *) sets->pdata;
   o.threads = 1;
   SimValidateResult res;
+  gint64 t0 = g_get_monotonic_time ();
   sim_validate_run_row (sim_validate_deck_row (c->deck, j->row), &o, &res);
   j->out = res.status == SIM_VALIDATE_OK && res.predicted_s > 0 ? res.predicted_s : NAN;
   sim_validate_result_clear (&res);
   g_mutex_lock (&c->lock);
   c->simulations++;
+  c->row_wall[j->row] = (double) (g_get_monotonic_time () - t0) / 1e6;
   g_mutex_unlock (&c->lock);
+}
+
+static int
+job_cost_cmp (gconstpointer a, gconstpointer b, gpointer user)
+{
+  const Ctx *c = user;
+  const Job *x = *(Job *const *) a, *y = *(Job *const *) b;
+  double cx = c->row_wall[x->row], cy = c->row_wall[y->row];
+  if (cx != cy)
+    return cx > cy ? -1 : 1;
+  return (x > y) - (x < y);
 }
 
 static void
@@ -275,9 +289,16 @@ run_jobs (Ctx *c, Job *jobs, guint n)
         job_run (&jobs[i], c);
       return;
     }
+  /* Longest first, by each row's last simulation (the order of the deck before any has run): one
+   * `--full` row of tens of seconds started last would run alone on one core at the end. Results
+   * do not depend on the order (each job owns its output). */
+  g_autofree Job **order = g_new (Job *, n);
+  for (guint i = 0; i < n; i++)
+    order[i] = &jobs[i];
+  g_qsort_with_data (order, (gint) n, sizeof *order, job_cost_cmp, c);
   GThreadPool *pool = g_thread_pool_new (job_run, c, threads, TRUE, NULL);
   for (guint i = 0; i < n; i++)
-    g_thread_pool_push (pool, &jobs[i], NULL);
+    g_thread_pool_push (pool, order[i], NULL);
   g_thread_pool_free (pool, FALSE, TRUE);
 }
 
@@ -497,6 +518,7 @@ sim_calibration_fit (const SimValidateDeck *deck, const SimCalibrationOptions *o
   c.base.progress = FALSE;
   c.params = out->params;
   g_mutex_init (&c.lock);
+  c.row_wall = g_new0 (double, n);
   out->n = n;
   out->generation = g_new (int, n);
   c.row_params = g_new (RowParams, n);
@@ -736,6 +758,7 @@ sim_calibration_fit (const SimValidateDeck *deck, const SimCalibrationOptions *o
   out->simulations = c.simulations;
   out->wall_s = (double) (g_get_monotonic_time () - t0) / 1e6;
   g_free (c.row_params);
+  g_free (c.row_wall);
   g_mutex_clear (&c.lock);
   if (!ok)
     sim_calibration_result_clear (out);
