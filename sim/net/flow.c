@@ -1,5 +1,6 @@
-/* Stays ~1100 lines: the incremental max-min solver (link classes, transition cache, components,
- * seeded re-solves) and the engine-driven completions all work on SimFlowNet's private state. */
+/* Stays ~1700 lines: the incremental max-min solver (link classes, transition cache, components,
+ * seeded re-solves), bundles and the engine-driven completions all work on SimFlowNet's private
+ * state. */
 /* SimFlowNet: flows sharing links max-min fairly, with completions driven by the engine.
  * See flow.h for the contract.
  *
@@ -756,6 +757,26 @@ sim_flow_net_start (SimFlowNet *net, const guint32 *links, int n_links, double b
   return sim_flow_net_start_weighted (net, links, n_links, bytes, 1.0, done, user, arg);
 }
 
+/* Puts flow i (on no atom) on the atoms occ[0..n_occ): each moves to the class of its flows plus
+ * this one. The flow's component is all the next recompute needs to look at. */
+static void
+link_flow (SimFlowNet *net, guint32 i, const int *occ, int n_occ)
+{
+  Flow *f = &net->flows[i];
+  GROW (f->occ, f->cap_occ, n_occ, int);
+  memcpy (f->occ, occ, (gsize) n_occ * sizeof (int));
+  f->n_occ = n_occ;
+  next_move_stamp (net);
+  for (int k = 0; k < n_occ; k++)
+    {
+      gboolean miss;
+      atom_move (net, occ[k], i, 1, &miss);
+    }
+  GROW (net->dirty_flows, net->cap_dirty_flows, net->n_dirty_flows + 1, guint32);
+  net->dirty_flows[net->n_dirty_flows++] = i;
+  schedule_recompute (net);
+}
+
 /* Starts a flow over a derived path (occ: atoms, n_occ of them; routed: it has links). */
 static guint64
 start_occ (SimFlowNet *net, const int *occ, int n_occ, gboolean routed, double bytes, double weight,
@@ -802,21 +823,7 @@ start_occ (SimFlowNet *net, const int *occ, int n_occ, gboolean routed, double b
       f->event = sim_engine_after (net->engine, 0, complete_cb, net, i);
     }
   else
-    {
-      GROW (f->occ, f->cap_occ, n_occ, int);
-      memcpy (f->occ, occ, (gsize) n_occ * sizeof (int));
-      f->n_occ = n_occ;
-      next_move_stamp (net);
-      for (int k = 0; k < n_occ; k++)
-        {
-          gboolean miss;
-          atom_move (net, occ[k], i, 1, &miss);
-        }
-      /* The new flow's component is all a recompute needs to look at. */
-      GROW (net->dirty_flows, net->cap_dirty_flows, net->n_dirty_flows + 1, guint32);
-      net->dirty_flows[net->n_dirty_flows++] = i;
-      schedule_recompute (net);
-    }
+    link_flow (net, i, occ, n_occ);
   return ((guint64) f->gen << 32) | i;
 }
 
@@ -991,19 +998,17 @@ sim_flow_net_stats (const SimFlowNet *net)
   return net->stats;
 }
 
-/* Removes flow i from its links: each counts the flow's whole size and moves to its new class,
- * which the next recompute re-solves. */
+/* Moves flow i off its atoms, each to the class of its remaining flows (noted for the next
+ * recompute). */
 static void
-detach (SimFlowNet *net, guint32 i)
+unlink_flow (SimFlowNet *net, guint32 i)
 {
   Flow *f = &net->flows[i];
   next_move_stamp (net);
   for (int k = 0; k < f->n_occ; k++)
     {
-      int a = f->occ[k];
-      net->atoms[a].bytes += f->bytes;
       gboolean miss;
-      int to = atom_move (net, a, i, -1, &miss);
+      int to = atom_move (net, f->occ[k], i, -1, &miss);
       if (miss && to >= 0)
         {
           GROW (net->dirty_classes, net->cap_dirty_classes, net->n_dirty_classes + 1, ClassRef);
@@ -1012,6 +1017,17 @@ detach (SimFlowNet *net, guint32 i)
     }
   f->n_ent = 0;
   f->n_occ = 0;
+}
+
+/* Removes finished flow i from its links: each counts the flow's whole size and moves to its new
+ * class, which the next recompute re-solves. */
+static void
+detach (SimFlowNet *net, guint32 i)
+{
+  Flow *f = &net->flows[i];
+  for (int k = 0; k < f->n_occ; k++)
+    net->atoms[f->occ[k]].bytes += f->bytes;
+  unlink_flow (net, i);
   schedule_recompute (net);
 }
 
@@ -1540,26 +1556,6 @@ solve_changes (SimFlowNet *net)
  * had its bundle's rate all along, so both parts keep the same remaining bytes. Checked at
  * LOCAL_TOL, like the local re-solve. */
 
-/* Moves flow i off its atoms (a split relinks it; nothing finished, so no bytes are counted). */
-static void
-unlink_flow (SimFlowNet *net, guint32 i)
-{
-  Flow *f = &net->flows[i];
-  next_move_stamp (net);
-  for (int k = 0; k < f->n_occ; k++)
-    {
-      gboolean miss;
-      int to = atom_move (net, f->occ[k], i, -1, &miss);
-      if (miss && to >= 0)
-        {
-          GROW (net->dirty_classes, net->cap_dirty_classes, net->n_dirty_classes + 1, ClassRef);
-          net->dirty_classes[net->n_dirty_classes++] = (ClassRef) { to, net->class_gen[to] };
-        }
-    }
-  f->n_ent = 0;
-  f->n_occ = 0;
-}
-
 /* Bundle i keeps members msplit[0..n_keep) and msplit[n_keep..n) start as a new bundle with the
  * same remaining bytes; both are seeds of the next recompute. */
 static void
@@ -1574,25 +1570,14 @@ split_bundle (SimFlowNet *net, guint32 i, int n_keep, int n)
                              f->arg);
   net->flows[j].remaining = remaining;
   net->active -= n - n_keep;
-  f = &net->flows[i];  /* flows[] may have moved */
   unlink_flow (net, i);
   SimFlowPath *p = n_keep == 1 ? net->msplit[0] : bundle_path (net, net->msplit, n_keep);
   path_derive (net, p);
+  f = &net->flows[i];  /* flows[] may have moved */
   f->bundle = n_keep == 1 ? NULL : p;
   f->hint = (ClassRef) { -1, 0 };
-  GROW (f->occ, f->cap_occ, p->n_occ, int);
-  memcpy (f->occ, p->occ, (gsize) p->n_occ * sizeof (int));
-  f->n_occ = p->n_occ;
-  next_move_stamp (net);
-  for (int k = 0; k < f->n_occ; k++)
-    {
-      gboolean miss;
-      atom_move (net, f->occ[k], i, 1, &miss);
-    }
-  GROW (net->dirty_flows, net->cap_dirty_flows, net->n_dirty_flows + 1, guint32);
-  net->dirty_flows[net->n_dirty_flows++] = i;
+  link_flow (net, i, p->occ, p->n_occ);
   net->stats.bundle_splits++;
-  schedule_recompute (net);
 }
 
 static inline gboolean
@@ -1633,23 +1618,19 @@ check_bundles (SimFlowNet *net)
         continue;
       SimFlowPath *b = f->bundle;
       double r = f->rate / net->hot[i].w;
-      GROW (net->msplit, net->cap_msplit, b->n_members, SimFlowPath *);
+      int n = b->n_members;
+      GROW (net->msplit, net->cap_msplit, 2 * n, SimFlowPath *);
+      SimFlowPath **others = net->msplit + n;
       int n_keep = 0, n_other = 0;
-      for (int m = 0; m < b->n_members; m++)
+      for (int m = 0; m < n; m++)
         if (member_bound (net, b->members[m], r, epoch, &b->member_hint[m]))
           net->msplit[n_keep++] = b->members[m];
         else
-          net->msplit[b->n_members - 1 - n_other++] = b->members[m];
+          others[n_other++] = b->members[m];
       if (n_other == 0 || n_keep == 0)
         continue;  /* all bound; none (only by rounding past LOCAL_TOL): left as is */
-      /* the others back in their order */
-      for (int a = n_keep, z = b->n_members - 1; a < z; a++, z--)
-        {
-          SimFlowPath *t = net->msplit[a];
-          net->msplit[a] = net->msplit[z];
-          net->msplit[z] = t;
-        }
-      split_bundle (net, i, n_keep, b->n_members);
+      memmove (net->msplit + n_keep, others, (gsize) n_other * sizeof *others);
+      split_bundle (net, i, n_keep, n);
       epoch = next_epoch (net);  /* classes moved */
     }
   net->n_check = 0;

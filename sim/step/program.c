@@ -276,6 +276,14 @@ drop_later_microbatch_ops (GArray *ops)
   g_array_set_size (ops, kept);
 }
 
+/* A listed chunk's ops, or NULL for a (chunk, pass) no slot ran (GPtrArray frees every entry). */
+static void
+op_list_free (gpointer ops)
+{
+  if (ops != NULL)
+    g_array_unref (ops);
+}
+
 /* Zero-bubble split (DualPipe's enable_zb): the weight-gradient GEMMs only (`weight`), or every op
  * but them. */
 static void
@@ -841,7 +849,7 @@ sim_runner_build_program (Program *p, LayerCtx *c, int stage, int dpcp)
   g_autoptr (GArray) pair_ops = g_array_new (FALSE, FALSE, sizeof (ModelOp));
   /* A chunk's ops per pass are the same in every micro-batch: listed once (model_layer_chunk_ops),
    * copied per slot. */
-  g_autoptr (GPtrArray) chunk_ops = g_ptr_array_new_with_free_func ((GDestroyNotify) g_array_unref);
+  g_autoptr (GPtrArray) chunk_ops = g_ptr_array_new_with_free_func (op_list_free);
   g_ptr_array_set_size (chunk_ops, 2 * v);
   for (int i = 0; i < n_slots; i++)
     {

@@ -630,29 +630,23 @@ group_table_build (GroupTable *gt, const ModelPlan *plan, GroupKind kind)
       n_groups = model_plan_group_partition (plan, mask, expert, gt->group_of, (int *) (void *) members->data);
       g_assert (n_groups >= 1 && n_groups * size == n);
     }
-  for (int rank = 0; kind == G_EMB && rank < n; rank++)
-    {
-      if (gt->group_of[rank] >= 0)
-        continue;
-      int k = model_plan_group_ranks (plan, rank, mask, expert, buf);
-      if (kind == G_EMB)
-        {
-          /* Only the first and last stage: buf is ordered by the PP coordinate (one stage: itself;
-           * buf may hold a single rank). */
-          if (size > 1)
-            buf[1] = buf[k - 1];
-          k = size;
-          int coords[MODEL_DIM_COUNT];
-          model_plan_rank_coords (plan, rank, coords);
-          if (coords[MODEL_DIM_PP] != 0)
-            continue;
-        }
-      g_assert (k == size);
-      for (int i = 0; i < k; i++)
-        gt->group_of[buf[i]] = n_groups;
-      g_array_append_vals (members, buf, k);
-      n_groups++;
-    }
+  else
+    /* The embedding groups: each first-stage rank with its last-stage peer (buf is ordered by the
+     * PP coordinate; one stage: the rank alone). */
+    for (int rank = 0; rank < n; rank++)
+      {
+        int coords[MODEL_DIM_COUNT];
+        model_plan_rank_coords (plan, rank, coords);
+        if (coords[MODEL_DIM_PP] != 0)
+          continue;
+        int k = model_plan_group_ranks (plan, rank, mask, expert, buf);
+        if (size > 1)
+          buf[1] = buf[k - 1];
+        for (int i = 0; i < size; i++)
+          gt->group_of[buf[i]] = n_groups;
+        g_array_append_vals (members, buf, size);
+        n_groups++;
+      }
   gt->n_groups = n_groups;
   gt->members = (int *) g_array_free (members, FALSE);
   gt->sib_off = g_new0 (int, (gsize) MAX (plan->pp, 1) + 1);
@@ -709,40 +703,30 @@ group_table_index_simulated (GroupTable *gt, RankState *const *state_of)
   gt->sim = (int *) g_array_free (sim, FALSE);
 }
 
-/* Members per NVLink domain while a group is tallied (zero between tallies). */
-typedef struct {
-  int *count;
-} DomainTally;
-
-static void
-domain_tally_init (DomainTally *t, const SimTopology *topo)
+/* Scratch for group_layout: a zeroed count per NVLink domain. */
+static int *
+domain_tally_new (const SimTopology *topo)
 {
   SimTopologySummary sum;
   sim_topology_summarize (topo, &sum);
-  t->count = g_new0 (int, MAX (sum.domains, 1));
+  return g_new0 (int, MAX (sum.domains, 1));
 }
 
+/* How a group sits on the NVLink domains: how many it spans and the most members in one (tally:
+ * domain_tally_new's, left zeroed). */
 static void
-domain_tally_clear (DomainTally *t)
-{
-  g_clear_pointer (&t->count, g_free);
-}
-G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC (DomainTally, domain_tally_clear)
-
-/* How a group sits on the NVLink domains: how many it spans and the most members in one. */
-static void
-group_layout (const SimTopology *topo, const int *members, int n, DomainTally *t, int *domains, int *per_domain)
+group_layout (const SimTopology *topo, const int *members, int n, int *tally, int *domains, int *per_domain)
 {
   *per_domain = 0;
   *domains = 0;
   for (int i = 0; i < n; i++)
     {
-      int c = ++t->count[sim_topology_domain_of (topo, members[i])];
+      int c = ++tally[sim_topology_domain_of (topo, members[i])];
       *domains += c == 1;
       *per_domain = MAX (*per_domain, c);
     }
   for (int i = 0; i < n; i++)
-    t->count[sim_topology_domain_of (topo, members[i])] = 0;
+    tally[sim_topology_domain_of (topo, members[i])] = 0;
 }
 
 /* Representatives launch a collective for the sibling groups of their stage. A group that stays
@@ -753,8 +737,7 @@ group_layout (const SimTopology *topo, const int *members, int n, DomainTally *t
 static void
 restrict_siblings (Runner *r)
 {
-  g_auto (DomainTally) scratch = { NULL };
-  domain_tally_init (&scratch, r->topo);
+  g_autofree int *tally = domain_tally_new (r->topo);
   for (int k = 0; k < G_COUNT; k++)
     {
       GroupTable *gt = &r->groups[k];
@@ -767,7 +750,7 @@ restrict_siblings (Runner *r)
           if (g < 0)
             continue;
           int domains, per_domain;
-          group_layout (r->topo, gt->members + (gsize) g * gt->size, gt->size, &scratch, &domains,
+          group_layout (r->topo, gt->members + (gsize) g * gt->size, gt->size, tally, &domains,
                         &per_domain);
           if (domains != 1)
             continue;
@@ -786,8 +769,7 @@ restrict_siblings (Runner *r)
 static gboolean
 placement_symmetric (Runner *r)
 {
-  g_auto (DomainTally) scratch = { NULL };
-  domain_tally_init (&scratch, r->topo);
+  g_autofree int *tally = domain_tally_new (r->topo);
   for (int k = 0; k < G_COUNT; k++)
     {
       GroupTable *gt = &r->groups[k];
@@ -797,7 +779,7 @@ placement_symmetric (Runner *r)
       for (int g = 0; g < gt->n_groups; g++)
         {
           int d, pd;
-          group_layout (r->topo, gt->members + (gsize) g * gt->size, gt->size, &scratch, &d, &pd);
+          group_layout (r->topo, gt->members + (gsize) g * gt->size, gt->size, tally, &d, &pd);
           if (g == 0)
             {
               d0 = d;
@@ -889,10 +871,9 @@ sim_runner_run (const ModelShape *shape, const ModelPlan *plan, const SimGpuSpec
        * representatives run; --full prices every group at this count too). */
       g_autofree int *ranks = g_new (int, plan->gpus);
       int n = model_plan_group_ranks (plan, 0, 1u << MODEL_DIM_EP, TRUE, ranks);
-      g_auto (DomainTally) scratch = { NULL };
-      domain_tally_init (&scratch, topo);
+      g_autofree int *tally = domain_tally_new (topo);
       int domains, per_domain;
-      group_layout (topo, ranks, n, &scratch, &domains, &per_domain);
+      group_layout (topo, ranks, n, tally, &domains, &per_domain);
       c.ep_a2a_scale = model_moe_dispatch_copies (shape, plan, domains) / shape->moe_top_k;
     }
   c.scratch = model_op_array_new ();
