@@ -19,6 +19,9 @@
  * net_channels_per_nic per rail it uses, a send/recv the p2p channels of one peer (an all-to-all
  * spreads them over its n - 1 peers); so concurrent collectives share a link as their CTAs would,
  * not as our drawing of them into flows happens to split them.
+ * The flows one event starts (a phase of one run, or of every merged sibling run) go to the net as
+ * bundles of one size and weight (sim_flow_net_start_bundle), exact: a bundle splits itself where
+ * its members stop moving in lockstep.
  * Latencies are those of sim_alphabeta_latency_ns, so the flow model and the closed form differ only
  * where links are shared; a ring or tree the closed form runs on NCCL's LL protocol (small sizes)
  * takes LL's latency and moves 1/ll_bw_fraction of the bytes over the same flows. */

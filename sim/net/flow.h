@@ -10,7 +10,8 @@
  * bottleneck condition says more rates must change (flows elsewhere keep their rates and their
  * completion events), so 10^4 flows started by one collective in one event cost one solve, and a
  * flow ending in a large component costs a solve of its neighbours. Links with the same flows
- * and capacity are solved as one. Rates are therefore assigned when that event runs: a
+ * and capacity are solved as one, and flows started as one bundle (sim_flow_net_start_bundle) are one
+ * flow while they move in lockstep. Rates are therefore assigned when that event runs: a
  * flow's rate reads 0 until then (sim_flow_net_flush forces it). A flow finishes at the first
  * nanosecond at which all its bytes have arrived (rounded up, never early); flows with identical
  * histories get bit-identical rates and finish in the same nanosecond. */
