@@ -62,6 +62,7 @@ main (int argc, char **argv)
       fprintf (stderr, "bench/calibration: %s\n", error->message);
       return 1;
     }
+  sim_validate_deck_resolve (deck, threads);
   guint n = sim_validate_deck_n_rows (deck);
 
   SimCalibrationResult cr = { 0 };

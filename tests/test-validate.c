@@ -238,6 +238,59 @@ test_readme_interleaved (void)
     }
 }
 
+/* A micro-batch the notes call not stated is resolved to the fastest candidate that fits, simulated
+ * uncalibrated; every faster candidate must be over memory. A row that states its micro-batch keeps
+ * it. Row "mem": GPT 6.7B with a distributed optimizer on 8 H100, 8 sequences per replica: the fastest micro-batch is
+ * over 80 GB, so memory decides. */
+static void
+test_unstated_micro_batch (void)
+{
+  const char *rows[] = {
+    "small,S,GPT,gpt,12,768,12,12,3072,50257,1024,gelu,0,0,0,64,1,16,h100-sxm,8,8,,1,1,1,1,16,1,0,1,0,none,bf16,"
+    "0.5,log,low,\"micro_batch not stated: 1 assumed\"\n",
+    "stated,S,GPT,gpt,12,768,12,12,3072,50257,1024,gelu,0,0,0,64,1,16,h100-sxm,8,8,,1,1,1,1,16,1,0,1,0,none,bf16,"
+    "0.5,log,low,x\n",
+    "mem,S,GPT,gpt,32,4096,32,32,16384,50257,2048,gelu,0,0,0,64,1,8,h100-sxm,8,8,,1,1,1,1,8,1,0,1,0,none,bf16,"
+    "0.5,log,low,\"micro_batch not stated: 1 assumed\"\n",
+  };
+  g_autofree char *text = g_strconcat (header, rows[0], rows[1], rows[2], NULL);
+  g_autoptr (GError) error = NULL;
+  g_autoptr (SimValidateDeck) deck = sim_validate_deck_parse (text, strlen (text), "t.csv", &error);
+  g_assert_no_error (error);
+  sim_validate_deck_resolve (deck, 2);
+  g_assert_cmpint (sim_validate_deck_row (deck, 1)->micro_batch, ==, 1);
+  gboolean memory_decided = FALSE;
+  for (guint i = 0; i < 3; i += 2)
+    {
+      const SimValidateRow *r = sim_validate_deck_row (deck, i);
+      g_assert_cmpint (r->micro_batch_deck, ==, 1);
+      SimValidateOptions o = { NULL, NULL, 1, FALSE, FALSE, TRUE, 0 };
+      SimValidateRow c = *r;
+      SimValidateResult res;
+      sim_validate_run_row (&c, &o, &res);
+      g_assert_cmpint (res.status, ==, SIM_VALIDATE_OK);
+      g_assert_false (res.memory_over);
+      double chosen = res.predicted_s;
+      sim_validate_result_clear (&res);
+      for (int m = 1; m <= r->global_batch_seqs / r->dp; m *= 2)
+        {
+          c.micro_batch = m;
+          sim_validate_run_row (&c, &o, &res);
+          g_assert_cmpint (res.status, ==, SIM_VALIDATE_OK);
+          if (res.predicted_s < chosen)
+            g_assert_true (res.memory_over);
+          memory_decided |= res.predicted_s < chosen;
+          sim_validate_result_clear (&res);
+        }
+    }
+  g_assert_cmpint (sim_validate_deck_row (deck, 0)->micro_batch, >, 1);
+  g_assert_true (memory_decided);
+  g_autofree char *cmd = sim_validate_row_command (sim_validate_deck_row (deck, 0), &error);
+  g_assert_no_error (error);
+  g_autofree char *want = g_strdup_printf ("'parallel.micro_batch=%d'", sim_validate_deck_row (deck, 0)->micro_batch);
+  g_assert_nonnull (strstr (cmd, want));
+}
+
 /* A run that ran is never refused for memory: the row is simulated and flagged. */
 static void
 test_memory_never_refuses (void)
@@ -415,6 +468,7 @@ main (int argc, char **argv)
   g_test_add_func ("/sim/validate/row-facts", test_row_facts);
   g_test_add_func ("/sim/validate/readme-interleaved", test_readme_interleaved);
   g_test_add_func ("/sim/validate/memory-never-refuses", test_memory_never_refuses);
+  g_test_add_func ("/sim/validate/unstated-micro-batch", test_unstated_micro_batch);
   g_test_add_func ("/sim/validate/stats", test_stats);
   g_test_add_func ("/sim/validate/fixture-rows", test_fixture_rows);
   g_test_add_func ("/sim/validate/duplicate-rows", test_duplicate_rows);

@@ -48,6 +48,13 @@ sim_validate_deck_row (const SimValidateDeck *deck, guint i)
   return &g_array_index (deck->rows, SimValidateRow, i);
 }
 
+void
+sim_validate_deck_set_micro_batch (SimValidateDeck *deck, guint i, int micro_batch)
+{
+  g_return_if_fail (i < deck->rows->len && micro_batch >= 1);
+  g_array_index (deck->rows, SimValidateRow, i).micro_batch = micro_batch;
+}
+
 const char *
 sim_validate_deck_name (const SimValidateDeck *deck)
 {
@@ -337,6 +344,7 @@ convert_row (SimValidateDeck *deck, GPtrArray *fields, int line, SimValidateRow 
   INT (14, r->moe_ffn_hidden, 0, 100000000);
   INT (15, r->global_batch_seqs, 1, 1000000000);
   INT (16, r->micro_batch, 1, 1000000);
+  r->micro_batch_deck = r->micro_batch;
   INT (17, r->gpus, 1, 10000000);
   STR (18, r->gpu);
   INT (19, r->gpus_per_node, 1, 100000);

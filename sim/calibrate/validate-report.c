@@ -179,6 +179,18 @@ write_text (FILE *out, const SimValidateDeck *deck, const SimValidateResult *res
                x->breakdown_s[b], 100.0 * x->breakdown_s[b] / x->predicted_s, 100.0 * x->mfu,
                x->memory_over ? "; memory model over the GPU's memory" : "");
     }
+  gboolean resolved = FALSE;
+  for (guint i = 0; i < n; i++)
+    {
+      const SimValidateRow *r = sim_validate_deck_row (deck, i);
+      if (r->micro_batch == r->micro_batch_deck)
+        continue;
+      if (!resolved)
+        fprintf (out, "\nmicro-batch not stated (the deck's is a placeholder): the fastest that fits, simulated "
+                      "uncalibrated\n");
+      resolved = TRUE;
+      fprintf (out, "  %-52s %d (deck: %d)\n", r->id, r->micro_batch, r->micro_batch_deck);
+    }
   const char *titles[] = { "overall", "per source", "per GPU type" };
   for (int by = 0; by < 3; by++)
     {
@@ -312,6 +324,13 @@ write_json (FILE *out, const SimValidateDeck *deck, const SimValidateResult *res
       json_builder_add_string_value (b, r->gpu);
       json_builder_set_member_name (b, "status");
       json_builder_add_string_value (b, ok ? "ok" : "skipped");
+      json_builder_set_member_name (b, "micro_batch");
+      json_builder_add_int_value (b, r->micro_batch);
+      if (r->micro_batch != r->micro_batch_deck)
+        {
+          json_builder_set_member_name (b, "micro_batch_deck");
+          json_builder_add_int_value (b, r->micro_batch_deck);
+        }
       json_builder_set_member_name (b, "measured_s");
       json_builder_add_double_value (b, x->measured_s);
       json_builder_set_member_name (b, "predicted_s");

@@ -491,6 +491,101 @@ sim_validate_run_row (const SimValidateRow *row, const SimValidateOptions *optio
   res->wall_s = (double) (g_get_monotonic_time () - t0) / 1e6;
 }
 
+/* ---- Unstated micro-batches -------------------------------------------------------------------- */
+
+/* Where a source does not state the micro-batch the deck writes 1 as a placeholder and says so in the
+ * notes ("micro_batch not stated"; DECK.md, the Megatron-LM README rows). Such a row runs the
+ * micro-batch a run tuned for throughput would use: of the micro-batches m dividing the replica's
+ * batch b = global_batch / dp (and, when the row runs interleaved, leaving b / m a multiple of pp, as
+ * Megatron-Core's interleaved schedule requires), the fastest whose memory fits, trying m upwards
+ * until one no longer fits (activations grow with m). Each candidate is simulated uncalibrated (the
+ * profile's datasheet and microbenchmark figures, sim_validate_uncalibrated_sets), so no measured
+ * step time enters the choice: the full fit, every leave-one-source-out fold and `validate` see the
+ * same micro-batch. What it changes: Megatron-Core reduces gradients only during the last
+ * micro-batch's backward (core r0.8 schedules.py forward_backward_no_pipelining runs the others
+ * under no_sync), so the README's 32B (TP 8, PP 1, 4 sequences per replica) at micro-batch 1 has a
+ * quarter of a backward to hide its 16 GB fp32 gradient reduce-scatter per GPU in and cannot reach
+ * the README's 46% MFU (1.22 s predicted against 0.89 s); at 4 it can. */
+static gboolean
+micro_batch_unstated (const SimValidateRow *r)
+{
+  return strstr (r->notes, "micro_batch not stated") != NULL;
+}
+
+typedef struct {
+  const SimValidateRow *row;
+  int best;          /* 0: no candidate ran and fitted */
+  double best_s;
+} Unstated;
+
+static void
+unstated_run (gpointer data, gpointer user)
+{
+  Unstated *u = data;
+  const SimValidateRow *r = u->row;
+  int b = r->global_batch_seqs / r->dp;
+  gboolean interleaved = r->pp > 1 && row_vpp (r) > 1;
+  SimValidateOptions o = { 0 };
+  o.uncalibrated = TRUE;
+  o.threads = 1;
+  for (int m = 1; m <= b; m++)
+    {
+      if (b % m != 0 || (interleaved && (b / m) % r->pp != 0))
+        continue;
+      SimValidateRow c = *r;
+      c.micro_batch = m;
+      SimValidateResult res;
+      sim_validate_run_row (&c, &o, &res);
+      gboolean ran = res.status == SIM_VALIDATE_OK;
+      gboolean fits = ran && !res.memory_over;
+      if (fits && (u->best == 0 || res.predicted_s < u->best_s))
+        {
+          u->best = m;
+          u->best_s = res.predicted_s;
+        }
+      sim_validate_result_clear (&res);
+      if (ran && !fits)
+        break;
+    }
+}
+
+guint
+sim_validate_deck_resolve (SimValidateDeck *deck, int threads)
+{
+  guint n = sim_validate_deck_n_rows (deck), k = 0;
+  g_autofree Unstated *u = g_new0 (Unstated, MAX (n, 1));
+  for (guint i = 0; i < n; i++)
+    {
+      const SimValidateRow *r = sim_validate_deck_row (deck, i);
+      if (micro_batch_unstated (r))
+        u[k++].row = r;
+    }
+  if (k == 0)
+    return 0;
+  threads = threads > 0 ? threads : (int) g_get_num_processors ();
+  threads = MAX (1, MIN (threads, (int) k));
+  GThreadPool *pool = threads > 1 ? g_thread_pool_new (unstated_run, NULL, threads, TRUE, NULL) : NULL;
+  for (guint j = 0; j < k; j++)
+    if (pool)
+      g_thread_pool_push (pool, &u[j], NULL);
+    else
+      unstated_run (&u[j], NULL);
+  if (pool)
+    g_thread_pool_free (pool, FALSE, TRUE);
+  guint changed = 0;
+  for (guint i = 0, j = 0; i < n && j < k; i++)
+    if (sim_validate_deck_row (deck, i) == u[j].row)
+      {
+        if (u[j].best > 0 && u[j].best != u[j].row->micro_batch)
+          {
+            sim_validate_deck_set_micro_batch (deck, i, u[j].best);
+            changed++;
+          }
+        j++;
+      }
+  return changed;
+}
+
 typedef struct {
   const SimValidateDeck *deck;
   const SimValidateOptions *options;

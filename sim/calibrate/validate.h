@@ -48,6 +48,8 @@
  *                     TP4, PP8, mbs 1 (the submission's own selection rule); defaults = te1 for the
  *                     Megatron-LM README rows (Megatron-Core r0.8.0, before TE 2.0); else TE 2's;
  *   hardware.nvls   = false for Azure's MLPerf v6.0 405B row (its config: NCCL_NVLS_ENABLE=0);
+ *   micro_batch     = where the notes say "micro_batch not stated" (the Megatron-LM README rows), the
+ *                     fastest micro-batch that fits, simulated uncalibrated (sim_validate_deck_resolve);
  *   vpp             = layers / pp for the Megatron-LM README rows with PP > 1 whose notes call vpp = 1
  *                     a placeholder: their README overlapped pipeline communication, which
  *                     Megatron-Core r0.8 does only interleaved (one layer per virtual stage assumed).
@@ -94,7 +96,8 @@ typedef struct {
   int layers, hidden, heads, kv_heads, ffn_hidden, vocab, seq_len;
   const char *activation;
   int moe_experts, moe_top_k, moe_ffn_hidden;
-  int global_batch_seqs, micro_batch, gpus;
+  int global_batch_seqs, micro_batch, gpus; /* micro_batch: what runs (sim_validate_deck_resolve) */
+  int micro_batch_deck;          /* as the deck states it */
   const char *gpu;
   int gpus_per_node, nvlink_domain;
   double nic_gbps_per_gpu;       /* 0: unknown (empty) */
@@ -119,6 +122,13 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC (SimValidateDeck, sim_validate_deck_free)
 guint sim_validate_deck_n_rows (const SimValidateDeck *deck);
 const SimValidateRow *sim_validate_deck_row (const SimValidateDeck *deck, guint i);
 const char *sim_validate_deck_name (const SimValidateDeck *deck);
+/* Sets the micro-batch row i runs (micro_batch_deck keeps the deck's). */
+void sim_validate_deck_set_micro_batch (SimValidateDeck *deck, guint i, int micro_batch);
+/* Resolves the micro-batch of every row whose notes say "micro_batch not stated" (the deck's value is
+ * a placeholder): the fastest of those dividing the replica's batch whose memory fits, simulated
+ * uncalibrated so that no measured step time enters the choice (sim/calibrate/validate.c). `validate`
+ * and `fit` call it after loading a deck. Returns how many rows changed. */
+guint sim_validate_deck_resolve (SimValidateDeck *deck, int threads);
 
 typedef struct {
   const char *const *layers;  /* scenario files applied after the row's profile and settings (NULL-terminated) */

@@ -75,13 +75,16 @@ print_errors (const SimValidateDeck *deck, const SimFitrunsResult *r)
   printf ("\n");
 }
 
+/* The deck, its unstated micro-batches resolved (sim_validate_deck_resolve). */
 static SimValidateDeck *
-load_runs (const char *runs)
+load_runs (const char *runs, int threads)
 {
   g_autoptr (GError) error = NULL;
   SimValidateDeck *deck = sim_validate_deck_load (runs, &error);
   if (deck == NULL)
     fprintf (stderr, "trainsim fit: --runs: %s\n", error->message);
+  else
+    sim_validate_deck_resolve (deck, threads);
   return deck;
 }
 
@@ -90,7 +93,7 @@ fit_runs (const char *runs, const char *out_path, GStrv params, GStrv layers, GS
           gboolean cross_validate, const char *cmdline)
 {
   g_autoptr (GError) error = NULL;
-  g_autoptr (SimValidateDeck) deck = load_runs (runs);
+  g_autoptr (SimValidateDeck) deck = load_runs (runs, threads);
   if (deck == NULL)
     return 2;
   /* --param a,b --param c */
@@ -136,7 +139,7 @@ fit_calibrate (const char *runs, const char *out_path, GStrv layers, GStrv sets,
                gboolean cross_validate, const char *cmdline)
 {
   g_autoptr (GError) error = NULL;
-  g_autoptr (SimValidateDeck) deck = load_runs (runs);
+  g_autoptr (SimValidateDeck) deck = load_runs (runs, threads);
   if (deck == NULL)
     return 2;
   SimCalibrationOptions o = { { (const char *const *) layers, (const char *const *) sets, threads, FALSE, FALSE,

@@ -110,6 +110,7 @@ sim_cmd_validate (int argc, char **argv)
       fprintf (stderr, "trainsim validate: %s\n", error->message);
       return 2;
     }
+  sim_validate_deck_resolve (deck, threads);
   if (row_id != NULL)
     {
       for (guint i = 0; i < sim_validate_deck_n_rows (deck); i++)
