@@ -520,9 +520,11 @@ sim_curve (double x, const double *p, gpointer user)
 }
 
 /* e_max (p[0]) and log10 G½ in GFLOP (p[1]) of the simulator's curve for one GEMM series, started
- * from its γ-curve fit; waves over `sms` SMs (0: none, as the simulator does without sm_count). */
+ * from its γ-curve fit; waves over `sms` SMs (0: none, as the simulator does without sm_count),
+ * later waves quantized as the profile says (gemm_wave_quantization). */
 static gboolean
-fit_sim_curve (const CurveEntry *e, ModelDtype dtype, double peak, int sms, CalibNlinFit *out)
+fit_sim_curve (const CurveEntry *e, ModelDtype dtype, double peak, int sms, gboolean wave_quantization,
+               CalibNlinFit *out)
 {
   gsize n = e->x->len;
   g_autofree double *idx = g_new (double, n);
@@ -530,6 +532,7 @@ fit_sim_curve (const CurveEntry *e, ModelDtype dtype, double peak, int sms, Cali
     idx[i] = (double) i;
   SimCurve c = { .dtype = dtype, .e = e, .peak = peak };
   c.spec.sm_count = sms;
+  c.spec.wave_quantization = wave_quantization;
   double p0[2] = { MIN (0.95, e->pub.fit.p[0] / peak), e->pub.fit.p[1] - 9.0 };
   g_autoptr (GError) err = NULL;
   return calib_fit_nlinear (sim_curve, &c, 2, p0, idx, (const double *) e->y->data, (const double *) e->w->data, n,
@@ -556,13 +559,19 @@ write_efficiencies (GString *out, const CalibProfile *prof, GKeyFile *hw, const 
       double peak = hw_number (hw, peak_key), xh = pow (10.0, g->fit.p[1]);
       double chi = g->fit.dof > 0 ? g->fit.chisq / g->fit.dof : NAN;
       int sms = (int) hw_number (hw, "sm_count");
+      /* Absent: true, the scenario key's default (sim/scenario/keys.c). */
+      g_autoptr (GError) no_key = NULL;
+      gboolean wq = g_key_file_get_boolean (hw, "hardware", "gemm_wave_quantization", &no_key);
+      if (no_key != NULL)
+        wq = TRUE;
       CalibNlinFit sf;
-      if (peak > 0 && fit_sim_curve (ce, dt, peak, sms, &sf) && sf.p[0] <= 1.0)
+      if (peak > 0 && fit_sim_curve (ce, dt, peak, sms, wq, &sf) && sf.p[0] <= 1.0)
         {
           double half = pow (10.0, sf.p[1]);
           double schi = sf.dof > 0 ? sf.chisq / sf.dof : NAN;
-          g_autofree char *curve = sms > 0 ? g_strdup_printf ("e_max · G/(G + G½) · waves of 128×128 tiles on %d SMs "
-                                                               "(sm_count of %s)", sms, hw_name)
+          g_autofree char *curve = sms > 0 ? g_strdup_printf ("e_max · G/(G + G½) · the share of %d SMs (sm_count of %s) "
+                                                               "that 128×128 tiles fill, K split below one wave%s",
+                                                               sms, hw_name, wq ? ", later waves quantized" : "")
                                            : g_strdup ("e_max · G/(G + G½), no sm_count for waves");
           g_autofree char *src = g_strdup_printf (
               "trainsim fit of the simulator's GEMM curve %s to %u %s points from %s: e_max %.4g ± %.2g (1σ, "

@@ -25,7 +25,7 @@ rc=$?
 check $? "measurements of different GPUs are refused, not fitted together"
 
 "$ts" fit "$d/synthetic-gemm.tsv" -o "$tmp/g.ini" --hardware "$src/scenarios/hardware/h100-sxm.ini" >/dev/null 2>"$tmp/err" \
-  && grep -q '^gemm_eff_max_bf16 = 0\.[0-9]*$' "$tmp/g.ini" && grep -q "^gemm_eff_max_bf16.source = trainsim fit of the simulator's GEMM curve .* on 132 SMs" "$tmp/g.ini" \
+  && grep -q '^gemm_eff_max_bf16 = 0\.[0-9]*$' "$tmp/g.ini" && grep -q "^gemm_eff_max_bf16.source = trainsim fit of the simulator's GEMM curve .* the share of 132 SMs" "$tmp/g.ini" \
   && grep -q '^gemm_eff_half_GFLOP_bf16 = ' "$tmp/g.ini" && ! grep -q '^gemm_eff_max = ' "$tmp/g.ini"
 check $? "with --hardware the profile carries gemm_eff_max_bf16 and gemm_eff_half_GFLOP_bf16 (the fitted dtype's keys), fitted to the simulator's own curve on the datasheet's SMs, with their sources"
 "$ts" fit "$d/no-such-file.tsv" -o "$tmp/q.ini" >/dev/null 2>"$tmp/err"

@@ -21,8 +21,8 @@ spec_of (SimGpuSpec *g)
 }
 
 /* 8192³ bf16 GEMM: G = 2·8192³/1e9 = 1099.51 GFLOP; size factor G/(G+1) = 0.999091; 64·64 = 4096
- * tiles of 128×128 over 132 SMs run 32 waves: 4096/4224 = 0.969697; efficiency 0.7 × both =
- * 0.678171; time 1.0995e12 / (989e12 · 0.678171) = 1,639,321.99 ns → 1,639,322 + 3,000 launch.
+ * tiles of 128×128 fill the 132 SMs (more than one wave: no quantization); efficiency 0.7 × 0.999091
+ * = 0.699364; time 1.0995e12 / (989e12 · 0.699364) = 1,589,645.57 ns → 1,589,646 + 3,000 launch.
  * Its bytes (3 · 8192² · 2 B = 403 MB at 2.97 TB/s = 135 µs) do not bind. */
 static void
 test_gemm (void)
@@ -31,18 +31,18 @@ test_gemm (void)
   spec_of (&g);
   SimGpuKernel k = { SIM_KERNEL_GEMM, MODEL_DTYPE_BF16, 2.0 * 8192 * 8192 * 8192, 3.0 * 8192 * 8192 * 2,
                      8192, 8192, 8192, 0 };
-  g_assert_cmpfloat (fabs (sim_gpu_wave_efficiency (&g, 8192, 8192) - 4096.0 / 4224.0), <, 1e-12);
-  g_assert_cmpfloat (fabs (sim_gpu_gemm_efficiency (&g, MODEL_DTYPE_BF16, 8192, 8192, 8192) - 0.6781710857784677), <, 1e-9);
-  g_assert_cmpint (sim_gpu_kernel_ns (&g, &k), ==, 1642322);
+  g_assert_cmpfloat (sim_gpu_wave_efficiency (&g, 8192, 8192), ==, 1.0);
+  g_assert_cmpfloat (fabs (sim_gpu_gemm_efficiency (&g, MODEL_DTYPE_BF16, 8192, 8192, 8192) - 0.6993639322090447), <, 1e-9);
+  g_assert_cmpint (sim_gpu_kernel_ns (&g, &k), ==, 1592646);
   /* FP4 has no peak in this spec: the kernel runs at the bf16 rate, as frameworks fall back. */
   k.dtype = MODEL_DTYPE_FP4;
-  g_assert_cmpint (sim_gpu_kernel_ns (&g, &k), ==, 1642322);
+  g_assert_cmpint (sim_gpu_kernel_ns (&g, &k), ==, 1592646);
 }
 
 /* Efficiencies are per dtype. FP8 with its own figures (peak 1979e12, e_max 0.6, G_half 9): the
- * 8192³ GEMM has size factor 1099.51/(1099.51 + 9) = 0.991881 and the same waves 0.969697, so
- * e = 0.6 × both = 0.577094; t = 1.0995e12 / (1979e12 · 0.577094) = 962,735.91 ns → 962,736 + 3,000.
- * BF16 keeps its own 0.678171 (G_half from the profile-wide curve), and FP16, which has a peak but no
+ * 8192³ GEMM has size factor 1099.51/(1099.51 + 9) = 0.991881, so e = 0.6 × 0.991881 = 0.595129;
+ * t = 1.0995e12 / (1979e12 · 0.595129) = 933,562.09 ns → 933,563 + 3,000.
+ * BF16 keeps its own 0.699364 (G_half from the profile-wide curve), and FP16, which has a peak but no
  * efficiency of its own, gets 0: no other dtype's figure is borrowed. */
 static void
 test_dtypes (void)
@@ -53,31 +53,40 @@ test_dtypes (void)
   g.peak_flops[MODEL_DTYPE_FP16] = 989e12;
   g.gemm_eff_max[MODEL_DTYPE_FP8] = 0.6;
   g.gemm_eff_half_gflop[MODEL_DTYPE_FP8] = 9.0;
-  g_assert_cmpfloat (fabs (sim_gpu_gemm_efficiency (&g, MODEL_DTYPE_FP8, 8192, 8192, 8192) - 0.5770944030998031),
+  g_assert_cmpfloat (fabs (sim_gpu_gemm_efficiency (&g, MODEL_DTYPE_FP8, 8192, 8192, 8192) - 0.5951286031966719),
                      <, 1e-9);
-  g_assert_cmpfloat (fabs (sim_gpu_gemm_efficiency (&g, MODEL_DTYPE_BF16, 8192, 8192, 8192) - 0.6781710857784677),
+  g_assert_cmpfloat (fabs (sim_gpu_gemm_efficiency (&g, MODEL_DTYPE_BF16, 8192, 8192, 8192) - 0.6993639322090447),
                      <, 1e-9);
   g_assert_cmpfloat (sim_gpu_gemm_efficiency (&g, MODEL_DTYPE_FP16, 8192, 8192, 8192), ==, 0.0);
   SimGpuKernel k = { SIM_KERNEL_GEMM, MODEL_DTYPE_FP8, 2.0 * 8192 * 8192 * 8192, 3.0 * 8192 * 8192,
                      8192, 8192, 8192, 0 };
-  g_assert_cmpint (sim_gpu_kernel_ns (&g, &k), ==, 965736);
+  g_assert_cmpint (sim_gpu_kernel_ns (&g, &k), ==, 936563);
 }
 
-/* Exactly one wave of tiles is fully efficient; one tile more needs a second, nearly empty wave. */
+/* Fewer tiles than SMs keep that share busy. From one wave up: without wave quantization (the
+ * Hopper profiles, calib/results/h100-sxm-2026-11-27) fully efficient; with it (the profiles'
+ * default) one tile more than a wave needs a second, nearly empty wave. */
 static void
 test_waves (void)
 {
   SimGpuSpec g;
   spec_of (&g);
   g_assert_cmpfloat (sim_gpu_wave_efficiency (&g, 128 * 12, 128 * 11), ==, 1.0);
+  g_assert_cmpfloat (sim_gpu_wave_efficiency (&g, 128 * 133, 128), ==, 1.0);
+  g_assert_cmpfloat (fabs (sim_gpu_wave_efficiency (&g, 128 * 11, 128 * 11) - 121.0 / 132.0), <, 1e-12);
+  g.wave_quantization = TRUE;
+  g_assert_cmpfloat (sim_gpu_wave_efficiency (&g, 128 * 12, 128 * 11), ==, 1.0);
   g_assert_cmpfloat (fabs (sim_gpu_wave_efficiency (&g, 128 * 133, 128) - 133.0 / 264.0), <, 1e-12);
+  g_assert_cmpfloat (fabs (sim_gpu_wave_efficiency (&g, 8192, 8192) - 4096.0 / 4224.0), <, 1e-12);
+  g_assert_cmpfloat (fabs (sim_gpu_wave_efficiency_k (&g, 128 * 133, 128, 65536, 0) - 133.0 / 264.0), <, 1e-12);
+  g_assert_cmpfloat (fabs (sim_gpu_wave_efficiency (&g, 128 * 11, 128 * 11) - 121.0 / 132.0), <, 1e-12);
   g.sm_count = 0; /* unknown SM count: no quantization */
   g_assert_cmpfloat (sim_gpu_wave_efficiency (&g, 128 * 133, 128), ==, 1.0);
 }
 
 /* Split K below one wave of tiles: 512×512 is 16 tiles; K = 16384 lets 33 splits fill 4 whole
  * waves of 132 SMs (1), K = 512 only 4 splits (64 of 132 SMs), K < 2·128 none (16/132); a split
- * never does worse than none; from one wave of tiles up nothing is split (133 tiles: 133/264). */
+ * never does worse than none; from one wave of tiles up nothing is split (133 tiles: 1). */
 static void
 test_split_k (void)
 {
@@ -86,7 +95,7 @@ test_split_k (void)
   g_assert_cmpfloat (sim_gpu_wave_efficiency_k (&g, 512, 512, 16384, 0), ==, 1.0);
   g_assert_cmpfloat (fabs (sim_gpu_wave_efficiency_k (&g, 512, 512, 512, 0) - 64.0 / 132.0), <, 1e-12);
   g_assert_cmpfloat (fabs (sim_gpu_wave_efficiency_k (&g, 512, 512, 255, 0) - 16.0 / 132.0), <, 1e-12);
-  g_assert_cmpfloat (fabs (sim_gpu_wave_efficiency_k (&g, 128 * 133, 128, 65536, 0) - 133.0 / 264.0), <, 1e-12);
+  g_assert_cmpfloat (sim_gpu_wave_efficiency_k (&g, 128 * 133, 128, 65536, 0), ==, 1.0);
   /* On fewer SMs (userbuffers withholding some), the same over those. */
   g_assert_cmpfloat (fabs (sim_gpu_wave_efficiency_k (&g, 512, 512, 1024, 100) - 96.0 / 100.0), <, 1e-12);
   for (int k = 64; k <= 65536; k *= 2)
@@ -148,11 +157,11 @@ test_memory_attention (void)
 
 /* Unfused attention (Megatron's baddbmm/bmm), spec_of's figures: 1 sequence, 4 heads of 128, s 2048.
  * Each bmm is G = 2·4·2048·2048·128 = 4.294967 GFLOP over the full square (size factor
- * 4.294967/5.294967 = 0.811141). Q·Kᵀ stacks M 8192, N 2048: 64·16 = 1024 tiles in 8 waves of 132
- * (0.969697): 4.294967e9 / (989e12 · 0.7 · 0.811141 · 0.969697) = 7,887.4 ns → 7,888 + 3,000.
- * P·V (M 8192, N 128, K 2048): 64 tiles, under one wave, so K splits in 2: 128 units in one wave
- * (0.969697), the same 10,888 ns. Forward 2 · 10,888 = 21,776 ns; backward one score-shaped (dP)
- * and three head-shaped (dV, dQ, dK): 4 · 10,888 = 43,552 ns. The op's FLOPs stay the causal count;
+ * 4.294967/5.294967 = 0.811141). Q·Kᵀ stacks M 8192, N 2048: 64·16 = 1024 tiles, more than one
+ * wave: 4.294967e9 / (989e12 · 0.7 · 0.811141) = 7,648.4 ns → 7,649 + 3,000 = 10,649.
+ * P·V (M 8192, N 128, K 2048): 64 tiles, under one wave, so K splits in 2: 128 units of 132 SMs
+ * (0.969697): 7,887.4 ns → 10,888. Forward 10,649 + 10,888 = 21,537 ns; backward one score-shaped
+ * (dP) and three head-shaped (dV, dQ, dK): 10,649 + 3 · 10,888 = 43,313 ns. The op's FLOPs stay the causal count;
  * the same op as a flash kernel would take its causal FLOPs at attn_eff:
  * 4·4·128·2,098,176 / (989e12 · 0.5) + 3,000 ns. */
 static void
@@ -169,20 +178,19 @@ test_unfused_attention (void)
   g_assert_cmpint (flash, ==, (gint64) ceil (4.0 * 4 * 128 * 2098176 / (989e12 * 0.5) * 1e9) + 3000);
   f.flags |= MODEL_OP_UNFUSED_BMM;
   b.flags |= MODEL_OP_UNFUSED_BMM;
-  g_assert_cmpint (sim_gpu_op_ns (&g, &plan, &f), ==, 21776);
-  g_assert_cmpint (sim_gpu_op_ns (&g, &plan, &b), ==, 43552);
+  g_assert_cmpint (sim_gpu_op_ns (&g, &plan, &f), ==, 21537);
+  g_assert_cmpint (sim_gpu_op_ns (&g, &plan, &b), ==, 43313);
   g_assert_cmpfloat (f.flops, ==, 4.0 * 4 * 128 * pairs);
 }
 
 /* Userbuffers pieces (model/tpoverlap.h), spec_of's figures, bf16, tp 4 with SP and TP overlap.
  * proj (M 2048, N 12288, K 3072) as "pipeline splits=4 sm=24 margin": four GEMMs of M 512 on
- * 108 SMs. Each: G = 38.6547 GFLOP, size 38.6547/39.6547 = 0.974782; 4·96 = 384 tiles over 108
- * SMs = 4 waves, 384/432 = 0.888889; peak 989e12·108/132 = 809.18e12; t = 38.6547e9 / (809.18e12 ·
- * 0.7 · 0.974782 · 0.888889) = 78,759.5 ns → 78,760 + 3,000 = 81,760; the whole GEMM 4 × 81,760.
- * Unsplit (no SP): size 0.993574, 16·96 = 1536 tiles in 12 waves = 0.969697, 231,809.8 ns →
- * 234,810. qkv (M 2048, N 9216, K 12288) by TE's default ring exchange: 4 GEMMs of M 512 whose
- * 4·72 = 288 tiles fill 3 waves of 132 (0.727273): 4 × 235,307; with aggregate 2 GEMMs of M 1024
- * (8·72 = 576 tiles, 5 waves, 0.872727): 2 × 388,523. fc1_wgrad: TE 2 defaults withhold 16 SMs
+ * 108 SMs. Each: G = 38.6547 GFLOP, size 38.6547/39.6547 = 0.974782; 4·96 = 384 tiles fill the
+ * 108 SMs; peak 989e12·108/132 = 809.18e12; t = 38.6547e9 / (809.18e12 · 0.7 · 0.974782) =
+ * 70,008.5 ns → 70,009 + 3,000 = 73,009; the whole GEMM 4 × 73,009. Unsplit (no SP): size
+ * 0.993574, 224,785.2 ns → 227,786. qkv (M 2048, N 9216, K 12288) by TE's default ring exchange:
+ * 4 GEMMs of M 512 (size 0.991450): 4 × 171,951; with aggregate 2 GEMMs of M 1024 (0.995707):
+ * 2 × 339,456. fc1_wgrad: TE 2 defaults withhold 16 SMs
  * (bulk), TE 1 defaults none (the plain kernel). */
 static void
 test_userbuffers (void)
@@ -199,22 +207,22 @@ test_userbuffers (void)
   ModelOp proj = model_op_gemm ("proj", MODEL_PHASE_FWD, MODEL_GRAD_NONE, 2048, 12288, 3072, 1, MODEL_DTYPE_BF16,
                                 MODEL_DTYPE_BF16);
   gint64 t = sim_gpu_op_ns (&g, &plan, &proj);
-  g_assert_cmpint (t, >=, 4 * 81759);
-  g_assert_cmpint (t, <=, 4 * 81761);
+  g_assert_cmpint (t, >=, 4 * 73008);
+  g_assert_cmpint (t, <=, 4 * 73010);
   plan.sp = FALSE;
   t = sim_gpu_op_ns (&g, &plan, &proj);
-  g_assert_cmpint (t, >=, 234809);
-  g_assert_cmpint (t, <=, 234811);
+  g_assert_cmpint (t, >=, 227785);
+  g_assert_cmpint (t, <=, 227787);
   plan.sp = TRUE;
   ModelOp qkv = model_op_gemm ("qkv", MODEL_PHASE_FWD, MODEL_GRAD_NONE, 2048, 9216, 12288, 1, MODEL_DTYPE_BF16,
                                MODEL_DTYPE_BF16);
   t = sim_gpu_op_ns (&g, &plan, &qkv);
-  g_assert_cmpint (t, >=, 4 * 235306);
-  g_assert_cmpint (t, <=, 4 * 235308);
+  g_assert_cmpint (t, >=, 4 * 171950);
+  g_assert_cmpint (t, <=, 4 * 171952);
   g_assert_true (model_ub_parse ("ring_exchange aggregate", &plan.ub[MODEL_UB_QKV_FPROP], &error));
   t = sim_gpu_op_ns (&g, &plan, &qkv);
-  g_assert_cmpint (t, >=, 2 * 388522);
-  g_assert_cmpint (t, <=, 2 * 388524);
+  g_assert_cmpint (t, >=, 2 * 339455);
+  g_assert_cmpint (t, <=, 2 * 339457);
   /* A GEMM the overlap does not cut times as its kernel. */
   ModelOp head = model_op_gemm ("lm_head", MODEL_PHASE_FWD, MODEL_GRAD_NONE, 2048, 9216, 12288, 1,
                                 MODEL_DTYPE_BF16, MODEL_DTYPE_BF16);

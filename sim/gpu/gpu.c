@@ -13,17 +13,14 @@
  *   GEMM       e_max[d] · G / (G + G_half[d]) · wave(M, N, K), d the GEMM's input dtype: a saturating
  *              curve in the GEMM's size G (GFLOP)
  *              for the fixed costs small GEMMs cannot amortise (prologue/epilogue, tail), times the
- *              wave quantization of 128×128 output tiles over the SMs (tiles / (waves · SMs)); a
- *              GEMM of fewer tiles than SMs has K split s ways where that fills the SMs better
- *              (cuBLAS's split-K: each of tiles·s work units a K range of at least
- *              SIM_GPU_SPLITK_MIN_K; s ≤ 4·SMs), the best s taken. Measured: on 509 H100 GEMMs (276
- *              BF16, 233 FP8; calib/results/h100-sxm-2026-11-26/gemm*.tsv, `trainsim fit`) the curve
- *              with splitting fits with chi2/dof 127 and 168 against 423 and 526 without (e.g.
- *              512×512×16384 BF16 runs at 0.31 of peak where 16 tiles unsplit would cap it at 0.12).
- *              Splitting the last wave of larger GEMMs too (stream-K) fits a little better (119,
- *              160) but moved the deck's leave-one-source-out error from 7.8% to 8.3% where this
- *              left it at 7.8% (`trainsim fit --runs ... --cross-validate` at ffe2491), so it is
- *              not made.
+ *              SMs a GEMM of fewer 128×128 output tiles than SMs can keep busy, with K split s ways
+ *              where that fills them better (cuBLAS's split-K: each of tiles·s work units a K range
+ *              of at least SIM_GPU_SPLITK_MIN_K; s ≤ 4·SMs), the best s taken. Measured: on 509
+ *              H100 GEMMs (calib/results/h100-sxm-2026-11-26/gemm*.tsv, `trainsim fit`) splitting
+ *              fits with chi2/dof 127 and 168 (BF16, FP8) against 423 and 526 without (512×512×16384
+ *              BF16 runs at 0.31 of peak where 16 tiles unsplit would cap it at 0.12). Later waves
+ *              are quantized only where the profile says the GEMM library leaves them
+ *              (gemm_wave_quantization; sim_gpu_wave_efficiency in gpu.h);
  *              e_max is measured per dtype (FP8 and BF16 GEMMs of the same GPU reach different
  *              fractions of their peaks, e.g. H100 0.71 vs 0.80 in the profiles' sources); G_half is
  *              the dtype's own curve when measured, else the profile's one measured curve;
@@ -40,8 +37,7 @@
  *   memory     no FLOP term.
  * Every constant (P, W, e_max, G_half, attn_eff, mem_eff, launch_ns, overlap_slowdown) comes from the
  * [hardware] profile, where each carries its source. The 128×128 tile is the common CTA tile of
- * cuBLAS/CUTLASS tensor-core GEMMs on Ampere/Hopper (CUTLASS profiler defaults); it only matters for
- * GEMMs of a few waves.
+ * cuBLAS/CUTLASS tensor-core GEMMs on Ampere/Hopper (CUTLASS profiler defaults).
  *
  * Streams: as CUDA streams, each runs its ops one at a time in issue order; an op also waits for
  * its dependencies (the caller's ready()). Compute starting while a communication op runs on the
@@ -61,6 +57,10 @@ sim_gpu_wave_efficiency_on (const SimGpuSpec *spec, gint64 m, gint64 n, int sms)
   gint64 p = sms > 0 && sms < spec->sm_count ? sms : spec->sm_count;
   const gint64 tile = 128;
   gint64 tiles = ((m + tile - 1) / tile) * ((n + tile - 1) / tile);
+  if (tiles < p)
+    return (double) tiles / (double) p;
+  if (!spec->wave_quantization)
+    return 1.0;
   gint64 waves = (tiles + p - 1) / p;
   return (double) tiles / ((double) waves * p);
 }

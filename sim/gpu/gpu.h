@@ -15,6 +15,7 @@ typedef struct {
   double hbm_bytes;                     /* usable HBM capacity */
   double hbm_bw_bytes_per_s;            /* datasheet HBM bandwidth */
   int sm_count;
+  gboolean wave_quantization;           /* GEMMs above one wave of tiles lose their last wave's idle SMs */
   double nvlink_bw_bytes_per_s;         /* per GPU, per direction */
   gboolean nvls;                        /* NVLink SHARP in-switch reduction */
   gboolean mesh;                        /* scale-up domain is a full mesh (sim/net/topology.h) */
@@ -77,16 +78,24 @@ typedef struct {
 
 /* Achieved HBM bandwidth of memory-bound kernels: hbm_bw · mem_eff · mem_insitu (bytes/s). */
 double sim_gpu_achieved_hbm (const SimGpuSpec *spec);
-/* Wave quantization: an M×N output tiled 128×128 per SM (the CTA tile of cuBLAS/CUTLASS Hopper
- * GEMMs) runs ceil(tiles / sm_count) waves; efficiency = tiles / (waves · sm_count). 1 if unknown. */
+/* SM occupancy of a GEMM whose M×N output is tiled 128×128 per SM (the CTA tile of cuBLAS/CUTLASS
+ * GEMMs): fewer tiles than SMs keep tiles / sm_count of them busy. From one wave of tiles up, with
+ * spec->wave_quantization, ceil(tiles / sm_count) waves run and the efficiency is tiles / (waves ·
+ * sm_count) (NVIDIA's Matrix Multiplication Background guide, DU-09799-001, §3.2, for the A100 and
+ * cuBLAS 11); without it, 1: on this project's H100 (calib/results/h100-sxm-2026-11-27, 513 shapes
+ * per dtype, M 512-8192, N 1024-16384 not only powers of two, K 4096-12288, cuBLASLt 13.1) the
+ * wave term doubled the scatter of log(measured / curve) (0.078 → 0.163 BF16 back to back, 0.098 →
+ * 0.169 L2 flushed): the library's tile shapes and stream-K kernels hide the tail, e.g.
+ * 512×4608×12288 (144 tiles, 1.09 waves) ran at 720 TFLOP/s where the term allowed 0.55 of the
+ * curve. 1 if the SM count is unknown. */
 double sim_gpu_wave_efficiency (const SimGpuSpec *spec, gint64 m, gint64 n);
 /* The same over `sms` SMs (<= 0 or above sm_count: all of them). */
 double sim_gpu_wave_efficiency_on (const SimGpuSpec *spec, gint64 m, gint64 n, int sms);
 /* ... with K split where the tiles are fewer than the SMs (split-K; see gpu.c): the best over
  * s = 1 .. min(K / SIM_GPU_SPLITK_MIN_K, 4·SMs) of tiles·s over waves of SMs. The minimum K of a
  * split: two 64-deep K tiles of the Hopper/Ampere CUTLASS mainloop (128×128×64). On the H100 GEMMs
- * of calib/results, 64 and 128 fit alike (chi2/dof 124-127 BF16, 165-168 FP8), 256 and up worse
- * (147/189 at 256, 188/237 at 512). */
+ * of calib/results/h100-sxm-2026-11-26, 64 and 128 fit alike (chi2/dof 124-127 BF16, 165-168 FP8,
+ * with the later-wave term then in use), 256 and up worse (147/189 at 256, 188/237 at 512). */
 #define SIM_GPU_SPLITK_MIN_K 128
 double sim_gpu_wave_efficiency_k (const SimGpuSpec *spec, gint64 m, gint64 n, gint64 k, int sms);
 /* Fraction of the `dtype` peak a GEMM of that dtype achieves (0 when the profile has no

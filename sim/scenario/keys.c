@@ -227,6 +227,10 @@ const Key sim_scenario_keys[] = {
   { "hardware", "hbm_TBps", T_DOUBLE, "TB/s", 1e12, REQ, 0.01, 1e3, NULL, TRUE, S_DOUBLE, GP (hbm_bw_bytes_per_s),
     "datasheet HBM bandwidth" },
   { "hardware", "sm_count", T_INT, "", 1, OPT, 1, 100000, NULL, TRUE, S_INT, GP (sm_count), "streaming multiprocessors" },
+  { "hardware", "gemm_wave_quantization", T_BOOL, "", 1, "true", 0, 0, NULL, TRUE, S_BOOL, GP (wave_quantization),
+    "a GEMM of more than one wave of 128x128 output tiles runs ceil(tiles / sm_count) waves and loses its last "
+    "wave's idle SMs (efficiency tiles / (waves * sm_count)); false where the GEMM library's tile shapes and "
+    "stream-K kernels hide it (measured: H100, calib/results/h100-sxm-2026-11-27)" },
   { "hardware", "nvlink_unidir_GBps", T_DOUBLE, "GB/s", 1e9, REQ, 0, 1e6, NULL, TRUE, S_DOUBLE, GP (nvlink_bw_bytes_per_s),
     "NVLink bandwidth per GPU per direction (half the datasheet bidirectional figure)" },
   { "hardware", "nvls", T_BOOL, "", 1, "false", 0, 0, NULL, TRUE, S_BOOL, GP (nvls), "NVLink SHARP in-switch reduction" },
