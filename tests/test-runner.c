@@ -184,6 +184,27 @@ test_two_gpu_dp (void)
 
 /* Representatives (one rank per stage, sibling collectives launched together) and --full agree
  * exactly on symmetric placements, for several plans on two 8-GPU nodes. */
+/* The GPU, model and plan the representatives' and TP-mirror comparisons share. */
+static void
+mirror_world (SimGpuSpec *g, ModelShape *s)
+{
+  ideal_gpu (g);
+  g->hbm_bw_bytes_per_s = 3e12;
+  g->launch_ns = 4000;
+  g->overlap_slowdown = 0.1;
+  small_gpt (s, 8, 32000);
+}
+
+static void
+mirror_plan (ModelPlan *p, const int pl[6], gsize i)
+{
+  plan_of (p, pl[0], pl[1], pl[2], pl[3], pl[4], pl[5]);
+  p->zero = 1;
+  p->dp_overlap = TRUE;
+  p->tp_comm_overlap = i % 2 == 0;
+  p->dp_bucket_mb = 16;
+}
+
 static void
 test_symmetry (void)
 {
@@ -197,19 +218,11 @@ test_symmetry (void)
   SimFabricSpec f;
   SimCollectiveProfile cp;
   ModelShape s;
-  ideal_gpu (&g);
-  g.hbm_bw_bytes_per_s = 3e12;
-  g.launch_ns = 4000;
-  g.overlap_slowdown = 0.1;
-  small_gpt (&s, 8, 32000);
+  mirror_world (&g, &s);
   for (gsize i = 0; i < G_N_ELEMENTS (plans); i++)
     {
       ModelPlan p;
-      plan_of (&p, plans[i][0], plans[i][1], plans[i][2], plans[i][3], plans[i][4], plans[i][5]);
-      p.zero = 1;
-      p.dp_overlap = TRUE;
-      p.tp_comm_overlap = i % 2 == 0;
-      p.dp_bucket_mb = 16;
+      mirror_plan (&p, plans[i], i);
       cluster_of (&c, &f, &cp, p.gpus, 8, 450e9, TRUE);
       SimRunnerResult a = run (&s, &p, &g, &c, &f, &cp, FALSE);
       SimRunnerResult b = run (&s, &p, &g, &c, &f, &cp, TRUE);
@@ -218,7 +231,46 @@ test_symmetry (void)
                       b.ranks_simulated);
       g_assert_true (a.symmetric);
       g_assert_false (b.symmetric);
+      g_assert_false (a.tp_mirror);
       g_assert_cmpint (a.ranks_simulated, ==, p.pp);
+      g_assert_cmpint (b.ranks_simulated, ==, p.gpus);
+      g_assert_cmpint (a.step_ns, ==, b.step_ns);
+    }
+}
+
+/* Stages that cut NVLink domains unevenly fail the representatives' check (48 GPUs in NVLink domains
+ * of two 8-GPU nodes, PP 4: stage 0's 12 GPUs sit in one domain, stage 1's span two) and run one
+ * rank per TP group (its TP positions, in one node, mirrored), which must agree with --full to the
+ * ns; a TP group spanning nodes (nodes of 2 GPUs, TP 4) runs every rank. */
+static void
+test_tp_mirror (void)
+{
+  static const int plans[][6] = {
+    /* tp pp vpp cp dp m */
+    { 2, 4, 1, 1, 6, 8 }, { 2, 4, 2, 1, 6, 8 }, { 2, 4, 1, 2, 3, 8 }, { 4, 4, 1, 1, 3, 8 }, { 4, 4, 2, 1, 3, 8 },
+  };
+  SimGpuSpec g;
+  SimClusterSpec c;
+  SimFabricSpec f;
+  SimCollectiveProfile cp;
+  ModelShape s;
+  mirror_world (&g, &s);
+  for (gsize i = 0; i <= G_N_ELEMENTS (plans); i++)
+    {
+      gboolean split = i == G_N_ELEMENTS (plans);
+      ModelPlan p;
+      mirror_plan (&p, plans[split ? 3 : i], i);
+      cluster_of (&c, &f, &cp, p.gpus, split ? 2 : 8, 450e9, TRUE);
+      c.nvlink_domain = 16;
+      SimRunnerResult a = run (&s, &p, &g, &c, &f, &cp, FALSE);
+      SimRunnerResult b = run (&s, &p, &g, &c, &f, &cp, TRUE);
+      g_test_message ("plan %zu%s: default %" G_GINT64_FORMAT " ns (%d ranks), full %" G_GINT64_FORMAT
+                      " ns (%d ranks)", i, split ? " (TP across nodes)" : "", a.step_ns, a.ranks_simulated,
+                      b.step_ns, b.ranks_simulated);
+      g_assert_false (a.symmetric);
+      g_assert_cmpint (a.tp_mirror, ==, !split);
+      g_assert_false (b.tp_mirror);
+      g_assert_cmpint (a.ranks_simulated, ==, split ? p.gpus : p.gpus / p.tp);
       g_assert_cmpint (b.ranks_simulated, ==, p.gpus);
       g_assert_cmpint (a.step_ns, ==, b.step_ns);
     }
@@ -1194,6 +1246,7 @@ main (int argc, char **argv)
   g_test_init (&argc, &argv, NULL);
   g_test_add_func ("/sim/runner/two-gpu-dp", test_two_gpu_dp);
   g_test_add_func ("/sim/runner/symmetry", test_symmetry);
+  g_test_add_func ("/sim/runner/tp-mirror", test_tp_mirror);
   g_test_add_func ("/sim/runner/bubble", test_bubble);
   g_test_add_func ("/sim/runner/tp", test_tp);
   g_test_add_func ("/sim/runner/tp-userbuffers", test_tp_userbuffers);

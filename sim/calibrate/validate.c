@@ -685,9 +685,9 @@ sim_validate_run (const SimValidateDeck *deck, const SimValidateOptions *options
   GThreadPool *pool = threads > 1 ? g_thread_pool_new (job_run, &job, threads, TRUE, NULL) : NULL;
   /* Largest jobs first, so a big row does not start last: a rank's slots times its layers, times
    * the ranks simulated. The runner keeps one rank per stage where every stage's groups sit alike on
-   * the NVLink domains (sim/step/runner.c, placement_symmetric); guessed here from whether a stage
-   * fills whole domains or shares one, which is only the order of the work (a wrong guess costs
-   * time, never a result). */
+   * the NVLink domains (sim/step/runner.c, placement_symmetric), else one per TP group; guessed here
+   * from whether a stage fills whole domains or shares one, which is only the order of the work (a
+   * wrong guess costs time, never a result). */
   g_autofree guint *order = g_new (guint, MAX (n, 1));
   g_autofree double *cost = g_new (double, MAX (n, 1));
   for (guint i = 0; i < n; i++)
@@ -697,7 +697,7 @@ sim_validate_run (const SimValidateDeck *deck, const SimValidateOptions *options
       gboolean aligned = stage > 0 && d > 0 && (stage % d == 0 || d % stage == 0);
       order[i] = i;
       cost[i] = (double) r->pp * row_vpp (r) * r->layers * (r->global_batch_seqs / (r->dp * r->micro_batch))
-                * (aligned ? 1.0 : (double) stage);
+                * (aligned ? 1.0 : (double) stage / r->tp);
     }
   for (guint i = 1; i < n; i++)
     for (guint j = i; j > 0 && cost[order[j]] > cost[order[j - 1]]; j--)

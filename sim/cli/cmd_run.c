@@ -54,8 +54,8 @@ sim_cmd_run (int argc, char **argv)
     { "format", 'f', 0, G_OPTION_ARG_STRING, &format_name, "Output format: text (default), tsv, json", "FORMAT" },
     { "keys", 0, 0, G_OPTION_ARG_NONE, &keys, "Print every scenario key (the tables of scenarios/README.md)", NULL },
     { "list", 0, 0, G_OPTION_ARG_NONE, &list, "List the scenarios embedded in the binary", NULL },
-    { "full", 0, 0, G_OPTION_ARG_NONE, &full, "Simulate every rank (default: one per pipeline stage, "
-      "every flow still on the fabric)", NULL },
+    { "full", 0, 0, G_OPTION_ARG_NONE, &full, "Simulate every rank (default: one per pipeline stage, or one "
+      "per TP group where stages sit unevenly on the NVLink domains; every flow still on the fabric)", NULL },
     { "explain", 'v', 0, G_OPTION_ARG_NONE, &explain, "Text: also print every resolved key with its value, "
       "file:line and source (the answer comes first either way)", NULL },
     { "verbose", 0, G_OPTION_FLAG_HIDDEN, G_OPTION_ARG_NONE, &explain, "Same as --explain", NULL },

@@ -76,6 +76,8 @@ typedef struct {
   const SimCollectiveGroup **handle;  /* [n_groups], made at the group's first collective */
   const SimCollectiveGroup **pair;    /* [n_groups * size]: member j -> j + 1, for ring steps */
   int *sim_off, *sim;  /* per group (CSR): its members that are simulated, in member order */
+  int *img_key;        /* TP mirror: per group, its first member's TP-position-0 rank */
+  int *img_off, *img;  /* TP mirror: per key rank (CSR), the groups of that key, one group's images */
 } GroupTable;
 
 typedef struct Pending Pending;
@@ -104,6 +106,7 @@ typedef struct {
   int per_stage;       /* ranks per pipeline stage */
   int *stage_ranks;    /* [pp * per_stage] */
   gboolean full;
+  gboolean tp_mirror;  /* one rank per TP group simulated, its TP positions mirrored */
   double slowdown;
   double stream_slowdown[N_STREAMS]; /* compute slowdown beside each communication stream */
   double (*compute_scale) (gpointer user, int gpu);
@@ -121,6 +124,7 @@ typedef struct {
   guint32 **pp_links;
   SimFlowPath **pp_path;      /* pp_links registered with the net at the first send */
   SimFlowPath ***pp_pair_path; /* --full: each pair's route, registered at its first send */
+  SimFlowPath ***pp_tp_path;   /* TP mirror: a TP group's pairs as one path, at its simulated sender */
   int *pp_n_links;
   gint64 *pp_latency;
   double *pp_weight;         /* the representative send's share weight (sim_collective_p2p_weight) */
@@ -193,7 +197,14 @@ launch_group_op (Runner *r, Pending *p, const TOp *op)
   int first = gt->members[(gsize) p->group * gt->size];
   int n_launch = 1;
   const int *launch = &p->group;
-  if (!r->full)
+  if (r->tp_mirror)
+    {
+      /* the group's mirror images over the TP positions of its members */
+      int key = gt->img_key[p->group];
+      launch = gt->img + gt->img_off[key];
+      n_launch = gt->img_off[key + 1] - gt->img_off[key];
+    }
+  else if (!r->full)
     {
       /* siblings: the groups whose first member sits in the same stage as this one's */
       int coords[MODEL_DIM_COUNT];
@@ -396,7 +407,35 @@ launch_send (Runner *r, RankState *st, const TOp *op)
   /* The route of the direction it goes (DualPipe's second copy sends forward to stage − 1). */
   int k = 2 * st->stage + (to_stage == (st->stage + 1) % plan->pp ? 1 : 0);
   g_assert (r->pp_links[k] != NULL);
-  if (r->full)
+  if (r->tp_mirror)
+    {
+      /* The sender's pair and its images at the other TP positions, as one flow over their
+       * concatenated routes (as representatives send a stage's pairs). */
+      int dst = pp_peer (r, st->rank, p->recv_stage);
+      int i = r->stage_index[st->rank];
+      p->latency_ns = pair_latency (r, st->rank, dst);
+      if (r->pp_tp_path[k] == NULL)
+        r->pp_tp_path[k] = g_new0 (SimFlowPath *, r->per_stage);
+      if (r->pp_tp_path[k][i] == NULL)
+        {
+          const int *off = r->pp_pair_off[k];
+          GArray *links = g_array_new (FALSE, FALSE, sizeof (guint32));
+          int coords[MODEL_DIM_COUNT];
+          model_plan_rank_coords (plan, st->rank, coords);
+          for (int t = 0; t < plan->tp; t++)
+            {
+              coords[MODEL_DIM_TP] = t;
+              int j = r->stage_index[model_plan_rank_of (plan, coords)];
+              g_array_append_vals (links, r->pp_pair_links[k] + off[j], off[j + 1] - off[j]);
+            }
+          r->pp_tp_path[k][i] = sim_flow_net_path (r->net, (guint32 *) (void *) links->data, (int) links->len);
+          g_array_free (links, TRUE);
+        }
+      sim_flow_net_start_path (r->net, r->pp_tp_path[k][i], op->bytes,
+                               sim_collective_p2p_weight (r->profile, r->topo, st->rank, dst, 1), send_flow_done, p,
+                               (guint64) (gsize) r);
+    }
+  else if (r->full)
     {
       int dst = pp_peer (r, st->rank, p->recv_stage);
       int i = r->stage_index[st->rank];
@@ -456,7 +495,7 @@ complete (Runner *r, Pending *p)
     {
       /* A PP send: the sender's stream moves on; the receiver's slot may start. */
       RankState *rs = NULL;
-      if (r->full)
+      if (r->full || r->tp_mirror)
         rs = r->state_of[pp_peer (r, p->sender->rank, p->recv_stage)];
       else
         rs = r->state_of[r->stage_ranks[(gsize) p->recv_stage * r->per_stage]];
@@ -682,6 +721,9 @@ group_table_clear (GroupTable *gt)
   g_free (gt->pair);
   g_free (gt->sim_off);
   g_free (gt->sim);
+  g_free (gt->img_key);
+  g_free (gt->img_off);
+  g_free (gt->img);
 }
 
 /* Each group's simulated members, so a collective's rendezvous and completion cost those, not the
@@ -803,6 +845,58 @@ placement_symmetric (Runner *r)
             return FALSE;
         }
     }
+  return TRUE;
+}
+
+/* TP mirror (a placement whose groups differ in shape from stage to stage, with TP > 1): the TP
+ * positions of a rank, which sit in one node, see the same fabric from each GPU of the node (the
+ * topologies give every GPU of a node its own NIC on its own rail, and every rail the same
+ * switches), so one of them (TP = 0) is simulated per TP group and launches its groups' images at
+ * the other TP positions; every DP, CP and PP coordinate runs. Exact where every TP group lies in one
+ * node (placement_tp_mirror), checked against --full by tests/test-runner.c and on the 2,496-GPU
+ * GB200 deck row (its stages cut racks unevenly: 624 ranks instead of 2,496, the same step to the
+ * ns). Mirroring CP positions too was not exact there: a GB200 block of TP 4 × CP 2 spans two trays
+ * (5.90924 s against 5.90882 s), so CP is simulated. */
+static int
+tp_key (const ModelPlan *plan, int rank)
+{
+  int coords[MODEL_DIM_COUNT];
+  model_plan_rank_coords (plan, rank, coords);
+  coords[MODEL_DIM_TP] = 0;
+  return model_plan_rank_of (plan, coords);
+}
+
+/* Each group's key (its first member's TP-0 rank) and, per key, the groups that share it. */
+static void
+group_table_index_images (GroupTable *gt, const ModelPlan *plan)
+{
+  int n = plan->gpus;
+  gt->img_key = g_new (int, MAX (gt->n_groups, 1));
+  gt->img_off = g_new0 (int, (gsize) n + 1);
+  gt->img = g_new (int, MAX (gt->n_groups, 1));
+  for (int g = 0; g < gt->n_groups; g++)
+    {
+      gt->img_key[g] = tp_key (plan, gt->members[(gsize) g * gt->size]);
+      gt->img_off[gt->img_key[g] + 1]++;
+    }
+  for (int i = 0; i < n; i++)
+    gt->img_off[i + 1] += gt->img_off[i];
+  g_autofree int *fill = g_new0 (int, MAX (n, 1));
+  for (int g = 0; g < gt->n_groups; g++)
+    gt->img[gt->img_off[gt->img_key[g]] + fill[gt->img_key[g]]++] = g;
+}
+
+static gboolean
+placement_tp_mirror (Runner *r)
+{
+  const ModelPlan *plan = r->plan;
+  if (plan->tp <= 1 || plan->ep != 1)
+    return FALSE;
+  for (int rank = 0; rank < plan->gpus; rank++)
+    if (sim_topology_node_of (r->topo, rank) != sim_topology_node_of (r->topo, tp_key (plan, rank)))
+      return FALSE;
+  for (int k = 0; k < G_COUNT; k++)
+    group_table_index_images (&r->groups[k], plan);
   return TRUE;
 }
 
@@ -935,9 +1029,15 @@ sim_runner_run (const ModelShape *shape, const ModelPlan *plan, const SimGpuSpec
   r.compute_scale = opts.compute_scale;
   r.compute_scale_user = opts.compute_scale_user;
   if (!r.full && !opts.force_symmetric && !placement_symmetric (&r))
-    r.full = TRUE;
-  out->symmetric = !r.full;
-  if (!r.full)
+    {
+      if (placement_tp_mirror (&r))
+        r.tp_mirror = TRUE;
+      else
+        r.full = TRUE;
+    }
+  out->symmetric = !r.full && !r.tp_mirror;
+  out->tp_mirror = r.tp_mirror;
+  if (!r.full && !r.tp_mirror)
     restrict_siblings (&r);
 
   r.engine = sim_engine_new ();
@@ -953,6 +1053,7 @@ sim_runner_run (const ModelShape *shape, const ModelPlan *plan, const SimGpuSpec
   r.pp_links = g_new0 (guint32 *, 2 * plan->pp);
   r.pp_path = g_new0 (SimFlowPath *, 2 * plan->pp);
   r.pp_pair_path = g_new0 (SimFlowPath **, 2 * plan->pp);
+  r.pp_tp_path = g_new0 (SimFlowPath **, 2 * plan->pp);
   r.pp_n_links = g_new0 (int, 2 * plan->pp);
   r.pp_latency = g_new0 (gint64, 2 * plan->pp);
   r.pp_weight = g_new0 (double, 2 * plan->pp);
@@ -968,13 +1069,16 @@ sim_runner_run (const ModelShape *shape, const ModelPlan *plan, const SimGpuSpec
   r.pending = g_hash_table_new (g_int64_hash, g_int64_equal);
   r.allocated = g_ptr_array_new_with_free_func (g_free);
   r.state_of = g_new0 (RankState *, plan->gpus);
-  r.n_states = r.full ? plan->gpus : plan->pp;
+  r.n_states = r.full ? plan->gpus : r.tp_mirror ? plan->gpus / plan->tp : plan->pp;
   r.states = g_new0 (RankState, r.n_states);
   static const SimGpuHooks hooks = { hook_ready, hook_start, hook_done };
-  for (int i = 0; i < r.n_states; i++)
+  for (int i = 0, next = 0; i < r.n_states; i++)
     {
       RankState *st = &r.states[i];
-      st->rank = r.full ? i : r.stage_ranks[(gsize) i * r.per_stage];
+      if (r.tp_mirror)
+        while (tp_key (plan, next) != next)
+          next++;
+      st->rank = r.full ? i : r.tp_mirror ? next++ : r.stage_ranks[(gsize) i * r.per_stage];
       int coords[MODEL_DIM_COUNT];
       model_plan_rank_coords (plan, st->rank, coords);
       st->stage = coords[MODEL_DIM_PP];
@@ -1059,6 +1163,7 @@ sim_runner_run (const ModelShape *shape, const ModelPlan *plan, const SimGpuSpec
     {
       g_free (r.pp_links[i]);
       g_free (r.pp_pair_path[i]);
+      g_free (r.pp_tp_path[i]);
       g_free (r.pp_pair_links[i]);
       g_free (r.pp_pair_off[i]);
     }
@@ -1070,6 +1175,7 @@ sim_runner_run (const ModelShape *shape, const ModelPlan *plan, const SimGpuSpec
   g_free (r.pp_path);
   g_free (r.launch_groups);
   g_free (r.pp_pair_path);
+  g_free (r.pp_tp_path);
   g_free (r.pp_n_links);
   g_free (r.pp_latency);
   g_free (r.pp_weight);

@@ -12,8 +12,10 @@
  * every group of a dimension has the same shape on the topology); when it launches a collective,
  * the same collective of every sibling group of its stage is launched with it, so the fabric
  * carries every flow, and it completes when all of them have. `full` simulates every rank, with
- * collectives starting when all members arrive. A placement whose groups differ in shape falls
- * back to full simulation (result.symmetric says which ran). */
+ * collectives starting when all members arrive. A placement whose groups differ in shape runs one
+ * rank per TP group instead (the TP positions of a node mirrored, every DP, CP and PP coordinate
+ * simulated; result.tp_mirror) where every TP group lies in one node, else every rank
+ * (result.symmetric says whether representatives ran). */
 #pragma once
 #include <glib.h>
 #include "model/shape.h"
@@ -87,6 +89,7 @@ typedef struct {
   int critical_rank;          /* global rank that finished last */
   int critical_stage;
   gboolean symmetric;         /* representatives were used */
+  gboolean tp_mirror;         /* one rank per TP group was simulated, the other TP positions mirrored */
   int ranks_simulated;
   guint64 events;
   guint64 ops_executed;
