@@ -240,9 +240,8 @@ test_symmetry (void)
 
 /* Stages that cut NVLink domains unevenly fail the representatives' check (48 GPUs in NVLink domains
  * of two 8-GPU nodes, PP 4: stage 0's 12 GPUs sit in one domain, stage 1's span two) and run one
- * rank per TP group (its TP positions, in one node, mirrored), or per TP × CP block where the block
- * shares a node, which must agree with --full to the ns. On 2-GPU nodes: TP 4 spans nodes (every
- * rank runs); TP 2 × CP 2 keeps TP in a node but not the block (only TP mirrored). */
+ * rank per TP group (its TP positions, in one node, mirrored), which must agree with --full to the
+ * ns; a TP group spanning nodes (nodes of 2 GPUs, TP 4) runs every rank. */
 static void
 test_tp_mirror (void)
 {
@@ -256,25 +255,22 @@ test_tp_mirror (void)
   SimCollectiveProfile cp;
   ModelShape s;
   mirror_world (&g, &s);
-  for (gsize i = 0; i < G_N_ELEMENTS (plans) + 2; i++)
+  for (gsize i = 0; i <= G_N_ELEMENTS (plans); i++)
     {
-      /* the two 2-GPU-node cases: plan 3 (TP 4) and plan 2 (TP 2 × CP 2) */
-      gboolean split = i >= G_N_ELEMENTS (plans);
+      gboolean split = i == G_N_ELEMENTS (plans);
       ModelPlan p;
-      mirror_plan (&p, plans[!split ? i : i == G_N_ELEMENTS (plans) ? 3 : 2], i);
+      mirror_plan (&p, plans[split ? 3 : i], i);
       cluster_of (&c, &f, &cp, p.gpus, split ? 2 : 8, 450e9, TRUE);
       c.nvlink_domain = 16;
       SimRunnerResult a = run (&s, &p, &g, &c, &f, &cp, FALSE);
       SimRunnerResult b = run (&s, &p, &g, &c, &f, &cp, TRUE);
-      g_test_message ("case %zu%s: default %" G_GINT64_FORMAT " ns (%d ranks), full %" G_GINT64_FORMAT
-                      " ns (%d ranks)", i, split ? " (2-GPU nodes)" : "", a.step_ns, a.ranks_simulated,
+      g_test_message ("plan %zu%s: default %" G_GINT64_FORMAT " ns (%d ranks), full %" G_GINT64_FORMAT
+                      " ns (%d ranks)", i, split ? " (TP across nodes)" : "", a.step_ns, a.ranks_simulated,
                       b.step_ns, b.ranks_simulated);
-      gboolean tp_in_node = !split || p.tp <= 2, cp_in_node = !split && p.cp > 1;
       g_assert_false (a.symmetric);
-      g_assert_cmpint (a.tp_mirror, ==, tp_in_node);
-      g_assert_cmpint (a.cp_mirror, ==, cp_in_node);
+      g_assert_cmpint (a.tp_mirror, ==, !split);
       g_assert_false (b.tp_mirror);
-      g_assert_cmpint (a.ranks_simulated, ==, !tp_in_node ? p.gpus : p.gpus / (p.tp * (cp_in_node ? p.cp : 1)));
+      g_assert_cmpint (a.ranks_simulated, ==, split ? p.gpus : p.gpus / p.tp);
       g_assert_cmpint (b.ranks_simulated, ==, p.gpus);
       g_assert_cmpint (a.step_ns, ==, b.step_ns);
     }

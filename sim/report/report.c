@@ -617,7 +617,6 @@ write_text_prediction (FILE *out, const SimScenario *sc, const SimReportWorkload
   fprintf (out, "simulated            %d rank(s) (%s), %" G_GUINT64_FORMAT " events, %" G_GUINT64_FORMAT " ops\n",
            r->ranks_simulated,
            r->symmetric   ? "one per pipeline stage; every flow on the fabric"
-           : r->cp_mirror ? "one per TP × CP block, its TP and CP positions mirrored; every flow on the fabric"
            : r->tp_mirror ? "one per TP group, its TP positions mirrored; every flow on the fabric"
                           : "every rank",
            r->events, r->ops_executed);
@@ -688,8 +687,6 @@ json_prediction (JsonBuilder *b, const SimScenario *sc, const SimRunnerPredictio
   json_builder_add_boolean_value (b, r->symmetric);
   json_builder_set_member_name (b, "tp_mirror");
   json_builder_add_boolean_value (b, r->tp_mirror);
-  json_builder_set_member_name (b, "cp_mirror");
-  json_builder_add_boolean_value (b, r->cp_mirror);
   json_builder_set_member_name (b, "events");
   json_builder_add_int_value (b, (gint64) r->events);
   json_builder_end_object (b);

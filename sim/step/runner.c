@@ -107,7 +107,6 @@ typedef struct {
   int *stage_ranks;    /* [pp * per_stage] */
   gboolean full;
   gboolean tp_mirror;  /* one rank per TP group simulated, its TP positions mirrored */
-  gboolean cp_mirror;  /* ... and its CP positions too (one rank per TP × CP block) */
   double slowdown;
   double stream_slowdown[N_STREAMS]; /* compute slowdown beside each communication stream */
   double (*compute_scale) (gpointer user, int gpu);
@@ -423,15 +422,12 @@ launch_send (Runner *r, RankState *st, const TOp *op)
           GArray *links = g_array_new (FALSE, FALSE, sizeof (guint32));
           int coords[MODEL_DIM_COUNT];
           model_plan_rank_coords (plan, st->rank, coords);
-          int c0 = coords[MODEL_DIM_CP], c1 = r->cp_mirror ? plan->cp : c0 + 1;
           for (int t = 0; t < plan->tp; t++)
-            for (int c = r->cp_mirror ? 0 : c0; c < c1; c++)
-              {
-                coords[MODEL_DIM_TP] = t;
-                coords[MODEL_DIM_CP] = c;
-                int j = r->stage_index[model_plan_rank_of (plan, coords)];
-                g_array_append_vals (links, r->pp_pair_links[k] + off[j], off[j + 1] - off[j]);
-              }
+            {
+              coords[MODEL_DIM_TP] = t;
+              int j = r->stage_index[model_plan_rank_of (plan, coords)];
+              g_array_append_vals (links, r->pp_pair_links[k] + off[j], off[j + 1] - off[j]);
+            }
           r->pp_tp_path[k][i] = sim_flow_net_path (r->net, (guint32 *) (void *) links->data, (int) links->len);
           g_array_free (links, TRUE);
         }
@@ -857,26 +853,22 @@ placement_symmetric (Runner *r)
  * topologies give every GPU of a node its own NIC on its own rail, and every rail the same
  * switches), so one of them (TP = 0) is simulated per TP group and launches its groups' images at
  * the other TP positions; every DP, CP and PP coordinate runs. Exact where every TP group lies in one
- * node (placement_mirror), checked against --full by tests/test-runner.c and on the 2,496-GPU
+ * node (placement_tp_mirror), checked against --full by tests/test-runner.c and on the 2,496-GPU
  * GB200 deck row (its stages cut racks unevenly: 624 ranks instead of 2,496, the same step to the
- * ns). The CP positions are mirrored too where a rank's whole TP × CP block shares its node; on that
- * row the block of TP 4 × CP 2 spans two 4-GPU trays, and mirroring its CP positions anyway was not
- * exact (5.90924 s against 5.90882 s), so there CP runs. */
+ * ns). Mirroring CP positions too was not exact there: a GB200 block of TP 4 × CP 2 spans two trays
+ * (5.90924 s against 5.90882 s), so CP is simulated. */
 static int
-mirror_key (const ModelPlan *plan, gboolean cp, int rank)
+tp_key (const ModelPlan *plan, int rank)
 {
   int coords[MODEL_DIM_COUNT];
   model_plan_rank_coords (plan, rank, coords);
   coords[MODEL_DIM_TP] = 0;
-  if (cp)
-    coords[MODEL_DIM_CP] = 0;
   return model_plan_rank_of (plan, coords);
 }
 
-/* Each group's key (its first member's rank at TP 0, and CP 0 where mirrored) and, per key, the
- * groups that share it. */
+/* Each group's key (its first member's TP-0 rank) and, per key, the groups that share it. */
 static void
-group_table_index_images (GroupTable *gt, const ModelPlan *plan, gboolean cp)
+group_table_index_images (GroupTable *gt, const ModelPlan *plan)
 {
   int n = plan->gpus;
   gt->img_key = g_new (int, MAX (gt->n_groups, 1));
@@ -884,7 +876,7 @@ group_table_index_images (GroupTable *gt, const ModelPlan *plan, gboolean cp)
   gt->img = g_new (int, MAX (gt->n_groups, 1));
   for (int g = 0; g < gt->n_groups; g++)
     {
-      gt->img_key[g] = mirror_key (plan, cp, gt->members[(gsize) g * gt->size]);
+      gt->img_key[g] = tp_key (plan, gt->members[(gsize) g * gt->size]);
       gt->img_off[gt->img_key[g] + 1]++;
     }
   for (int i = 0; i < n; i++)
@@ -894,27 +886,17 @@ group_table_index_images (GroupTable *gt, const ModelPlan *plan, gboolean cp)
     gt->img[gt->img_off[gt->img_key[g]] + fill[gt->img_key[g]]++] = g;
 }
 
-/* Whether the TP positions (and then whether the CP positions too) of every rank share its node;
- * builds the image tables for what is mirrored. */
 static gboolean
-placement_mirror (Runner *r)
+placement_tp_mirror (Runner *r)
 {
   const ModelPlan *plan = r->plan;
-  if (plan->ep != 1)
+  if (plan->tp <= 1 || plan->ep != 1)
     return FALSE;
-  gboolean tp = TRUE, cp = plan->cp > 1;
-  for (int rank = 0; rank < plan->gpus && (tp || cp); rank++)
-    {
-      int node = sim_topology_node_of (r->topo, rank);
-      tp = tp && node == sim_topology_node_of (r->topo, mirror_key (plan, FALSE, rank));
-      cp = cp && node == sim_topology_node_of (r->topo, mirror_key (plan, TRUE, rank));
-    }
-  if (!tp || (plan->tp <= 1 && !cp))
-    return FALSE;
-  r->tp_mirror = TRUE;
-  r->cp_mirror = cp;
+  for (int rank = 0; rank < plan->gpus; rank++)
+    if (sim_topology_node_of (r->topo, rank) != sim_topology_node_of (r->topo, tp_key (plan, rank)))
+      return FALSE;
   for (int k = 0; k < G_COUNT; k++)
-    group_table_index_images (&r->groups[k], plan, cp);
+    group_table_index_images (&r->groups[k], plan);
   return TRUE;
 }
 
@@ -1048,12 +1030,13 @@ sim_runner_run (const ModelShape *shape, const ModelPlan *plan, const SimGpuSpec
   r.compute_scale_user = opts.compute_scale_user;
   if (!r.full && !opts.force_symmetric && !placement_symmetric (&r))
     {
-      if (!placement_mirror (&r))
+      if (placement_tp_mirror (&r))
+        r.tp_mirror = TRUE;
+      else
         r.full = TRUE;
     }
   out->symmetric = !r.full && !r.tp_mirror;
   out->tp_mirror = r.tp_mirror;
-  out->cp_mirror = r.cp_mirror;
   if (!r.full && !r.tp_mirror)
     restrict_siblings (&r);
 
@@ -1086,14 +1069,14 @@ sim_runner_run (const ModelShape *shape, const ModelPlan *plan, const SimGpuSpec
   r.pending = g_hash_table_new (g_int64_hash, g_int64_equal);
   r.allocated = g_ptr_array_new_with_free_func (g_free);
   r.state_of = g_new0 (RankState *, plan->gpus);
-  r.n_states = r.full ? plan->gpus : r.tp_mirror ? plan->gpus / (plan->tp * (r.cp_mirror ? plan->cp : 1)) : plan->pp;
+  r.n_states = r.full ? plan->gpus : r.tp_mirror ? plan->gpus / plan->tp : plan->pp;
   r.states = g_new0 (RankState, r.n_states);
   static const SimGpuHooks hooks = { hook_ready, hook_start, hook_done };
   for (int i = 0, next = 0; i < r.n_states; i++)
     {
       RankState *st = &r.states[i];
       if (r.tp_mirror)
-        while (mirror_key (plan, r.cp_mirror, next) != next)
+        while (tp_key (plan, next) != next)
           next++;
       st->rank = r.full ? i : r.tp_mirror ? next++ : r.stage_ranks[(gsize) i * r.per_stage];
       int coords[MODEL_DIM_COUNT];

@@ -13,10 +13,9 @@
  * the same collective of every sibling group of its stage is launched with it, so the fabric
  * carries every flow, and it completes when all of them have. `full` simulates every rank, with
  * collectives starting when all members arrive. A placement whose groups differ in shape runs one
- * rank per TP group instead (the TP positions of a node mirrored, and the CP positions where a
- * whole TP × CP block lies in one node; every other coordinate simulated; result.tp_mirror,
- * result.cp_mirror) where every TP group lies in one node, else every rank (result.symmetric says
- * whether representatives ran). */
+ * rank per TP group instead (the TP positions of a node mirrored, every DP, CP and PP coordinate
+ * simulated; result.tp_mirror) where every TP group lies in one node, else every rank
+ * (result.symmetric says whether representatives ran). */
 #pragma once
 #include <glib.h>
 #include "model/shape.h"
@@ -91,7 +90,6 @@ typedef struct {
   int critical_stage;
   gboolean symmetric;         /* representatives were used */
   gboolean tp_mirror;         /* one rank per TP group was simulated, the other TP positions mirrored */
-  gboolean cp_mirror;         /* ... and the CP positions too: one rank per TP × CP block */
   int ranks_simulated;
   guint64 events;
   guint64 ops_executed;
