@@ -241,7 +241,8 @@ test_symmetry (void)
 /* Stages that cut NVLink domains unevenly fail the representatives' check (48 GPUs in NVLink domains
  * of two 8-GPU nodes, PP 4: stage 0's 12 GPUs sit in one domain, stage 1's span two) and run one
  * rank per TP group (its TP positions, in one node, mirrored), which must agree with --full to the
- * ns; a TP group spanning nodes (nodes of 2 GPUs, TP 4) runs every rank. */
+ * ns; a TP group spanning nodes (nodes of 2 GPUs, TP 4) runs every rank, and so does an FP8 amax
+ * group that holds several TP positions across domains. */
 static void
 test_tp_mirror (void)
 {
@@ -272,6 +273,25 @@ test_tp_mirror (void)
       g_assert_false (b.tp_mirror);
       g_assert_cmpint (a.ranks_simulated, ==, split ? p.gpus : p.gpus / p.tp);
       g_assert_cmpint (b.ranks_simulated, ==, p.gpus);
+      g_assert_cmpint (a.step_ns, ==, b.step_ns);
+    }
+  /* FP8 delayed scaling reduces its amaxes over TP × DP: that group spans the domains with several
+   * TP positions in it (their ring edges leave the domain from different GPUs), so every rank runs;
+   * over TP only it stays in a node and the mirror holds. */
+  for (int tp_only = 0; tp_only <= 1; tp_only++)
+    {
+      ModelPlan p;
+      mirror_plan (&p, plans[0], 1);
+      p.matmul_dtype = MODEL_DTYPE_FP8;
+      p.fp8_scaling = MODEL_FP8_DELAYED;
+      p.fp8_reduce_amax = TRUE;
+      p.fp8_amax_tp_only = tp_only;
+      cluster_of (&c, &f, &cp, p.gpus, 8, 450e9, TRUE);
+      c.nvlink_domain = 16;
+      SimRunnerResult a = run (&s, &p, &g, &c, &f, &cp, FALSE);
+      SimRunnerResult b = run (&s, &p, &g, &c, &f, &cp, TRUE);
+      g_test_message ("fp8 amax over %s: default %d ranks", tp_only ? "TP" : "TP x DP", a.ranks_simulated);
+      g_assert_cmpint (a.tp_mirror, ==, tp_only);
       g_assert_cmpint (a.step_ns, ==, b.step_ns);
     }
 }

@@ -853,10 +853,14 @@ placement_symmetric (Runner *r)
  * topologies give every GPU of a node its own NIC on its own rail, and every rail the same
  * switches), so one of them (TP = 0) is simulated per TP group and launches its groups' images at
  * the other TP positions; every DP, CP and PP coordinate runs. Exact where every TP group lies in one
- * node (placement_tp_mirror), checked against --full by tests/test-runner.c and on the 2,496-GPU
- * GB200 deck row (its stages cut racks unevenly: 624 ranks instead of 2,496, the same step to the
- * ns). Mirroring CP positions too was not exact there: a GB200 block of TP 4 × CP 2 spans two trays
- * (5.90924 s against 5.90882 s), so CP is simulated. */
+ * node and every group the step uses that holds several TP positions (TP groups; the FP8 amax
+ * group, which may add CP and DP) lies in one NVLink domain (placement_tp_mirror): a group whose members span domains
+ * gives its TP positions different roles on the NICs (which member's ring edge leaves the domain),
+ * so they would not be images of each other. Checked against --full by tests/test-runner.c and on
+ * the 2,496-GPU GB200 deck row (its stages cut racks unevenly: 624 ranks instead of 2,496, the same
+ * step to the ns). Mirroring that row's CP positions too was not exact (5.90924 s against 5.90882
+ * s), most likely because its DP × CP groups span racks, where the two CP positions play different
+ * roles in their rings. */
 static int
 tp_key (const ModelPlan *plan, int rank)
 {
@@ -895,6 +899,31 @@ placement_tp_mirror (Runner *r)
   for (int rank = 0; rank < plan->gpus; rank++)
     if (sim_topology_node_of (r->topo, rank) != sim_topology_node_of (r->topo, tp_key (plan, rank)))
       return FALSE;
+  gboolean used[G_COUNT] = { FALSE };
+  for (int st = 0; st < plan->pp; st++)
+    for (int i = 0; i < r->progs[st].n_ops; i++)
+      {
+        const TOp *op = &r->progs[st].ops[i];
+        if (op->kind == K_COLL || op->kind == K_RING)
+          used[op->group] = TRUE;
+      }
+  for (int k = 0; k < G_COUNT; k++)
+    {
+      GroupTable *gt = &r->groups[k];
+      for (int g = 0; used[k] && g < gt->n_groups && gt->size > 1; g++)
+        {
+          const int *m = gt->members + (gsize) g * gt->size;
+          int dom = sim_topology_domain_of (r->topo, m[0]), key = tp_key (plan, m[0]);
+          gboolean several_tp = FALSE, one_domain = TRUE;
+          for (int i = 1; i < gt->size; i++)
+            {
+              several_tp = several_tp || (tp_key (plan, m[i]) == key && m[i] != m[0]);
+              one_domain = one_domain && sim_topology_domain_of (r->topo, m[i]) == dom;
+            }
+          if (several_tp && !one_domain)
+            return FALSE;
+        }
+    }
   for (int k = 0; k < G_COUNT; k++)
     group_table_index_images (&r->groups[k], plan);
   return TRUE;
