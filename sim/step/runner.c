@@ -78,12 +78,14 @@ typedef struct {
   int *sim_off, *sim;  /* per group (CSR): its members that are simulated, in member order */
   int *img_key;        /* TP mirror: per group, its first member's TP-position-0 rank */
   int *img_off, *img;  /* TP mirror: per key rank (CSR), the groups of that key, one group's images */
+  struct Pending **open; /* per group: its rendezvous still waiting for members (a short list) */
 } GroupTable;
 
 typedef struct Pending Pending;
 struct Pending {
   guint64 key;
   Pending *next_free;
+  Pending *next_open;  /* the group's next open rendezvous */
   int kind, group, op, stream;
   int arrived, expected, outstanding;
   gint64 launch_ns;
@@ -111,7 +113,6 @@ typedef struct {
   double stream_slowdown[N_STREAMS]; /* compute slowdown beside each communication stream */
   double (*compute_scale) (gpointer user, int gpu);
   gpointer compute_scale_user;
-  GHashTable *pending;
   Pending *free_list;
   GPtrArray *allocated;
   gint64 completing_dur;
@@ -467,7 +468,12 @@ rendezvous (Runner *r, RankState *st, guint32 op_index, const TOp *op)
   g_assert (g >= 0);
   g_assert (op->seq < (1u << 24));
   guint64 key = ((guint64) op->group << 56) | ((guint64) g << 24) | op->seq;
-  Pending *p = g_hash_table_lookup (r->pending, &key);
+  /* A group has few rendezvous open at once (its members are at most a few collectives apart). */
+  if (gt->open == NULL)
+    gt->open = g_new0 (Pending *, gt->n_groups);
+  Pending **link = &gt->open[g], *p;
+  for (p = *link; p != NULL && p->key != key; p = *link)
+    link = &p->next_open;
   if (p == NULL)
     {
       p = pending_new (r);
@@ -477,11 +483,13 @@ rendezvous (Runner *r, RankState *st, guint32 op_index, const TOp *op)
       p->op = (int) op_index;
       p->stream = op->stream;
       p->expected = gt->sim_off[g + 1] - gt->sim_off[g];
-      g_hash_table_insert (r->pending, &p->key, p);
+      p->next_open = gt->open[g];
+      gt->open[g] = p;
+      link = &gt->open[g];
     }
   if (++p->arrived == p->expected)
     {
-      g_hash_table_remove (r->pending, &p->key);
+      *link = p->next_open;
       launch_group_op (r, p, op);
     }
 }
@@ -721,6 +729,7 @@ group_table_clear (GroupTable *gt)
   g_free (gt->pair);
   g_free (gt->sim_off);
   g_free (gt->sim);
+  g_free (gt->open);
   g_free (gt->img_key);
   g_free (gt->img_off);
   g_free (gt->img);
@@ -1095,7 +1104,6 @@ sim_runner_run (const ModelShape *shape, const ModelPlan *plan, const SimGpuSpec
       pp_route_build (&r, s, TRUE, (s + 1) % plan->pp);
       pp_route_build (&r, s, FALSE, (s + plan->pp - 1) % plan->pp);
     }
-  r.pending = g_hash_table_new (g_int64_hash, g_int64_equal);
   r.allocated = g_ptr_array_new_with_free_func (g_free);
   r.state_of = g_new0 (RankState *, plan->gpus);
   r.n_states = r.full ? plan->gpus : r.tp_mirror ? plan->gpus / plan->tp : plan->pp;
@@ -1185,7 +1193,6 @@ sim_runner_run (const ModelShape *shape, const ModelPlan *plan, const SimGpuSpec
     }
   g_free (r.states);
   g_free (r.state_of);
-  g_hash_table_destroy (r.pending);
   g_ptr_array_free (r.allocated, TRUE);
   sim_collective_free (r.coll);
   for (int i = 0; i < 2 * plan->pp; i++)
