@@ -17,28 +17,18 @@ import argparse
 import statistics
 import sys
 
-try:
-    import torch
-    import torch.nn.functional as F
-except ImportError:
-    print("gpt-step.py: skipped: no PyTorch", file=sys.stderr)
-    sys.exit(77)
+from cuda_timing import cuda_or_skip, device_us, import_or_skip
+
+(torch,) = import_or_skip("gpt-step.py", "torch")
+import torch.nn.functional as F  # noqa: E402 (after the skip rule)
 
 
 def timed_ms(fn, reps):
+    """Median milliseconds of fn() over `reps` calls after 3 warm-ups."""
     for _ in range(3):
         fn()
     torch.cuda.synchronize()
-    out = []
-    for _ in range(reps):
-        a = torch.cuda.Event(enable_timing=True)
-        b = torch.cuda.Event(enable_timing=True)
-        a.record()
-        fn()
-        b.record()
-        b.synchronize()
-        out.append(a.elapsed_time(b))
-    return statistics.median(out)
+    return statistics.median(device_us(torch, fn) / 1e3 for _ in range(reps))
 
 
 class Layer(torch.nn.Module):
@@ -71,9 +61,7 @@ def main():
     ap.add_argument("--reps", type=int, default=10)
     ap.add_argument("-o", "--output")
     args = ap.parse_args()
-    if not torch.cuda.is_available():
-        print("gpt-step.py: skipped: no usable CUDA device", file=sys.stderr)
-        sys.exit(77)
+    cuda_or_skip("gpt-step.py", torch)
     out = open(args.output, "w") if args.output else sys.stdout
     dev, dt = "cuda", torch.bfloat16
     b, s, h, v = args.mbs, args.seq, args.hidden, args.vocab

@@ -19,12 +19,10 @@ Usage: interleave.py [--seconds S] [-o OUT.tsv]. Exit 77 without a CUDA device.
 import argparse
 import sys
 
-try:
-    import torch
-    import torch.nn.functional as F
-except ImportError:
-    print("interleave.py: skipped: no PyTorch", file=sys.stderr)
-    sys.exit(77)
+from cuda_timing import cuda_or_skip, device_us, import_or_skip
+
+(torch,) = import_or_skip("interleave.py", "torch")
+import torch.nn.functional as F  # noqa: E402 (after the skip rule)
 
 
 def loop_us(fn, seconds):
@@ -32,19 +30,13 @@ def loop_us(fn, seconds):
     for _ in range(3):
         fn()
     torch.cuda.synchronize()
-    a = torch.cuda.Event(enable_timing=True)
-    b = torch.cuda.Event(enable_timing=True)
-    a.record()
-    fn()
-    b.record()
-    b.synchronize()
-    n = max(1, int(seconds * 1e3 / max(a.elapsed_time(b), 1e-3)))
-    a.record()
-    for _ in range(n):
-        fn()
-    b.record()
-    b.synchronize()
-    return a.elapsed_time(b) * 1e3 / n, n
+    n = max(1, int(seconds * 1e6 / max(device_us(torch, fn), 1.0)))
+
+    def calls():
+        for _ in range(n):
+            fn()
+
+    return device_us(torch, calls) / n, n
 
 
 def main():
@@ -52,9 +44,7 @@ def main():
     ap.add_argument("--seconds", type=float, default=5.0)
     ap.add_argument("-o", "--output")
     args = ap.parse_args()
-    if not torch.cuda.is_available():
-        print("interleave.py: skipped: no usable CUDA device", file=sys.stderr)
-        sys.exit(77)
+    cuda_or_skip("interleave.py", torch)
     out = open(args.output, "w") if args.output else sys.stdout
     dev, dt = "cuda", torch.bfloat16
     t, h, tp = 2048, 12288, 4

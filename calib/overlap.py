@@ -23,13 +23,10 @@ import argparse
 import statistics
 import sys
 
-try:
-    import torch
-    import triton
-    import triton.language as tl
-except ImportError:
-    print("overlap.py: skipped: no PyTorch or Triton", file=sys.stderr)
-    sys.exit(77)
+from cuda_timing import cuda_or_skip, device_us, import_or_skip
+
+torch, triton = import_or_skip("overlap.py", "torch", "triton")
+import triton.language as tl  # noqa: E402 (after the skip rule)
 
 
 @triton.jit
@@ -56,34 +53,24 @@ BLOCK = 4096
 REPS = 5
 
 
-def elapsed_us(a, b):
-    return a.elapsed_time(b) * 1e3
-
-
 def copy_alone_us(src, dst, ctas, reps, stream):
-    a = torch.cuda.Event(enable_timing=True)
-    b = torch.cuda.Event(enable_timing=True)
     with torch.cuda.stream(stream):
-        a.record()
-        copy_kernel[(ctas,)](src, dst, src.numel(), reps, BLOCK=BLOCK, num_warps=16)
-        b.record()
-    b.synchronize()
-    return elapsed_us(a, b)
+        return device_us(torch, lambda: copy_kernel[(ctas,)](src, dst, src.numel(), reps, BLOCK=BLOCK, num_warps=16))
 
 
 def gemm_loop_us(x, y, loops, beside=None):
     """The GEMM loop on the current stream; beside() launches the copy on its stream first."""
-    a = torch.cuda.Event(enable_timing=True)
-    b = torch.cuda.Event(enable_timing=True)
     if beside:
         beside()
     torch.cuda._sleep(2_000_000)  # ~1 ms: the copy's CTAs are resident before the GEMMs start (alone: the same pause)
-    a.record()
-    for _ in range(loops):
-        torch.matmul(x, y)
-    b.record()
-    torch.cuda.synchronize()
-    return elapsed_us(a, b)
+
+    def loop():
+        for _ in range(loops):
+            torch.matmul(x, y)
+
+    us = device_us(torch, loop)
+    torch.cuda.synchronize()  # the copy beside, too
+    return us
 
 
 def main():
@@ -91,9 +78,7 @@ def main():
     ap.add_argument("-o", "--output")
     ap.add_argument("--ctas", default="1,2,4,8,16,32,66")
     args = ap.parse_args()
-    if not torch.cuda.is_available():
-        print("overlap.py: skipped: no usable CUDA device", file=sys.stderr)
-        sys.exit(77)
+    cuda_or_skip("overlap.py", torch)
     out = open(args.output, "w") if args.output else sys.stdout
     props = torch.cuda.get_device_properties(0)
     sms = props.multi_processor_count
@@ -110,13 +95,7 @@ def main():
     side = torch.cuda.Stream()
     spin_out = torch.empty(1024, device="cuda")
     spin_kernel[(1,)](spin_out, 1000, num_warps=16)
-    a = torch.cuda.Event(enable_timing=True)
-    b = torch.cuda.Event(enable_timing=True)
-    a.record()
-    spin_kernel[(1,)](spin_out, 10_000_000, num_warps=16)
-    b.record()
-    b.synchronize()
-    spin_rate = 1e7 / elapsed_us(a, b)  # iterations per us
+    spin_rate = 1e7 / device_us(torch, lambda: spin_kernel[(1,)](spin_out, 10_000_000, num_warps=16))  # per us
     for (m, nn, k, loops) in ((8192, 8192, 8192, 20), (4096, 4096, 4096, 150), (2048, 12288, 12288, 20)):
         x = torch.randn(m, k, device="cuda", dtype=torch.bfloat16)
         y = torch.randn(k, nn, device="cuda", dtype=torch.bfloat16)

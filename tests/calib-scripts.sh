@@ -3,6 +3,7 @@
 # 77 with a "skipped" line before touching anything. On a machine with a GPU they would run their
 # benchmarks, which make check does not: there every case is skipped.
 src=${TRAINSIM_SRCDIR:-$(dirname "$0")/..}
+export PYTHONDONTWRITEBYTECODE=1 # the scripts import calib/cuda_timing.py from the source tree
 n=0
 fail=0
 for s in torch-kernels.py overlap.py interleave.py gpt-step.py; do

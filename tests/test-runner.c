@@ -184,25 +184,28 @@ test_two_gpu_dp (void)
 
 /* Representatives (one rank per stage, sibling collectives launched together) and --full agree
  * exactly on symmetric placements, for several plans on two 8-GPU nodes. */
-/* The GPU, model and plan the representatives' and TP-mirror comparisons share. */
+/* The GPU and model the representatives' and TP-mirror comparisons share. */
 static void
-mirror_world (SimGpuSpec *g, ModelShape *s)
+mirror_world (World *w)
 {
-  ideal_gpu (g);
-  g->hbm_bw_bytes_per_s = 3e12;
-  g->launch_ns = 4000;
-  g->overlap_slowdown = 0.1;
-  small_gpt (s, 8, 32000);
+  ideal_gpu (&w->g);
+  w->g.hbm_bw_bytes_per_s = 3e12;
+  w->g.launch_ns = 4000;
+  w->g.overlap_slowdown = 0.1;
+  small_gpt (&w->s, 8, 32000);
 }
 
+/* Plan `pl` (tp pp vpp cp dp m) of case i on GPUs in nodes of `per_node`, NVLink domains of `domain`. */
 static void
-mirror_plan (ModelPlan *p, const int pl[6], gsize i)
+mirror_case (World *w, const int pl[6], gsize i, int per_node, int domain)
 {
-  plan_of (p, pl[0], pl[1], pl[2], pl[3], pl[4], pl[5]);
-  p->zero = 1;
-  p->dp_overlap = TRUE;
-  p->tp_comm_overlap = i % 2 == 0;
-  p->dp_bucket_mb = 16;
+  plan_of (&w->p, pl[0], pl[1], pl[2], pl[3], pl[4], pl[5]);
+  w->p.zero = 1;
+  w->p.dp_overlap = TRUE;
+  w->p.tp_comm_overlap = i % 2 == 0;
+  w->p.dp_bucket_mb = 16;
+  cluster_of (&w->c, &w->f, &w->cp, w->p.gpus, per_node, 450e9, TRUE);
+  w->c.nvlink_domain = domain;
 }
 
 static void
@@ -213,27 +216,22 @@ test_symmetry (void)
     { 2, 2, 1, 1, 4, 4 }, { 4, 2, 2, 1, 2, 4 }, { 2, 2, 1, 2, 2, 2 }, { 1, 4, 1, 1, 4, 6 },
     { 8, 2, 1, 1, 1, 3 },
   };
-  SimGpuSpec g;
-  SimClusterSpec c;
-  SimFabricSpec f;
-  SimCollectiveProfile cp;
-  ModelShape s;
-  mirror_world (&g, &s);
+  World w;
+  mirror_world (&w);
   for (gsize i = 0; i < G_N_ELEMENTS (plans); i++)
     {
-      ModelPlan p;
-      mirror_plan (&p, plans[i], i);
-      cluster_of (&c, &f, &cp, p.gpus, 8, 450e9, TRUE);
-      SimRunnerResult a = run (&s, &p, &g, &c, &f, &cp, FALSE);
-      SimRunnerResult b = run (&s, &p, &g, &c, &f, &cp, TRUE);
+      mirror_case (&w, plans[i], i, 8, 8);
+      const ModelPlan *p = &w.p;
+      SimRunnerResult a = world_run (&w, FALSE);
+      SimRunnerResult b = world_run (&w, TRUE);
       g_test_message ("plan %zu: representatives %" G_GINT64_FORMAT " ns (%d ranks), full %"
                       G_GINT64_FORMAT " ns (%d ranks)", i, a.step_ns, a.ranks_simulated, b.step_ns,
                       b.ranks_simulated);
       g_assert_true (a.symmetric);
       g_assert_false (b.symmetric);
       g_assert_false (a.tp_mirror);
-      g_assert_cmpint (a.ranks_simulated, ==, p.pp);
-      g_assert_cmpint (b.ranks_simulated, ==, p.gpus);
+      g_assert_cmpint (a.ranks_simulated, ==, p->pp);
+      g_assert_cmpint (b.ranks_simulated, ==, p->gpus);
       g_assert_cmpint (a.step_ns, ==, b.step_ns);
     }
 }
@@ -250,29 +248,23 @@ test_tp_mirror (void)
     /* tp pp vpp cp dp m */
     { 2, 4, 1, 1, 6, 8 }, { 2, 4, 2, 1, 6, 8 }, { 2, 4, 1, 2, 3, 8 }, { 4, 4, 1, 1, 3, 8 }, { 4, 4, 2, 1, 3, 8 },
   };
-  SimGpuSpec g;
-  SimClusterSpec c;
-  SimFabricSpec f;
-  SimCollectiveProfile cp;
-  ModelShape s;
-  mirror_world (&g, &s);
+  World w;
+  mirror_world (&w);
   for (gsize i = 0; i <= G_N_ELEMENTS (plans); i++)
     {
       gboolean split = i == G_N_ELEMENTS (plans);
-      ModelPlan p;
-      mirror_plan (&p, plans[split ? 3 : i], i);
-      cluster_of (&c, &f, &cp, p.gpus, split ? 2 : 8, 450e9, TRUE);
-      c.nvlink_domain = 16;
-      SimRunnerResult a = run (&s, &p, &g, &c, &f, &cp, FALSE);
-      SimRunnerResult b = run (&s, &p, &g, &c, &f, &cp, TRUE);
+      mirror_case (&w, plans[split ? 3 : i], i, split ? 2 : 8, 16);
+      const ModelPlan *p = &w.p;
+      SimRunnerResult a = world_run (&w, FALSE);
+      SimRunnerResult b = world_run (&w, TRUE);
       g_test_message ("plan %zu%s: default %" G_GINT64_FORMAT " ns (%d ranks), full %" G_GINT64_FORMAT
                       " ns (%d ranks)", i, split ? " (TP across nodes)" : "", a.step_ns, a.ranks_simulated,
                       b.step_ns, b.ranks_simulated);
       g_assert_false (a.symmetric);
       g_assert_cmpint (a.tp_mirror, ==, !split);
       g_assert_false (b.tp_mirror);
-      g_assert_cmpint (a.ranks_simulated, ==, split ? p.gpus : p.gpus / p.tp);
-      g_assert_cmpint (b.ranks_simulated, ==, p.gpus);
+      g_assert_cmpint (a.ranks_simulated, ==, split ? p->gpus : p->gpus / p->tp);
+      g_assert_cmpint (b.ranks_simulated, ==, p->gpus);
       g_assert_cmpint (a.step_ns, ==, b.step_ns);
     }
   /* FP8 delayed scaling reduces its amaxes over TP × DP: that group spans the domains with several
@@ -280,16 +272,13 @@ test_tp_mirror (void)
    * over TP only it stays in a node and the mirror holds. */
   for (int tp_only = 0; tp_only <= 1; tp_only++)
     {
-      ModelPlan p;
-      mirror_plan (&p, plans[0], 1);
-      p.matmul_dtype = MODEL_DTYPE_FP8;
-      p.fp8_scaling = MODEL_FP8_DELAYED;
-      p.fp8_reduce_amax = TRUE;
-      p.fp8_amax_tp_only = tp_only;
-      cluster_of (&c, &f, &cp, p.gpus, 8, 450e9, TRUE);
-      c.nvlink_domain = 16;
-      SimRunnerResult a = run (&s, &p, &g, &c, &f, &cp, FALSE);
-      SimRunnerResult b = run (&s, &p, &g, &c, &f, &cp, TRUE);
+      mirror_case (&w, plans[0], 1, 8, 16);
+      w.p.matmul_dtype = MODEL_DTYPE_FP8;
+      w.p.fp8_scaling = MODEL_FP8_DELAYED;
+      w.p.fp8_reduce_amax = TRUE;
+      w.p.fp8_amax_tp_only = tp_only;
+      SimRunnerResult a = world_run (&w, FALSE);
+      SimRunnerResult b = world_run (&w, TRUE);
       g_test_message ("fp8 amax over %s: default %d ranks", tp_only ? "TP" : "TP x DP", a.ranks_simulated);
       g_assert_cmpint (a.tp_mirror, ==, tp_only);
       g_assert_cmpint (a.step_ns, ==, b.step_ns);

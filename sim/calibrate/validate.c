@@ -514,6 +514,7 @@ micro_batch_unstated (const SimValidateRow *r)
 
 typedef struct {
   const SimValidateRow *row;
+  guint index;       /* the row's in the deck */
   int best;          /* 0: no candidate ran and fitted */
   double best_s;
 } Unstated;
@@ -549,7 +550,7 @@ unstated_run (gpointer data, gpointer user)
     }
 }
 
-guint
+void
 sim_validate_deck_resolve (SimValidateDeck *deck, int threads)
 {
   guint n = sim_validate_deck_n_rows (deck), k = 0;
@@ -558,10 +559,10 @@ sim_validate_deck_resolve (SimValidateDeck *deck, int threads)
     {
       const SimValidateRow *r = sim_validate_deck_row (deck, i);
       if (micro_batch_unstated (r))
-        u[k++].row = r;
+        u[k++] = (Unstated) { r, i, 0, 0 };
     }
   if (k == 0)
-    return 0;
+    return;
   threads = threads > 0 ? threads : (int) g_get_num_processors ();
   threads = MAX (1, MIN (threads, (int) k));
   GThreadPool *pool = threads > 1 ? g_thread_pool_new (unstated_run, NULL, threads, TRUE, NULL) : NULL;
@@ -572,18 +573,9 @@ sim_validate_deck_resolve (SimValidateDeck *deck, int threads)
       unstated_run (&u[j], NULL);
   if (pool)
     g_thread_pool_free (pool, FALSE, TRUE);
-  guint changed = 0;
-  for (guint i = 0, j = 0; i < n && j < k; i++)
-    if (sim_validate_deck_row (deck, i) == u[j].row)
-      {
-        if (u[j].best > 0 && u[j].best != u[j].row->micro_batch)
-          {
-            sim_validate_deck_set_micro_batch (deck, i, u[j].best);
-            changed++;
-          }
-        j++;
-      }
-  return changed;
+  for (guint j = 0; j < k; j++)
+    if (u[j].best > 0)
+      sim_validate_deck_set_micro_batch (deck, u[j].index, u[j].best);
 }
 
 typedef struct {

@@ -127,8 +127,8 @@ void sim_validate_deck_set_micro_batch (SimValidateDeck *deck, guint i, int micr
 /* Resolves the micro-batch of every row whose notes say "micro_batch not stated" (the deck's value is
  * a placeholder): the fastest of those dividing the replica's batch whose memory fits, simulated
  * uncalibrated so that no measured step time enters the choice (sim/calibrate/validate.c). `validate`
- * and `fit` call it after loading a deck. Returns how many rows changed. */
-guint sim_validate_deck_resolve (SimValidateDeck *deck, int threads);
+ * and `fit` call it after loading a deck. */
+void sim_validate_deck_resolve (SimValidateDeck *deck, int threads);
 
 typedef struct {
   const char *const *layers;  /* scenario files applied after the row's profile and settings (NULL-terminated) */

@@ -469,8 +469,6 @@ rendezvous (Runner *r, RankState *st, guint32 op_index, const TOp *op)
   g_assert (op->seq < (1u << 24));
   guint64 key = ((guint64) op->group << 56) | ((guint64) g << 24) | op->seq;
   /* A group has few rendezvous open at once (its members are at most a few collectives apart). */
-  if (gt->open == NULL)
-    gt->open = g_new0 (Pending *, gt->n_groups);
   Pending **link = &gt->open[g], *p;
   for (p = *link; p != NULL && p->key != key; p = *link)
     link = &p->next_open;
@@ -696,6 +694,7 @@ group_table_build (GroupTable *gt, const ModelPlan *plan, GroupKind kind)
       }
   gt->n_groups = n_groups;
   gt->members = (int *) g_array_free (members, FALSE);
+  gt->open = g_new0 (Pending *, MAX (n_groups, 1));
   gt->sib_off = g_new0 (int, (gsize) MAX (plan->pp, 1) + 1);
   gt->sib = g_new (int, MAX (n_groups, 1));
   int *stage_of_group = g_new (int, MAX (n_groups, 1));
@@ -863,9 +862,9 @@ placement_symmetric (Runner *r)
  * switches), so one of them (TP = 0) is simulated per TP group and launches its groups' images at
  * the other TP positions; every DP, CP and PP coordinate runs. Exact where every TP group lies in one
  * node and every group the step uses that holds several TP positions (TP groups; the FP8 amax
- * group, which may add CP and DP) lies in one NVLink domain (placement_tp_mirror): a group whose members span domains
- * gives its TP positions different roles on the NICs (which member's ring edge leaves the domain),
- * so they would not be images of each other. Checked against --full by tests/test-runner.c and on
+ * group, which may add CP and DP) lies in one NVLink domain (placement_tp_mirror): a group whose
+ * members span domains gives its TP positions different roles on the NICs (which member's ring
+ * edge leaves the domain), so they would not be images of each other. Checked against --full by tests/test-runner.c and on
  * the 2,496-GPU GB200 deck row (its stages cut racks unevenly: 624 ranks instead of 2,496, the same
  * step to the ns). Mirroring that row's CP positions too was not exact (5.90924 s against 5.90882
  * s), most likely because its DP × CP groups span racks, where the two CP positions play different
