@@ -151,6 +151,7 @@ typedef struct {
   double load, max_rate;
   int id;
   int next_free;
+  guint32 hash;      /* class_key_hash of its key, while it is in the index */
 } Class;
 
 typedef struct {
@@ -199,7 +200,10 @@ struct SimFlowNet {
   guint32 *class_gen;
   int *class_atoms;
   int cap_class_meta;
-  GHashTable *class_index;    /* Class* -> Class*, by key */
+  /* Live classes by key: open addressing with linear probing, ids (-1 empty), at most half full;
+   * a start or end looks up a class per atom it moves, so the probe is kept inline. */
+  int *class_slot;
+  guint32 class_mask, class_live;
   Move moves[MOVE_CACHE];
   guint32 move_stamp;
   /* seeds of the next recompute */
@@ -251,20 +255,82 @@ flow_mix2 (guint32 fi)
   return flow_mix ((guint64) fi ^ 0xD6E8FEB86659FD93ull);
 }
 
-static guint
-class_hash (gconstpointer p)
+static inline guint32
+class_key_hash (const Class *k)
 {
-  const Class *c = p;
-  guint64 h = c->sig1 ^ (c->sig2 * 0x9E3779B97F4A7C15ull) ^ ((guint64) c->n_members << 40);
-  return (guint) (h ^ (h >> 32));
+  guint64 bits;
+  memcpy (&bits, &k->capacity, sizeof bits);
+  guint64 h = flow_mix (k->sig1 ^ (k->sig2 * 0x9E3779B97F4A7C15ull) ^ ((guint64) k->n_members << 40) ^ bits);
+  return (guint32) (h ^ (h >> 32));
 }
 
-static gboolean
-class_equal (gconstpointer a, gconstpointer b)
+static inline gboolean
+class_key_equal (const Class *x, const Class *y)
 {
-  const Class *x = a, *y = b;
-  return x->sig1 == y->sig1 && x->sig2 == y->sig2 && x->n_members == y->n_members
-         && x->capacity == y->capacity;
+  return x->sig1 == y->sig1 && x->sig2 == y->sig2 && x->n_members == y->n_members && x->capacity == y->capacity;
+}
+
+/* The live class with k's key (k->hash set), or -1. */
+static int
+class_index_find (const SimFlowNet *net, const Class *k)
+{
+  for (guint32 i = k->hash & net->class_mask;; i = (i + 1) & net->class_mask)
+    {
+      int id = net->class_slot[i];
+      if (id < 0 || (net->classes[id]->hash == k->hash && class_key_equal (net->classes[id], k)))
+        return id;
+    }
+}
+
+static void
+class_index_put (SimFlowNet *net, int id)
+{
+  guint32 i = net->classes[id]->hash & net->class_mask;
+  while (net->class_slot[i] >= 0)
+    i = (i + 1) & net->class_mask;
+  net->class_slot[i] = id;
+}
+
+static void
+class_index_add (SimFlowNet *net, int id)
+{
+  if (2 * (net->class_live + 1) > net->class_mask + 1)
+    {
+      guint32 size = 2 * (net->class_mask + 1);
+      int *old = net->class_slot;
+      guint32 old_size = net->class_mask + 1;
+      net->class_slot = g_new (int, size);
+      for (guint32 i = 0; i < size; i++)
+        net->class_slot[i] = -1;
+      net->class_mask = size - 1;
+      for (guint32 i = 0; i < old_size; i++)
+        if (old[i] >= 0)
+          class_index_put (net, old[i]);
+      g_free (old);
+    }
+  class_index_put (net, id);
+  net->class_live++;
+}
+
+/* Removal by backward shift (no tombstones): each later entry of the run that the hole cuts off from
+ * its home slot moves into the hole. */
+static void
+class_index_remove (SimFlowNet *net, int id)
+{
+  guint32 m = net->class_mask, i = net->classes[id]->hash & m;
+  while (net->class_slot[i] != id)
+    i = (i + 1) & m;
+  for (guint32 j = (i + 1) & m; net->class_slot[j] >= 0; j = (j + 1) & m)
+    {
+      guint32 home = net->classes[net->class_slot[j]]->hash & m;
+      /* the entry at j stays if its home lies cyclically in (i, j] */
+      if (((j - home) & m) < ((j - i) & m))
+        continue;
+      net->class_slot[i] = net->class_slot[j];
+      i = j;
+    }
+  net->class_slot[i] = -1;
+  net->class_live--;
 }
 
 static void recompute_cb (SimEngine *engine, gpointer data, guint64 arg);
@@ -315,7 +381,7 @@ class_unref (SimFlowNet *net, int id)
   if (--net->class_atoms[id] > 0)
     return;
   Class *c = net->classes[id];
-  g_hash_table_remove (net->class_index, c);
+  class_index_remove (net, id);
   net->class_gen[id]++;
   c->next_free = net->free_class;
   net->free_class = id;
@@ -336,9 +402,11 @@ class_next (SimFlowNet *net, int from, guint32 fi, int delta, double capacity)
   key.n_members += delta;
   if (key.n_members == 0)
     return -1;
-  Class *c = g_hash_table_lookup (net->class_index, &key);
-  if (c != NULL)
-    return c->id;
+  key.hash = class_key_hash (&key);
+  int found_id = class_index_find (net, &key);
+  if (found_id >= 0)
+    return found_id;
+  Class *c;
   int id = net->free_class;
   if (id >= 0)
     {
@@ -364,6 +432,7 @@ class_next (SimFlowNet *net, int from, guint32 fi, int delta, double capacity)
   c->sig2 = key.sig2;
   c->capacity = key.capacity;
   c->n_members = key.n_members;
+  c->hash = key.hash;
   net->class_atoms[id] = 0;
   c->mark = 0;
   c->n_flows = 0;
@@ -386,7 +455,7 @@ class_next (SimFlowNet *net, int from, guint32 fi, int delta, double capacity)
       g_assert (delta > 0);
       c->members[c->n_flows++] = (Member) { fi, 1 };
     }
-  g_hash_table_add (net->class_index, c);
+  class_index_add (net, id);
   for (int m = 0; m < c->n_flows; m++)
     {
       Flow *f = &net->flows[c->members[m].flow];
@@ -674,7 +743,10 @@ sim_flow_net_new (SimEngine *engine, const double *capacities, int n_links)
     }
   net->free_flow = FLOW_NONE;
   net->free_class = -1;
-  net->class_index = g_hash_table_new (class_hash, class_equal);
+  net->class_mask = 63;
+  net->class_slot = g_new (int, 64);
+  for (int i = 0; i < 64; i++)
+    net->class_slot[i] = -1;
   net->mixed_targets = g_hash_table_new (g_int64_hash, g_int64_equal);
   net->paths = g_ptr_array_new ();
   net->bundles = g_hash_table_new (bundle_hash, bundle_equal);
@@ -718,7 +790,7 @@ sim_flow_net_free (SimFlowNet *net)
   g_free (net->msplit);
   g_free (net->check);
   g_hash_table_destroy (net->mixed_targets);
-  g_hash_table_destroy (net->class_index);
+  g_free (net->class_slot);
   g_free (net->classes);
   g_free (net->class_gen);
   g_free (net->class_atoms);
