@@ -81,6 +81,25 @@ main (int argc, char **argv)
               "the wall time; the linear algebra the rest\n",
               cr.wall_s, cr.simulations, per_sim, threads,
               100.0 * (cr.jacobian_s + cr.steps_s + cr.loso_s) / MAX (cr.wall_s, 1e-9));
+      /* What dominates: the rows that took the most simulation time, all their simulations together. */
+      double total = 0;
+      for (guint i = 0; i < n; i++)
+        total += cr.row_sim_s[i];
+      gboolean *shown = g_new0 (gboolean, n);
+      printf ("rows that cost the most (all their simulations):\n");
+      for (int t = 0; t < 3 && total > 0; t++)
+        {
+          guint best = n;
+          for (guint i = 0; i < n; i++)
+            if (!shown[i] && (best == n || cr.row_sim_s[i] > cr.row_sim_s[best]))
+              best = i;
+          if (best == n)
+            break;
+          shown[best] = TRUE;
+          printf ("  %6.1f s  %4.1f%%  %s\n", cr.row_sim_s[best], 100.0 * cr.row_sim_s[best] / total,
+                  sim_validate_deck_row (deck, best)->id);
+        }
+      g_free (shown);
     }
 
   printf ("\n== 2. the deck with the shipped calibration ==\n");

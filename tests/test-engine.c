@@ -201,6 +201,52 @@ test_ten_million (void)
   g_assert_cmpuint (sim_engine_pending (engine), ==, 0);
 }
 
+/* Sensitivities: an event's derivatives are its cause's plus the delay the scheduler declared. A
+ * chain a -> b (delay d(b) = (1, 0)) -> c (no declared delay) and a -> x (delay (0, 2)): c carries
+ * (1, 0) and x (0, 2); a cancelled event's slot, reused, carries the new event's. */
+typedef struct {
+  double seen[4][2];
+  guint64 cancel;
+} SensRec;
+
+static void
+sens_record (SimEngine *engine, gpointer data, guint64 arg)
+{
+  SensRec *rec = data;
+  const double *d = sim_engine_sens (engine);
+  rec->seen[arg][0] = d[0];
+  rec->seen[arg][1] = d[1];
+  if (arg == 0)
+    {
+      static const double db[2] = { 1, 0 }, dx[2] = { 0, 2 };
+      sim_engine_delay_sens (engine, db);
+      sim_engine_after (engine, 10, sens_record, rec, 1);
+      sim_engine_delay_sens (engine, dx);
+      g_assert_true (sim_engine_cancel (engine, rec->cancel));
+      sim_engine_after (engine, 20, sens_record, rec, 3);
+    }
+  else if (arg == 1)
+    sim_engine_after (engine, 5, sens_record, rec, 2);
+}
+
+static void
+test_sensitivities (void)
+{
+  g_autoptr (SimEngine) engine = sim_engine_new ();
+  g_assert_null (sim_engine_sens (engine));
+  sim_engine_enable_sens (engine, 2);
+  SensRec rec = { { { 0 } } };
+  sim_engine_at (engine, 0, sens_record, &rec, 0);
+  rec.cancel = sim_engine_at (engine, 50, sens_record, &rec, 2);
+  g_assert_cmpuint (sim_engine_run (engine, -1), ==, 4);
+  g_assert_cmpfloat (rec.seen[1][0], ==, 1);
+  g_assert_cmpfloat (rec.seen[1][1], ==, 0);
+  g_assert_cmpfloat (rec.seen[2][0], ==, 1);
+  g_assert_cmpfloat (rec.seen[2][1], ==, 0);
+  g_assert_cmpfloat (rec.seen[3][0], ==, 0);
+  g_assert_cmpfloat (rec.seen[3][1], ==, 2);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -212,5 +258,6 @@ main (int argc, char **argv)
   g_test_add_func ("/sim/engine/stop", test_stop);
   g_test_add_func ("/sim/engine/past-rejected", test_past_rejected);
   g_test_add_func ("/sim/engine/ten-million-events", test_ten_million);
+  g_test_add_func ("/sim/engine/sensitivities", test_sensitivities);
   return g_test_run ();
 }

@@ -108,16 +108,12 @@ typedef struct {
 } World;
 
 static SimRunnerResult
-run (const ModelShape *s, const ModelPlan *p, const SimGpuSpec *g, const SimClusterSpec *c,
-     const SimFabricSpec *f, const SimCollectiveProfile *cp, gboolean full)
+run_with (const ModelShape *s, const ModelPlan *p, const SimGpuSpec *g, const SimClusterSpec *c,
+          const SimFabricSpec *f, const SimCollectiveProfile *cp, const SimRunnerOptions *o)
 {
-  SimRunnerOptions o;
-  sim_runner_options_init (&o);
-  o.full = full;
-  o.memory_overhead_bytes = 0;
   SimRunnerResult r;
   g_autoptr (GError) error = NULL;
-  gboolean ok = sim_runner_run (s, p, g, c, f, cp, &o, &r, &error);
+  gboolean ok = sim_runner_run (s, p, g, c, f, cp, o, &r, &error);
   g_assert_no_error (error);
   g_assert_true (ok);
   double sum = 0;
@@ -126,6 +122,17 @@ run (const ModelShape *s, const ModelPlan *p, const SimGpuSpec *g, const SimClus
   /* The breakdown accounts for the whole step of the critical rank. */
   g_assert_cmpfloat (fabs (sum - r.step_ns / 1e9), <, 1e-9 * 10 + 1e-6 * r.step_ns / 1e9);
   return r;
+}
+
+static SimRunnerResult
+run (const ModelShape *s, const ModelPlan *p, const SimGpuSpec *g, const SimClusterSpec *c,
+     const SimFabricSpec *f, const SimCollectiveProfile *cp, gboolean full)
+{
+  SimRunnerOptions o;
+  sim_runner_options_init (&o);
+  o.full = full;
+  o.memory_overhead_bytes = 0;
+  return run_with (s, p, g, c, f, cp, &o);
 }
 
 static SimRunnerResult
@@ -1249,6 +1256,75 @@ test_framework_pipelined (void)
   g_clear_error (&error);
 }
 
+/* Sensitivities (SimRunnerOptions.sensitivities): the step is the same with them on, and each
+ * derivative matches a central difference of the step over a small step of its constant (0.1% of φ
+ * = 1/scale, 0.1 µs of launch) on a world of pipeline bubbles, overlapped DP buckets, TP
+ * collectives, memory-bound kernels and launch gaps. The difference is taken where the schedule does
+ * not reorder: a sensitivity is the slope of a piecewise-linear step, exact on its piece. */
+static SimRunnerResult
+sens_run (const World *w, gboolean full, gboolean sens)
+{
+  SimRunnerOptions o;
+  sim_runner_options_init (&o);
+  o.full = full;
+  o.memory_overhead_bytes = 0;
+  o.sensitivities = sens;
+  return run_with (&w->s, &w->p, &w->g, &w->c, &w->f, &w->cp, &o);
+}
+
+/* φ of constant `dir` (1/gemm_insitu bf16, 1/mem_insitu, launch in µs), read or set. */
+static double
+sens_phi (const World *w, int dir)
+{
+  return dir == SIM_GPU_SENS_LAUNCH ? w->g.launch_ns / 1000.0
+         : dir == SIM_GPU_SENS_MEM  ? 1.0 / w->g.mem_insitu
+                                    : 1.0 / w->g.gemm_insitu[dir];
+}
+
+static void
+sens_set_phi (World *w, int dir, double phi)
+{
+  if (dir == SIM_GPU_SENS_LAUNCH)
+    w->g.launch_ns = (gint64) llround (phi * 1000.0);
+  else if (dir == SIM_GPU_SENS_MEM)
+    w->g.mem_insitu = 1.0 / phi;
+  else
+    w->g.gemm_insitu[dir] = 1.0 / phi;
+}
+
+static void
+test_sensitivities (void)
+{
+  World w;
+  fast_world (&w, 8);
+  w.g.hbm_bw_bytes_per_s = 2e12;
+  w.g.mem_eff = 0.8;
+  w.g.mem_insitu = 0.7;
+  w.g.gemm_insitu[MODEL_DTYPE_BF16] = 0.9;
+  w.g.launch_ns = 3000;
+  plan_of (&w.p, 2, 2, 1, 1, 2, 8);
+  cluster_of (&w.c, &w.f, &w.cp, w.p.gpus, 4, 100e9, TRUE);
+  static const int dirs[] = { MODEL_DTYPE_BF16, SIM_GPU_SENS_MEM, SIM_GPU_SENS_LAUNCH };
+  for (int full = 0; full <= 1; full++)
+    {
+      SimRunnerResult plain = sens_run (&w, full, FALSE), r = sens_run (&w, full, TRUE);
+      g_assert_cmpint (plain.step_ns, ==, r.step_ns);
+      for (gsize k = 0; k < G_N_ELEMENTS (dirs); k++)
+        {
+          double phi = sens_phi (&w, dirs[k]), h = dirs[k] == SIM_GPU_SENS_LAUNCH ? 0.1 : 1e-3 * phi;
+          World up = w, down = w;
+          sens_set_phi (&up, dirs[k], phi + h);
+          sens_set_phi (&down, dirs[k], phi - h);
+          double fd = (double) (sens_run (&up, full, FALSE).step_ns - sens_run (&down, full, FALSE).step_ns) / (2 * h);
+          double ad = r.step_sens[dirs[k]];
+          g_test_message ("full %d, constant %d: sensitivity %.6g ns, central difference %.6g ns", full, dirs[k], ad,
+                          fd);
+          g_assert_cmpfloat (ad, >, 0);
+          g_assert_cmpfloat (fabs (ad - fd), <=, 0.01 * fabs (fd) + 200);
+        }
+    }
+}
+
 int
 main (int argc, char **argv)
 {
@@ -1274,5 +1350,6 @@ main (int argc, char **argv)
   g_test_add_func ("/sim/runner/memory", test_memory);
   g_test_add_func ("/sim/runner/framework", test_framework);
   g_test_add_func ("/sim/runner/framework-pipelined", test_framework_pipelined);
+  g_test_add_func ("/sim/runner/sensitivities", test_sensitivities);
   return g_test_run ();
 }

@@ -43,10 +43,17 @@
  * Model: row i's residual r_i(φ) = T_i(φ) / M_i − 1, T_i the simulated step of the row's scenario
  * (sim/validate.h) with φ set; φ = 1/scale for the scales (step time is close to linear in 1/scale:
  * a compute-bound kernel's time is F/(P·e·s)) and φ = launch_us, step_overhead_ms. Gauss–Newton
- * from the forward-difference Jacobian of the prior point (one simulation per row and constant of
- * its generation, 5% or 2 µs steps; step_overhead_ms's column is exact, 1 ms / M_i, since that time
- * closes every rank's step), corrected after each step by Broyden's rank-one update
- * (later steps simulate each row once), each linear step a weighted least squares with one prior row per constant
+ * from the prior point, each simulation bringing its row's Jacobian with it: the simulator's
+ * sensitivities (SimRunnerOptions.sensitivities: every event carries the derivative of its time,
+ * each kernel adds its duration's, ∂t/∂φ = t on the branch of max(F-term, B-term) that binds, a
+ * launch per kernel; a flow's end moves with its start), the slope of the simulated step on the
+ * piece of its schedule where φ lies; step_overhead_ms's column is exact, 1 ms / M_i, since that time
+ * closes every rank's step. Against a forward difference of 1% of φ they agree to 0.2-1.4% on the
+ * 405B GB200 rows (2026-11-27); the 5% difference used before runs across schedule changes (12% of
+ * the deck's columns differ from the slope by more than 10%, e.g. the FP8 scale of the 405B GB200
+ * rows by 19%). `trainsim fit --finite-differences` keeps that older path (one simulation per row
+ * and constant, 5% or 2 µs steps, then Broyden's rank-one update after each step). Each linear
+ * step a weighted least squares with one prior row per constant
  * ((φ_k − φ0_k)/σ0_k) and Huber weights (c = 1.345 robust σ, IRLS) so that a row the physics
  * does not cover (e.g. ZeRO-3 of 2021) cannot drag a generation's constants. Covariance: GSL's
  * (XᵀX)⁻¹ scaled by χ²/dof of the augmented system.
@@ -121,6 +128,9 @@ typedef struct {
   SimValidateOptions validate; /* layers, sets, threads; the rows are simulated uncalibrated */
   gboolean cross_validate;     /* leave-one-source-out */
   int iterations;              /* most Gauss–Newton steps; 0: 6 */
+  /* Jacobian by forward differences (a simulation per row and constant, 5% or 2 µs steps, and
+   * Broyden's update after each step) instead of the simulations' own sensitivities */
+  gboolean finite_differences;
 } SimCalibrationOptions;
 
 typedef struct {
@@ -132,6 +142,7 @@ typedef struct {
   double *fit_pct;             /* per row: error with the fitted constants */
   double *loso_pct;            /* per row: error predicted by the fold without its source; NULL without */
   double *weight;              /* per row: Huber weight in the last step */
+  double *row_sim_s;           /* per row: seconds spent simulating it (all its simulations) */
   double band_log_sigma[SIM_CALIBRATION_N_GENERATIONS];
   guint band_rows[SIM_CALIBRATION_N_GENERATIONS];
   double one_step_gap;         /* max |φ_one-step-from-prior − φ_fit| / σ0 (prior sd): how linear the model is */

@@ -463,6 +463,7 @@ sim_validate_run_row (const SimValidateRow *row, const SimValidateOptions *optio
       po.run.full = options ? options->full : FALSE;
       /* Every deck row ran: the memory model may only be found wrong by it, never refuse it. */
       po.run.memory_advisory = TRUE;
+      po.run.sensitivities = options ? options->sensitivities : FALSE;
       po.weak = TRUE;
       if (sim_runner_predict (sc, &po, &pred, &error))
         {
@@ -476,6 +477,10 @@ sim_validate_run_row (const SimValidateRow *row, const SimValidateOptions *optio
           res->memory_over = pred.step.memory_over;
           res->band_lo_s = pred.step_lo_s;
           res->band_hi_s = pred.step_hi_s;
+          /* predicted_s = step_ns / 1e9 · (1 + virtualization overhead) */
+          double per_ns = pred.step.step_ns > 0 ? pred.step_s / (double) pred.step.step_ns : 0;
+          for (int k = 0; k < SIM_GPU_N_SENS; k++)
+            res->sens[k] = pred.step.step_sens[k] * per_ns;
         }
     }
   if (error != NULL)

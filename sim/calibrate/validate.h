@@ -138,6 +138,7 @@ typedef struct {
   gboolean progress;          /* one line per finished row on stderr */
   gboolean uncalibrated;      /* neutralize the profile's calibration layer (sim_validate_uncalibrated_sets) */
   double band_level;          /* central probability of each row's band; 0: 0.9 */
+  gboolean sensitivities;     /* also SimValidateResult.sens (SimRunnerOptions.sensitivities) */
 } SimValidateOptions;
 
 /* The settings that neutralize a profile's calibration layer (the in-situ scales 1, no launch gap,
@@ -170,6 +171,8 @@ typedef struct {
   double memory_gib;          /* predicted peak of the fullest stage */
   gboolean memory_over;       /* that peak exceeds the GPU's memory although the run ran */
   double wall_s;              /* time this row took to simulate */
+  double sens[SIM_GPU_N_SENS]; /* with options->sensitivities: ∂predicted_s/∂ each constant of
+                                * sim_gpu_op_ns_sens (s per unit) */
 } SimValidateResult;
 
 /* Simulates every row (in parallel over options->threads): results[i] for row i. Never fails: a

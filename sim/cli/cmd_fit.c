@@ -136,7 +136,7 @@ fit_runs (const char *runs, const char *out_path, GStrv params, GStrv layers, GS
  * layer per generation, into DIR (or into FILE.ini when the deck has one generation). */
 static int
 fit_calibrate (const char *runs, const char *out_path, GStrv layers, GStrv sets, int threads,
-               gboolean cross_validate, const char *cmdline)
+               gboolean cross_validate, gboolean finite_differences, const char *cmdline)
 {
   g_autoptr (GError) error = NULL;
   g_autoptr (SimValidateDeck) deck = load_runs (runs, threads);
@@ -144,7 +144,7 @@ fit_calibrate (const char *runs, const char *out_path, GStrv layers, GStrv sets,
     return 2;
   SimCalibrationOptions o = { { (const char *const *) layers, (const char *const *) sets, threads, FALSE, FALSE,
                                 TRUE },
-                              cross_validate, 0 };
+                              cross_validate, 0, finite_differences };
   SimCalibrationResult r;
   if (!sim_calibration_fit (deck, &o, &r, &error))
     {
@@ -201,7 +201,7 @@ sim_cmd_fit (int argc, char **argv)
   g_auto (GStrv) params = NULL;
   g_auto (GStrv) layers = NULL;
   g_auto (GStrv) sets = NULL;
-  gboolean cross_validate = FALSE, calibrate = FALSE;
+  gboolean cross_validate = FALSE, calibrate = FALSE, finite_differences = FALSE;
   int threads = 0;
   GOptionEntry entries[] = {
     { "runs", 0, 0, G_OPTION_ARG_FILENAME, &runs,
@@ -216,6 +216,9 @@ sim_cmd_fit (int argc, char **argv)
       "with --runs: fit the per-generation in-situ constants (gemm_insitu_<dtype>, mem_insitu, launch_us) over a "
       "deck of any GPU types, robustly, with priors at the microbenchmark profile (sim/calibration.h); -o DIR "
       "gets one layer per generation (FILE.ini for a one-generation deck)", NULL },
+    { "finite-differences", 0, 0, G_OPTION_ARG_NONE, &finite_differences,
+      "with --calibrate: Jacobian by forward differences (a simulation per row and constant) and Broyden "
+      "updates, instead of the simulations' own sensitivities (the default; one simulation per row)", NULL },
     { "layer", 'l', 0, G_OPTION_ARG_FILENAME_ARRAY, &layers, "with --runs: scenario file applied to every run",
       "FILE" },
     { "set", 's', 0, G_OPTION_ARG_STRING_ARRAY, &sets, "with --runs: override one key in every run",
@@ -250,6 +253,11 @@ sim_cmd_fit (int argc, char **argv)
                            "--help)\n");
           return 2;
         }
+      if (finite_differences && !calibrate)
+        {
+          fprintf (stderr, "trainsim fit: --finite-differences goes with --calibrate\n");
+          return 2;
+        }
       if (calibrate)
         {
           if (params != NULL)
@@ -257,7 +265,7 @@ sim_cmd_fit (int argc, char **argv)
               fprintf (stderr, "trainsim fit: --calibrate fits its own constants; drop --param\n");
               return 2;
             }
-          return fit_calibrate (runs, out_path, layers, sets, threads, cross_validate, cmdline);
+          return fit_calibrate (runs, out_path, layers, sets, threads, cross_validate, finite_differences, cmdline);
         }
       return fit_runs (runs, out_path, params, layers, sets, threads, cross_validate, cmdline);
     }

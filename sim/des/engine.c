@@ -4,6 +4,7 @@
  * sim/des/queue-private.h: the engine checks its arguments once, and the clock never runs behind the
  * queue's last pop, which is all the unchecked versions require. */
 #include "config.h"
+#include <string.h>
 #include "sim/des/engine.h"
 #include "sim/des/queue-private.h"
 
@@ -11,7 +12,68 @@ struct SimEngine {
   SimQueue *queue;
   gint64 now_ns;
   gboolean stop;
+  /* sensitivities (sim_engine_enable_sens): n per queue slot, the running event's, the next delay's */
+  int n_sens;
+  double *slot_sens, *cur_sens, *delay_sens;
+  guint32 cap_slots;
+  gboolean has_delay;
 };
+
+/* The event just pushed as `id` takes the running event's derivatives plus the declared delay's. */
+static void
+sens_push (SimEngine *engine, guint64 id)
+{
+  guint32 s = (guint32) id;
+  int n = engine->n_sens;
+  if (s >= engine->cap_slots)
+    {
+      guint32 cap = MAX (s + 1, 2 * engine->cap_slots);
+      engine->slot_sens = g_renew (double, engine->slot_sens, (gsize) cap * n);
+      engine->cap_slots = cap;
+    }
+  double *d = engine->slot_sens + (gsize) s * n;
+  for (int i = 0; i < n; i++)
+    d[i] = engine->cur_sens[i] + (engine->has_delay ? engine->delay_sens[i] : 0.0);
+  if (engine->has_delay)
+    {
+      memset (engine->delay_sens, 0, sizeof (double) * n);
+      engine->has_delay = FALSE;
+    }
+}
+
+void
+sim_engine_enable_sens (SimEngine *engine, int n)
+{
+  g_return_if_fail (engine != NULL && n > 0 && engine->n_sens == 0);
+  engine->n_sens = n;
+  engine->cur_sens = g_new0 (double, n);
+  engine->delay_sens = g_new0 (double, n);
+}
+
+int
+sim_engine_sens_n (const SimEngine *engine)
+{
+  g_return_val_if_fail (engine != NULL, 0);
+  return engine->n_sens;
+}
+
+const double *
+sim_engine_sens (const SimEngine *engine)
+{
+  g_return_val_if_fail (engine != NULL, NULL);
+  return engine->cur_sens;
+}
+
+void
+sim_engine_delay_sens (SimEngine *engine, const double *d)
+{
+  g_return_if_fail (engine != NULL && d != NULL);
+  if (engine->n_sens == 0)
+    return;
+  for (int i = 0; i < engine->n_sens; i++)
+    engine->delay_sens[i] += d[i];
+  engine->has_delay = TRUE;
+}
 
 SimEngine *
 sim_engine_new (void)
@@ -27,6 +89,9 @@ sim_engine_free (SimEngine *engine)
   if (engine == NULL)
     return;
   sim_queue_free (engine->queue);
+  g_free (engine->slot_sens);
+  g_free (engine->cur_sens);
+  g_free (engine->delay_sens);
   g_free (engine);
 }
 
@@ -44,7 +109,10 @@ sim_engine_at (SimEngine *engine, gint64 at_ns, SimEventFn fn, gpointer data, gu
   g_return_val_if_fail (fn != NULL, 0);
   /* An event in the past would break causality: a programming error, not a recoverable one. */
   g_return_val_if_fail (at_ns >= engine->now_ns, 0);
-  return sim_queue_push_unchecked (engine->queue, at_ns, (SimQueueFn) fn, data, arg);
+  guint64 id = sim_queue_push_unchecked (engine->queue, at_ns, (SimQueueFn) fn, data, arg);
+  if (G_UNLIKELY (engine->n_sens))
+    sens_push (engine, id);
+  return id;
 }
 
 guint64
@@ -53,7 +121,10 @@ sim_engine_after (SimEngine *engine, gint64 delay_ns, SimEventFn fn, gpointer da
   g_return_val_if_fail (engine != NULL, 0);
   g_return_val_if_fail (delay_ns >= 0 && delay_ns <= G_MAXINT64 - engine->now_ns, 0);
   g_return_val_if_fail (fn != NULL, 0);
-  return sim_queue_push_unchecked (engine->queue, engine->now_ns + delay_ns, (SimQueueFn) fn, data, arg);
+  guint64 id = sim_queue_push_unchecked (engine->queue, engine->now_ns + delay_ns, (SimQueueFn) fn, data, arg);
+  if (G_UNLIKELY (engine->n_sens))
+    sens_push (engine, id);
+  return id;
 }
 
 gboolean
@@ -76,6 +147,9 @@ sim_engine_run (SimEngine *engine, gint64 until_ns)
   while (!engine->stop && sim_queue_pop_until_unchecked (queue, limit_ns, &ev))
     {
       engine->now_ns = ev.time_ns;
+      if (G_UNLIKELY (engine->n_sens))
+        memcpy (engine->cur_sens, engine->slot_sens + (gsize) (guint32) ev.id * engine->n_sens,
+                sizeof (double) * engine->n_sens);
       ((SimEventFn) ev.fn) (engine, ev.data, ev.arg);
       n++;
     }

@@ -23,3 +23,16 @@ guint64 sim_engine_run (SimEngine *engine, gint64 until_ns);
 /* Called from an event: sim_engine_run returns after the current event (the clock stays there). */
 void sim_engine_stop (SimEngine *engine);
 guint64 sim_engine_pending (const SimEngine *engine);
+
+/* Forward-mode sensitivities of event times (off unless enabled): each event carries the derivative
+ * of its time with respect to n parameters, d(t_e) = d(t_cause) + d(delay), where the cause is the
+ * event that scheduled it (a DES moves on from the last condition met, so this follows the critical
+ * path) and d(delay) is what the scheduler declares with sim_engine_delay_sens just before its at()
+ * or after() (0 otherwise: a latency). Exact where the schedule does not change under a small step
+ * of the parameters (no event changes order), as a derivative of a max-plus system is. */
+void sim_engine_enable_sens (SimEngine *engine, int n);
+int sim_engine_sens_n (const SimEngine *engine);
+/* The running event's n derivatives (zeros outside events); NULL when not enabled. */
+const double *sim_engine_sens (const SimEngine *engine);
+/* Adds d (n values) to the derivatives of the next event scheduled. */
+void sim_engine_delay_sens (SimEngine *engine, const double *d);

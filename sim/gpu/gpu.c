@@ -114,11 +114,12 @@ sim_gpu_gemm_efficiency (const SimGpuSpec *spec, ModelDtype dtype, gint64 m, gin
   return gemm_efficiency_on (spec, dtype, m, n, k, 0);
 }
 
-gint64
-sim_gpu_kernel_ns (const SimGpuSpec *spec, const SimGpuKernel *kernel)
+/* sim_gpu_kernel_ns; with sens != NULL, adds the kernel's sensitivities (sim_gpu_op_ns_sens). */
+static gint64
+kernel_ns (const SimGpuSpec *spec, const SimGpuKernel *kernel, double *sens)
 {
-  g_return_val_if_fail (spec != NULL && kernel != NULL, 0);
   double t = 0;
+  int dt = -1; /* the GEMM dtype whose in-situ scale sets t, if the F-term binds */
   if (kernel->kind != SIM_KERNEL_MEMORY && kernel->kind != SIM_KERNEL_STREAM && kernel->flops > 0)
     {
       ModelDtype d = kernel->dtype;
@@ -149,7 +150,10 @@ sim_gpu_kernel_ns (const SimGpuSpec *spec, const SimGpuKernel *kernel)
         }
       if (peak > 0 && eff > 0)
         t = kernel->flops / (peak * eff);
+      if (kernel->kind == SIM_KERNEL_GEMM)
+        dt = d;
     }
+  gboolean mem_binds = FALSE;
   if (kernel->bytes > 0 && spec->hbm_bw_bytes_per_s > 0 && spec->mem_eff > 0)
     {
       /* A GEMM streams its operands and accumulator at the microbenchmark's bandwidth; mem_insitu
@@ -157,9 +161,31 @@ sim_gpu_kernel_ns (const SimGpuSpec *spec, const SimGpuKernel *kernel)
       double bw = kernel->kind == SIM_KERNEL_GEMM || kernel->kind == SIM_KERNEL_STREAM
                     ? spec->hbm_bw_bytes_per_s * spec->mem_eff
                     : sim_gpu_achieved_hbm (spec);
-      t = MAX (t, kernel->bytes / bw);
+      if (kernel->bytes / bw > t)
+        {
+          t = kernel->bytes / bw;
+          dt = -1;
+          mem_binds = kernel->kind == SIM_KERNEL_MEMORY || kernel->kind == SIM_KERNEL_ATTENTION
+                      || kernel->kind == SIM_KERNEL_ATTENTION_BWD;
+        }
+    }
+  if (sens)
+    {
+      /* t ∝ 1/insitu = φ on its binding branch, so ∂t/∂φ = t · insitu. */
+      if (dt >= 0)
+        sens[dt] += t * 1e9 * (spec->gemm_insitu[dt] > 0 ? spec->gemm_insitu[dt] : 1.0);
+      if (mem_binds)
+        sens[SIM_GPU_SENS_MEM] += t * 1e9 * (spec->mem_insitu > 0 ? spec->mem_insitu : 1.0);
+      sens[SIM_GPU_SENS_LAUNCH] += 1000.0;
     }
   return (gint64) ceil (t * 1e9) + spec->launch_ns;
+}
+
+gint64
+sim_gpu_kernel_ns (const SimGpuSpec *spec, const SimGpuKernel *kernel)
+{
+  g_return_val_if_fail (spec != NULL && kernel != NULL, 0);
+  return kernel_ns (spec, kernel, NULL);
 }
 
 /* The userbuffers GEMM `op` is under `plan`, or -1. */
@@ -186,7 +212,7 @@ sim_gpu_op_ub_own_sms (const ModelPlan *plan, const ModelOp *op)
  * without CP). The scores' HBM traffic is an op of its own (model/layer.c); the op's Q/K/V/O bytes
  * are shared by its kernels. */
 static gint64
-unfused_bmm_ns (const SimGpuSpec *spec, const ModelOp *op)
+unfused_bmm_ns (const SimGpuSpec *spec, const ModelOp *op, double *sens)
 {
   gint64 batch = op->seqs * op->heads;
   int n_ctx = op->phase == MODEL_PHASE_BWD ? 3 : 1;
@@ -194,18 +220,21 @@ unfused_bmm_ns (const SimGpuSpec *spec, const ModelOp *op)
   double bytes = (op->bytes_read + op->bytes_written) / (1 + n_ctx);
   SimGpuKernel score = { SIM_KERNEL_GEMM, op->dtype, one, bytes, batch * op->seq_q, op->seq_kv, op->head_dim, 0 };
   SimGpuKernel ctx = { SIM_KERNEL_GEMM, op->dtype, one, bytes, batch * op->seq_q, op->head_dim, op->seq_kv, 0 };
-  return sim_gpu_kernel_ns (spec, &score) + n_ctx * sim_gpu_kernel_ns (spec, &ctx);
+  gint64 ns = kernel_ns (spec, &score, sens);
+  for (int i = 0; i < n_ctx; i++)
+    ns += kernel_ns (spec, &ctx, sens);
+  return ns;
 }
 
 /* The op's time with one launch gap per kernel; *kernels is how many kernels it runs. */
 static gint64
-op_ns (const SimGpuSpec *spec, const ModelPlan *plan, const ModelOp *op, gint64 *kernels)
+op_ns (const SimGpuSpec *spec, const ModelPlan *plan, const ModelOp *op, gint64 *kernels, double *sens)
 {
   *kernels = 1;
   if (op->kind == MODEL_OP_ATTENTION && (op->flags & MODEL_OP_UNFUSED_BMM))
     {
       *kernels = op->phase == MODEL_PHASE_BWD ? 4 : 2; /* see unfused_bmm_ns */
-      return unfused_bmm_ns (spec, op);
+      return unfused_bmm_ns (spec, op, sens);
     }
   SimGpuKernel k = { SIM_KERNEL_MEMORY, op->dtype, op->flops, op->bytes_read + op->bytes_written, 0, 0, 0, 0 };
   if (op->kind == MODEL_OP_ATTENTION)
@@ -217,14 +246,14 @@ op_ns (const SimGpuSpec *spec, const ModelPlan *plan, const ModelOp *op, gint64 
         k.kind = SIM_KERNEL_STREAM;
     }
   if (op->kind != MODEL_OP_GEMM)
-    return sim_gpu_kernel_ns (spec, &k);
+    return kernel_ns (spec, &k, sens);
   k.kind = SIM_KERNEL_GEMM;
   k.m = op->m * MAX (op->batch, 1);
   k.n = op->n;
   k.k = op->k;
   int g = ub_gemm (plan, op);
   if (g < 0)
-    return sim_gpu_kernel_ns (spec, &k);
+    return kernel_ns (spec, &k, sens);
   int pieces, withheld;
   model_ub_execution (&plan->ub[g], g, plan->ub_defaults, plan->tp, &pieces, &withheld);
   pieces = (int) MIN ((gint64) pieces, MAX (k.m, 1));
@@ -235,24 +264,48 @@ op_ns (const SimGpuSpec *spec, const ModelPlan *plan, const ModelOp *op, gint64 
   k.flops /= pieces;
   k.bytes /= pieces;
   *kernels = pieces;
-  return pieces * sim_gpu_kernel_ns (spec, &k);
+  double one[SIM_GPU_N_SENS] = { 0 };
+  gint64 ns = kernel_ns (spec, &k, sens ? one : NULL);
+  for (int i = 0; sens && i < SIM_GPU_N_SENS; i++)
+    sens[i] += pieces * one[i];
+  return pieces * ns;
+}
+
+static gint64
+op_ns_sens (const SimGpuSpec *spec, const ModelPlan *plan, const ModelOp *op, double *sens)
+{
+  if (sens)
+    for (int i = 0; i < SIM_GPU_N_SENS; i++)
+      sens[i] = 0;
+  if (op->kind == MODEL_OP_COMM)
+    return 0;
+  gint64 kernels;
+  gint64 ns = op_ns (spec, plan, op, &kernels, sens);
+  /* A layer replayed from a CUDA graph launches its kernels from the device, back to back: the
+   * host's per-kernel launch and gap (launch_ns) is gone (CUDA C++ Programming Guide, "CUDA
+   * Graphs": work submitted once, launched as one unit). Embedding, head, loss and optimizer
+   * kernels stay eager. */
+  if (plan->cuda_graphs && op->layer >= 0)
+    {
+      ns -= kernels * spec->launch_ns;
+      if (sens)
+        sens[SIM_GPU_SENS_LAUNCH] = 0;
+    }
+  return ns;
 }
 
 gint64
 sim_gpu_op_ns (const SimGpuSpec *spec, const ModelPlan *plan, const ModelOp *op)
 {
   g_return_val_if_fail (spec != NULL && plan != NULL && op != NULL, 0);
-  if (op->kind == MODEL_OP_COMM)
-    return 0;
-  gint64 kernels;
-  gint64 ns = op_ns (spec, plan, op, &kernels);
-  /* A layer replayed from a CUDA graph launches its kernels from the device, back to back: the
-   * host's per-kernel launch and gap (launch_ns) is gone (CUDA C++ Programming Guide, "CUDA
-   * Graphs": work submitted once, launched as one unit). Embedding, head, loss and optimizer
-   * kernels stay eager. */
-  if (plan->cuda_graphs && op->layer >= 0)
-    ns -= kernels * spec->launch_ns;
-  return ns;
+  return op_ns_sens (spec, plan, op, NULL);
+}
+
+gint64
+sim_gpu_op_ns_sens (const SimGpuSpec *spec, const ModelPlan *plan, const ModelOp *op, double *sens)
+{
+  g_return_val_if_fail (spec != NULL && plan != NULL && op != NULL && sens != NULL, 0);
+  return op_ns_sens (spec, plan, op, sens);
 }
 
 typedef struct {

@@ -114,6 +114,15 @@ gint64 sim_gpu_kernel_ns (const SimGpuSpec *spec, const SimGpuKernel *kernel);
  * Unfused attention (MODEL_OP_UNFUSED_BMM) takes the time of the batched GEMMs it runs over the
  * full score square (its causal FLOPs count for MFU only). */
 gint64 sim_gpu_op_ns (const SimGpuSpec *spec, const ModelPlan *plan, const ModelOp *op);
+/* Sensitivities of an op's duration (forward-mode derivatives, ns per unit) to the constants the
+ * deck calibration fits (sim/calibrate/calibration.h): per dtype d, φ = 1/gemm_insitu[d] (the
+ * compute-bound part of d's GEMM kernels scales as φ); SIM_GPU_SENS_MEM, φ = 1/mem_insitu (the
+ * bandwidth-bound part of memory kernels); SIM_GPU_SENS_LAUNCH, launch_us (one per kernel launched
+ * from the host). A kernel's time is max(F-term, B-term): the derivative goes to the branch that
+ * binds (at a tie, the F-term). */
+enum { SIM_GPU_SENS_MEM = MODEL_DTYPE_COUNT, SIM_GPU_SENS_LAUNCH, SIM_GPU_N_SENS };
+/* sim_gpu_op_ns, with ∂ns/∂(each constant above) in sens[SIM_GPU_N_SENS]. */
+gint64 sim_gpu_op_ns_sens (const SimGpuSpec *spec, const ModelPlan *plan, const ModelOp *op, double *sens);
 /* Whether `op` is such a userbuffers GEMM whose TP communication takes none of its SMs (a margin,
  * or copy-engine ring exchange): the SM-sharing overlap_slowdown does not apply to it for that
  * communication (model_ub_shares_sms). */

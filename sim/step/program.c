@@ -34,6 +34,8 @@ typedef struct {
   int waits[MAX_WAITS], n_waits; /* the next compute (or send) depends on these */
   int later[MAX_WAITS], n_later; /* ... and the compute after that on these */
   guint32 seq[G_COUNT];
+  GArray *sens;        /* double × SIM_GPU_N_SENS per op, or NULL */
+  double next_sens[SIM_GPU_N_SENS]; /* of the next op added */
 } Builder;
 
 static void
@@ -59,6 +61,11 @@ add_op (Builder *b, const TOp *op)
 {
   int i = (int) b->ops->len;
   g_array_append_vals (b->ops, op, 1);
+  if (b->sens)
+    {
+      g_array_append_vals (b->sens, b->next_sens, SIM_GPU_N_SENS);
+      memset (b->next_sens, 0, sizeof b->next_sens);
+    }
   guint32 u = (guint32) i;
   g_array_append_val (b->streams[op->stream], u);
   return i;
@@ -135,6 +142,7 @@ program_from_builder (Program *p, Builder *b)
 {
   p->n_ops = (int) b->ops->len;
   p->ops = (TOp *) g_array_free (b->ops, FALSE);
+  p->sens = b->sens ? (double *) (void *) g_array_free (b->sens, FALSE) : NULL;
   guint n_edges = b->edges->len / 2;
   guint32 *e = (guint32 *) b->edges->data;
   for (guint i = 0; i < n_edges; i++)
@@ -170,6 +178,7 @@ sim_runner_program_clear (Program *p)
   g_free (p->ops);
   g_free (p->succ);
   g_free (p->entry);
+  g_free (p->sens);
   for (int s = 0; s < N_STREAMS; s++)
     g_free (p->stream_ops[s]);
 }
@@ -177,9 +186,12 @@ sim_runner_program_clear (Program *p)
 /* ---------------------------------------------------------------------------------------------- */
 /* Layer ops (model/layer.h) into program ops */
 
+/* The op's duration; with sensitivities on, they go to the next op the builder adds. */
 static gint64
-kernel_ns (const LayerCtx *c, const ModelOp *op)
+kernel_ns (Builder *b, const LayerCtx *c, const ModelOp *op)
 {
+  if (b->sens)
+    return sim_gpu_op_ns_sens (c->gpu, c->plan, op, b->next_sens);
   return sim_gpu_op_ns (c->gpu, c->plan, op);
 }
 
@@ -324,7 +336,7 @@ emit_range (Builder *b, const LayerCtx *c, const ModelOp *o, int n, int from, in
           && (o[i + 1].coll == MODEL_COLL_REDUCE_SCATTER || o[i + 1].coll == MODEL_COLL_ALL_REDUCE))
         {
           emit_comm (b, c, &o[i + 1], TRUE);
-          gint64 ns = kernel_ns (c, &o[i]);
+          gint64 ns = kernel_ns (b, c, &o[i]);
           int k = compute (b, o[i].name, ns, o[i].flops, SIM_BD_COMPUTE);
           g_array_index (b->ops, TOp, k).ub_own_sms = sim_gpu_op_ub_own_sms (c->plan, &o[i]);
           *flops += o[i].flops;
@@ -332,7 +344,7 @@ emit_range (Builder *b, const LayerCtx *c, const ModelOp *o, int n, int from, in
           i++;
           continue;
         }
-      gint64 ns = kernel_ns (c, &o[i]);
+      gint64 ns = kernel_ns (b, c, &o[i]);
       int k = compute (b, o[i].name, ns, o[i].kind == MODEL_OP_MEMBOUND ? 0 : o[i].flops,
                        o[i].phase == MODEL_PHASE_OPTIMIZER ? SIM_BD_OPTIMIZER : SIM_BD_COMPUTE);
       g_array_index (b->ops, TOp, k).ub_own_sms = sim_gpu_op_ub_own_sms (c->plan, &o[i]);
@@ -717,6 +729,8 @@ sim_runner_build_program (Program *p, LayerCtx *c, int stage, int dpcp)
   int n_slots = model_schedule_fill (plan->schedule, pp, v, m, stage, slots);
   Builder bb, *b = &bb;
   builder_init (b);
+  if (c->sens)
+    b->sens = g_array_new (FALSE, FALSE, sizeof (double));
   p->entry = g_new (gint32, 2 * m * v);
   gint64 h = s->hidden;
   /* Gradient bytes: the stage's parameters (model/layer.h) less the embedding / LM head shards,

@@ -41,6 +41,8 @@ typedef struct {
   int end_op;
   double flops;        /* executed FLOPs of one rank of this stage */
   gint64 forward_ns;   /* compute of the forward slots of one micro-batch (all chunks) */
+  double *sens;        /* with LayerCtx.sens: per op, SIM_GPU_N_SENS derivatives of dur_ns
+                        * (sim_gpu_op_ns_sens); NULL otherwise */
 } Program;
 
 /* What the program builder needs to turn layer ops into program ops. */
@@ -53,6 +55,7 @@ typedef struct {
   double ep_a2a_scale; /* expert all-to-all bytes over those of one copy per selected expert
                         * (model_moe_dispatch_copies / moe_top_k) */
   GArray *scratch;     /* ModelOp */
+  gboolean sens;       /* programs carry their ops' duration sensitivities */
 } LayerCtx;
 
 static inline int

@@ -65,6 +65,7 @@ typedef struct {
   gint64 cause_dur;
   gint64 bd[SIM_BD_COUNT];
   gboolean ended;
+  double end_sens[SIM_GPU_N_SENS]; /* derivatives of end_ns (sensitivities on) */
 } RankState;
 
 typedef struct {
@@ -138,7 +139,36 @@ typedef struct {
   int *stage_index;          /* rank -> its index among the ranks of its stage */
   SimRunnerTraceFn trace;    /* --trace hook (planning module) */
   gpointer trace_user;
+  /* Sensitivities: the constants some op's duration depends on, sens_dir[0..n_sens) (an index of
+   * sim_gpu_op_ns_sens), which are all the events carry. */
+  int n_sens;
+  int sens_dir[SIM_GPU_N_SENS];
 } Runner;
+
+/* Keeps, in every program's per-op sensitivities, only the constants some op depends on (a BF16 run
+ * carries 3 of the 8, not every dtype's), so events copy fewer of them; returns how many. */
+static int
+compact_sens (Runner *r)
+{
+  gboolean used[SIM_GPU_N_SENS] = { FALSE };
+  for (int s = 0; s < r->plan->pp; s++)
+    for (gsize i = 0; i < (gsize) r->progs[s].n_ops * SIM_GPU_N_SENS; i++)
+      used[i % SIM_GPU_N_SENS] |= r->progs[s].sens[i] != 0;
+  r->n_sens = 0;
+  for (int d = 0; d < SIM_GPU_N_SENS; d++)
+    if (used[d])
+      r->sens_dir[r->n_sens++] = d;
+  if (r->n_sens == 0)
+    r->sens_dir[r->n_sens++] = SIM_GPU_SENS_LAUNCH; /* an engine needs one; all zeros */
+  for (int s = 0; s < r->plan->pp; s++)
+    {
+      double *v = r->progs[s].sens;
+      for (int i = 0; i < r->progs[s].n_ops; i++)
+        for (int k = 0; k < r->n_sens; k++)
+          v[(gsize) i * r->n_sens + k] = v[(gsize) i * SIM_GPU_N_SENS + r->sens_dir[k]];
+    }
+  return r->n_sens;
+}
 
 static Pending *
 pending_new (Runner *r)
@@ -585,6 +615,15 @@ hook_start (gpointer user, int gpu, guint32 op_index, gboolean overlapped)
         st->bd[op->cat] += dur;
         st->bd[SIM_BD_SLOWDOWN] += extra;
         st->last_compute_end = now + dur + extra; /* provisional: the op's end */
+        const double *sens = r->progs[st->stage].sens;
+        if (sens && op->dur_ns > 0)
+          {
+            /* stretched (straggler, slowdown) as the duration is */
+            double f = (double) (dur + extra) / op->dur_ns, dd[SIM_GPU_N_SENS];
+            for (int k = 0; k < r->n_sens; k++)
+              dd[k] = f * sens[(gsize) op_index * r->n_sens + k];
+            sim_engine_delay_sens (r->engine, dd);
+          }
         return dur + extra;
       }
     case K_COLL:
@@ -633,6 +672,8 @@ hook_done (gpointer user, int gpu, guint32 op_index, gint64 start_ns)
     {
       st->end_ns = sim_engine_now (r->engine);
       st->ended = TRUE;
+      if (prog->sens)
+        memcpy (st->end_sens, sim_engine_sens (r->engine), sizeof (double) * r->n_sens);
     }
 }
 
@@ -1008,6 +1049,7 @@ sim_runner_run (const ModelShape *shape, const ModelPlan *plan, const SimGpuSpec
       c.ep_a2a_scale = model_moe_dispatch_copies (shape, plan, domains) / shape->moe_top_k;
     }
   c.scratch = model_op_array_new ();
+  c.sens = opts.sensitivities;
   int dpcp = plan->dp * plan->cp;
 
   Runner r = { 0 };
@@ -1078,6 +1120,8 @@ sim_runner_run (const ModelShape *shape, const ModelPlan *plan, const SimGpuSpec
     restrict_siblings (&r);
 
   r.engine = sim_engine_new ();
+  if (opts.sensitivities)
+    sim_engine_enable_sens (r.engine, compact_sens (&r));
   g_autofree double *caps = g_new (double, sim_topology_n_links (topo));
   sim_collective_link_capacities (topo, coll_profile, caps);
   if (opts.link_scale)
@@ -1155,6 +1199,8 @@ sim_runner_run (const ModelShape *shape, const ModelPlan *plan, const SimGpuSpec
   if (ok)
     {
       out->step_ns = crit->end_ns;
+      for (int k = 0; k < r.n_sens; k++)
+        out->step_sens[r.sens_dir[k]] = crit->end_sens[k];
       out->critical_rank = crit->rank;
       out->critical_stage = crit->stage;
       for (int b = 0; b < SIM_BD_COUNT; b++)

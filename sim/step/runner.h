@@ -76,6 +76,10 @@ typedef struct {
   /* Added by the planning module (--link-stats): called once after the step with the topology, the
    * bytes each link carried (indexed by link id) and the step end; NULL: none. */
   void (*link_stats) (gpointer user, const SimTopology *topo, const double *link_bytes, gint64 step_ns);
+  /* Also the step's sensitivities (SimRunnerResult.step_sens): each event carries the derivatives
+   * of its time (sim_engine_enable_sens), compute ops add their durations' (sim_gpu_op_ns_sens,
+   * stretched as the op is), flows theirs through the max-min snapshots. */
+  gboolean sensitivities;
 } SimRunnerOptions;
 
 /* Defaults: representatives, the model's memory overhead. */
@@ -83,6 +87,9 @@ void sim_runner_options_init (SimRunnerOptions *options);
 
 typedef struct {
   gint64 step_ns;             /* the slowest rank's optimizer step end */
+  /* With options->sensitivities: ∂step_ns/∂(each constant of sim_gpu_op_ns_sens), the derivative
+   * of the event that ended the step (0 otherwise). */
+  double step_sens[SIM_GPU_N_SENS];
   double breakdown_s[SIM_BD_COUNT]; /* of the critical rank; sums to the step time */
   double comm_busy_s[SIM_BD_COUNT]; /* time a communication stream of the critical rank was busy,
                                      * per dimension (overlapped or not) */
