@@ -51,6 +51,9 @@ sim_calibration_result_clear (SimCalibrationResult *r)
  * spread of sustained tensor-core clocks between precisions under one power cap (calibration.h). */
 #define GEMM_TIE_SD 0.1
 #define MIN_ROW_SCALE 0.002  /* 0.2%: the deck's step times are given to 3-5 figures */
+/* A generation is simulated again after a step only if one of its constants moved by more than this
+ * many of its 1σ (and by more than 0.1%). */
+#define MOVE_SIGMA 0.05
 
 /* Row i's residual after the step δ = c: r_i + J_i·δ. */
 static double
@@ -457,19 +460,25 @@ gauss_newton (const GaussNewton *gn, const gboolean *use, double *phi, double *T
       if (it == 0 && one_step)
         memcpy (one_step, next, sizeof (double) * np);
       /* A generation is simulated again only if one of its constants moved by more than 0.1% and
-       * by more than a twentieth of its 1σ: a smaller step changes nothing the fit can tell. */
+       * by more than MOVE_SIGMA of its 1σ: a smaller step changes nothing the fit can tell. One that
+       * did not move keeps the constants its rows were simulated at, so that what the fit reports
+       * (constants, in-sample errors) is one simulated point. */
       gboolean moved[SIM_CALIBRATION_N_GENERATIONS] = { FALSE }, any = FALSE;
       for (int k = 0; k < np; k++)
         {
           double d = fabs (next[k] - phi[k]);
-          if (d > 1e-3 * MAX (fabs (phi[k]), 1e-9) && d > 0.05 * sqrt (MAX (0.0, cov[k * np + k])))
+          if (d > 1e-3 * MAX (fabs (phi[k]), 1e-9) && d > MOVE_SIGMA * sqrt (MAX (0.0, cov[k * np + k])))
             moved[gn->c->params[k].generation] = any = TRUE;
         }
       if (!any)
         break;
       for (int k = 0; k < np; k++)
-        dphi[k] = next[k] - phi[k];
-      memcpy (phi, next, sizeof (double) * np);
+        {
+          gboolean m = moved[gn->c->params[k].generation];
+          dphi[k] = m ? next[k] - phi[k] : 0.0;
+          if (m)
+            phi[k] = next[k];
+        }
       memcpy (r_old, r, sizeof (double) * gn->n);
       for (guint i = 0; i < gn->n; i++)
         again[i] = use[i] && gn->row_gen[i] >= 0 && moved[gn->row_gen[i]];
