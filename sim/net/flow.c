@@ -228,7 +228,9 @@ struct SimFlowNet {
   guint64 *twin_key;
   int cap_twin_key;
   SimMaxmin *solver;
-  /* Sensitivities (sim_engine_enable_sens on the engine): per flow, n derivatives (start_sens). */
+  /* Sensitivities (sim_engine_enable_sens on the engine before the net was made): per flow,
+   * n_sens derivatives (start_sens). */
+  int n_sens;
   double *fsens;
   guint32 cap_fsens;
 };
@@ -373,7 +375,7 @@ finish_time (const SimFlowNet *net, const Flow *f)
 static inline double *
 flow_sens (SimFlowNet *net, guint32 fi)
 {
-  int n = sim_engine_sens_n (net->engine);
+  int n = net->n_sens;
   if (fi >= net->cap_fsens)
     {
       guint32 cap = MAX (net->cap_flows, fi + 1);
@@ -391,7 +393,7 @@ flow_sens (SimFlowNet *net, guint32 fi)
 static void
 start_sens (SimFlowNet *net, guint32 fi)
 {
-  int n = sim_engine_sens_n (net->engine);
+  int n = net->n_sens;
   if (n > 0)
     memcpy (flow_sens (net, fi), sim_engine_sens (net->engine), sizeof (double) * n);
 }
@@ -401,7 +403,7 @@ plan_completion (SimFlowNet *net, Flow *f, guint32 index)
 {
   if (f->event)
     sim_engine_cancel (net->engine, f->event);
-  int n = sim_engine_sens_n (net->engine);
+  int n = net->n_sens;
   if (n > 0)
     {
       /* the event's derivatives are its start's: the delay's, start − now */
@@ -794,6 +796,7 @@ sim_flow_net_new (SimEngine *engine, const double *capacities, int n_links)
   net->bundles = g_hash_table_new (bundle_hash, bundle_equal);
   net->move_stamp = 1;
   net->solver = sim_maxmin_new ();
+  net->n_sens = sim_engine_sens_n (engine);
   return net;
 }
 
@@ -1685,9 +1688,9 @@ split_bundle (SimFlowNet *net, guint32 i, int n_keep, int n)
   guint32 j = start_members (net, net->msplit + n_keep, n - n_keep, f->bytes, net->hot[i].w, f->done, f->user,
                              f->arg);
   net->flows[j].remaining = remaining;
-  if (sim_engine_sens_n (net->engine) > 0)
+  if (net->n_sens > 0)
     {
-      int ns = sim_engine_sens_n (net->engine);
+      int ns = net->n_sens;
       double *dj = flow_sens (net, j);
       memcpy (dj, flow_sens (net, i), sizeof (double) * ns);
     }

@@ -23,7 +23,9 @@ typedef struct SimFlowNet SimFlowNet;
 typedef void (*SimFlowDoneFn) (gpointer user, guint64 arg);
 
 /* capacities[i]: link i in bytes/s, > 0; copied. The engine must outlive the net; freeing the net
- * cancels its pending events. */
+ * cancels its pending events. Where the engine carries sensitivities (sim_engine_enable_sens, before
+ * the net is made), a flow's completion carries its start's: the net follows no derivative through
+ * the shares. */
 SimFlowNet *sim_flow_net_new (SimEngine *engine, const double *capacities, int n_links);
 void sim_flow_net_free (SimFlowNet *net);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (SimFlowNet, sim_flow_net_free)
