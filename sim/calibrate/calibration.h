@@ -49,7 +49,9 @@
  * launch per kernel; a flow's end moves with its start), the slope of the simulated step on the
  * piece of its schedule where φ lies; step_overhead_ms's column is exact, 1 ms / M_i, since that time
  * closes every rank's step. Against a forward difference of 1% of φ they agree to 0.2-1.4% on the
- * 405B GB200 rows (2026-11-27); the 5% difference used before runs across schedule changes (12% of
+ * 405B GB200 rows (2026-11-27, a one-off comparison printed beside the fit's forward-difference
+ * Jacobian, with its step set to 1%; not kept); the 5% difference used before runs across schedule
+ * changes (12% of
  * the deck's columns differ from the slope by more than 10%, e.g. the FP8 scale of the 405B GB200
  * rows by 19%). `trainsim fit --finite-differences` keeps that older path (one simulation per row
  * and constant, 5% or 2 µs steps, then Broyden's rank-one update after each step). Each linear

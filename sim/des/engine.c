@@ -75,6 +75,17 @@ sim_engine_delay_sens (SimEngine *engine, const double *d)
   engine->has_delay = TRUE;
 }
 
+void
+sim_engine_next_sens (SimEngine *engine, const double *d)
+{
+  g_return_if_fail (engine != NULL && d != NULL);
+  if (engine->n_sens == 0)
+    return;
+  for (int i = 0; i < engine->n_sens; i++)
+    engine->delay_sens[i] = d[i] - engine->cur_sens[i];
+  engine->has_delay = TRUE;
+}
+
 SimEngine *
 sim_engine_new (void)
 {
@@ -153,6 +164,9 @@ sim_engine_run (SimEngine *engine, gint64 until_ns)
       ((SimEventFn) ev.fn) (engine, ev.data, ev.arg);
       n++;
     }
+  /* Outside events the running derivatives are zero (what scheduling from outside starts from). */
+  if (engine->n_sens)
+    memset (engine->cur_sens, 0, sizeof (double) * engine->n_sens);
   /* Running to a horizon means the clock reaches it, so later relative schedules start there. */
   if (!engine->stop && until_ns >= 0)
     engine->now_ns = until_ns;

@@ -36,3 +36,6 @@ int sim_engine_sens_n (const SimEngine *engine);
 const double *sim_engine_sens (const SimEngine *engine);
 /* Adds d (n values) to the derivatives of the next event scheduled. */
 void sim_engine_delay_sens (SimEngine *engine, const double *d);
+/* The next event scheduled carries d (n values) as its derivatives outright, not the running
+ * event's plus a delay's (an event timed from an earlier one than the running event). */
+void sim_engine_next_sens (SimEngine *engine, const double *d);

@@ -61,8 +61,6 @@
 #define FINISH_REL 1e-12
 /* Transition cache of one start or detach: (class left, capacity) -> class entered. */
 #define MOVE_CACHE 64
-/* Most sensitivities a flow carries (SIM_GPU_N_SENS of the step runner). */
-#define SIM_FLOW_MAX_SENS 16
 
 typedef struct {
   int cls;
@@ -403,16 +401,8 @@ plan_completion (SimFlowNet *net, Flow *f, guint32 index)
 {
   if (f->event)
     sim_engine_cancel (net->engine, f->event);
-  int n = net->n_sens;
-  if (n > 0)
-    {
-      /* the event's derivatives are its start's: the delay's, start − now */
-      double dd[SIM_FLOW_MAX_SENS] = { 0 };
-      const double *d = flow_sens (net, index), *now = sim_engine_sens (net->engine);
-      for (int k = 0; k < n && k < SIM_FLOW_MAX_SENS; k++)
-        dd[k] = d[k] - now[k];
-      sim_engine_delay_sens (net->engine, dd);
-    }
+  if (net->n_sens > 0)
+    sim_engine_next_sens (net->engine, flow_sens (net, index)); /* its start's */
   f->event = sim_engine_at (net->engine, finish_time (net, f), complete_cb, net, index);
 }
 
