@@ -61,6 +61,7 @@ add_op (Builder *b, const TOp *op)
 {
   int i = (int) b->ops->len;
   g_array_append_vals (b->ops, op, 1);
+  g_array_index (b->ops, TOp, i).pos = b->streams[op->stream]->len;
   if (b->sens)
     {
       g_array_append_vals (b->sens, b->next_sens, SIM_GPU_N_SENS);
@@ -164,12 +165,65 @@ program_from_builder (Program *p, Builder *b)
       TOp *from = &p->ops[e[2 * i]];
       p->succ[from->succ_off + from->n_succ++] = e[2 * i + 1];
     }
-  g_array_free (b->edges, TRUE);
   for (int s = 0; s < N_STREAMS; s++)
     {
       p->stream_n[s] = (int) b->streams[s]->len;
       p->stream_ops[s] = (guint32 *) g_array_free (b->streams[s], FALSE);
     }
+  g_array_free (b->edges, TRUE);
+  for (int i = 0; i < p->n_ops; i++)
+    p->ops[i].ext = -1;
+}
+
+void
+sim_runner_program_seal (Program *p)
+{
+  /* Repeated edges: only the last tells, as a counter would reach zero there. */
+  g_autofree guint32 *mark = g_new (guint32, MAX (p->n_ops, 1));
+  for (int i = 0; i < p->n_ops; i++)
+    {
+      const TOp *o = &p->ops[i];
+      guint32 *succ = p->succ + o->succ_off;
+      for (guint32 j = 0; j < o->n_succ; j++)
+        mark[succ[j]] = j;
+      for (guint32 j = 0; j < o->n_succ; j++)
+        if (mark[succ[j]] != j)
+          succ[j] |= SUCC_QUIET;
+    }
+  /* The edges into each op (CSR) as (stream, its predecessor's place there + 1). */
+  guint32 *in_off = mark;
+  in_off[0] = 0;
+  for (int i = 0; i + 1 < p->n_ops; i++)
+    in_off[i + 1] = in_off[i] + p->ops[i].n_deps;
+  guint32 n_in = p->n_ops > 0 ? in_off[p->n_ops - 1] + p->ops[p->n_ops - 1].n_deps : 0;
+  g_autofree guint32 *in = g_new (guint32, MAX (n_in, 1));
+  for (int i = 0; i < p->n_ops; i++)
+    {
+      const TOp *o = &p->ops[i];
+      g_assert (o->pos < NEED_COUNT);
+      guint32 v = ((guint32) o->stream << NEED_SHIFT) | (o->pos + 1);
+      for (guint32 j = 0; j < o->n_succ; j++)
+        in[in_off[p->succ[o->succ_off + j] & ~SUCC_QUIET]++] = v;
+    }
+  /* in_off[i] now ends op i's edges from the program (PP receives add n_deps without one). */
+  p->need_off = g_new (guint32, (gsize) p->n_ops + 1);
+  p->need = g_new (guint32, (gsize) n_in + p->n_ext + 1);
+  guint32 n = 0, from = 0;
+  for (int i = 0; i < p->n_ops; i++)
+    {
+      const TOp *o = &p->ops[i];
+      guint32 most[N_STREAMS] = { 0 };
+      for (guint32 j = from; j < in_off[i]; j++)
+        most[in[j] >> NEED_SHIFT] = MAX (most[in[j] >> NEED_SHIFT], in[j] & NEED_COUNT);
+      from = in_off[i] + (o->ext >= 0 ? p->ext_init[o->ext] : 0);
+      p->need_off[i] = n;
+      if (o->ext >= 0)
+        p->need[n++] = (NEED_EXT << NEED_SHIFT) | (guint32) o->ext;
+      for (int k = 0; k < N_STREAMS; k++)
+        if (most[k] > 0)
+          p->need[n++] = ((guint32) k << NEED_SHIFT) | most[k];
+    }
+  p->need_off[p->n_ops] = n;
 }
 
 void
@@ -177,6 +231,9 @@ sim_runner_program_clear (Program *p)
 {
   g_free (p->ops);
   g_free (p->succ);
+  g_free (p->need_off);
+  g_free (p->need);
+  g_free (p->ext_init);
   g_free (p->entry);
   g_free (p->sens);
   for (int s = 0; s < N_STREAMS; s++)

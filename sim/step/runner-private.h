@@ -19,22 +19,35 @@ typedef struct {
   guint8 fwd;          /* K_SEND: 1 to the next virtual stage, 0 to the previous */
   guint8 ub_own_sms;   /* K_COMPUTE: a userbuffers GEMM whose TP communication does not share its
                         * SMs (see emit_ops): only other communication stretches it */
-  guint16 n_deps;
+  guint16 n_deps;      /* dependency edges into it, PP receives included */
   guint32 seq;         /* K_COLL/K_RING: ordinal among this program's ops of the same group */
   guint16 mb;          /* K_SEND: micro-batch and virtual stage of the sending slot */
   guint16 vs;
+  guint32 pos;         /* its place in its stream's issue order */
   gint64 dur_ns;       /* K_COMPUTE */
   double bytes;
   double flops;
   guint32 succ_off, n_succ;
   gint32 recv_op;      /* K_SEND: op of the receiving stage's program that waits for it */
+  gint32 ext;          /* a PP receive's slot in the rank's arrival counters, -1: none */
   const char *name;    /* for traces: the model op's (interned) name or a static label */
 } TOp;
 
 typedef struct {
   TOp *ops;
   int n_ops;
+  /* succ: per op (succ_off, n_succ), the ops that depend on it; SUCC_QUIET marks all but the last
+   * of repeated edges, which tell nothing. */
   guint32 *succ;
+  /* Readiness without per-rank counters (sim_runner_program_seal): a stream runs its ops one at a
+   * time in issue order, so an op's predecessors have all ended once, on each stream they lie on,
+   * that many ops there have ended. need[need_off[i] .. need_off[i + 1]) holds op i's conditions,
+   * (stream << NEED_SHIFT) | count, the largest count over its predecessors on that stream, and
+   * for a PP receive (NEED_EXT << NEED_SHIFT) | e: its rank's counter e of sends still to arrive
+   * (n_ext counters per rank, starting at ext_init). */
+  guint32 *need_off, *need;
+  int n_ext;
+  guint16 *ext_init;
   guint32 *stream_ops[N_STREAMS];
   int stream_n[N_STREAMS];
   gint32 *entry;       /* [pass][mb][chunk] -> entry op */
@@ -44,6 +57,11 @@ typedef struct {
   double *sens;        /* with LayerCtx.sens: per op, SIM_GPU_N_SENS derivatives of dur_ns
                         * (sim_gpu_op_ns_sens); NULL otherwise */
 } Program;
+
+#define SUCC_QUIET (1u << 31)
+#define NEED_SHIFT 24
+#define NEED_COUNT ((1u << NEED_SHIFT) - 1)
+#define NEED_EXT 0xffu
 
 /* What the program builder needs to turn layer ops into program ops. */
 typedef struct {
@@ -66,4 +84,6 @@ entry_index (const ModelPlan *plan, int m, ModelPass pass, int mb, int chunk)
 
 /* Builds stage `stage`'s program for the data-parallel group size `dpcp` (program.c). */
 void sim_runner_build_program (Program *p, LayerCtx *c, int stage, int dpcp);
+/* Its readiness conditions (need), once the PP receives (ext) are known. */
+void sim_runner_program_seal (Program *p);
 void sim_runner_program_clear (Program *p);

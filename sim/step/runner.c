@@ -59,7 +59,11 @@
 typedef struct {
   int rank, stage;
   SimGpu *gpu;
+  /* Readiness: with few ranks, a counter per op of the dependencies still to end (deps); past a
+   * cache's worth of those, the ops ended per stream and the PP receives awaited (Program.need). */
   guint16 *deps;
+  guint32 done_n[N_STREAMS];
+  guint16 *ext;
   gint64 last_compute_end, end_ns;
   guint8 cause_cat;
   gint64 cause_dur;
@@ -522,6 +526,22 @@ rendezvous (Runner *r, RankState *st, guint32 op_index, const TOp *op)
     }
 }
 
+/* Whether op s of the rank's program may start: its predecessors have ended (Program.need) and,
+ * for a PP receive, its sends have arrived. */
+static inline gboolean
+op_ready (const RankState *st, const Program *prog, guint32 s)
+{
+  if (st->deps)
+    return st->deps[s] == 0;
+  for (guint32 i = prog->need_off[s]; i < prog->need_off[s + 1]; i++)
+    {
+      guint32 k = prog->need[i] >> NEED_SHIFT, n = prog->need[i] & NEED_COUNT;
+      if (k == NEED_EXT ? st->ext[n] > 0 : st->done_n[k] < n)
+        return FALSE;
+    }
+  return TRUE;
+}
+
 static void
 complete (Runner *r, Pending *p)
 {
@@ -543,7 +563,8 @@ complete (Runner *r, Pending *p)
       if (rs != NULL && recv_op >= 0)
         {
           const Program *prog = &r->progs[rs->stage];
-          if (--rs->deps[recv_op] == 0)
+          if (rs->deps ? --rs->deps[recv_op] == 0
+                       : --rs->ext[prog->ops[recv_op].ext] == 0 && op_ready (rs, prog, (guint32) recv_op))
             {
               rs->cause_cat = SIM_BD_PP;
               rs->cause_dur = dur;
@@ -571,7 +592,8 @@ static gboolean
 hook_ready (gpointer user, int gpu, guint32 op)
 {
   Runner *r = user;
-  return r->state_of[gpu]->deps[op] == 0;
+  RankState *st = r->state_of[gpu];
+  return op_ready (st, &r->progs[st->stage], op);
 }
 
 static gint64
@@ -655,10 +677,13 @@ hook_done (gpointer user, int gpu, guint32 op_index, gint64 start_ns)
                                  sim_engine_now (r->engine), op->kind == K_COMPUTE ? 0.0 : op->bytes, op->name };
       r->trace (r->trace_user, &ev);
     }
+  st->done_n[op->stream]++;
   for (guint32 i = 0; i < op->n_succ; i++)
     {
       guint32 s = prog->succ[op->succ_off + i];
-      if (--st->deps[s] == 0)
+      gboolean ready = st->deps ? --st->deps[s & ~SUCC_QUIET] == 0 : !(s & SUCC_QUIET) && op_ready (st, prog, s);
+      s &= ~SUCC_QUIET;
+      if (ready)
         {
           if (async)
             {
@@ -1085,7 +1110,16 @@ sim_runner_run (const ModelShape *shape, const ModelPlan *plan, const SimGpuSpec
         Program *rp = &r.progs[to_stage];
         op->recv_op = rp->entry[entry_index (plan, m, op->fwd ? MODEL_PASS_FORWARD : MODEL_PASS_BACKWARD,
                                              op->mb, to_chunk)];
-        rp->ops[op->recv_op].n_deps++;
+        TOp *recv = &rp->ops[op->recv_op];
+        recv->n_deps++;
+        if (recv->ext < 0)
+          {
+            recv->ext = rp->n_ext++;
+            rp->ext_init = g_renew (guint16, rp->ext_init, rp->n_ext);
+            rp->ext_init[recv->ext] = 0;
+          }
+        g_assert (rp->ext_init[recv->ext] < G_MAXUINT16);
+        rp->ext_init[recv->ext]++;
       }
 
   r.per_stage = plan->gpus / plan->pp;
@@ -1151,6 +1185,16 @@ sim_runner_run (const ModelShape *shape, const ModelPlan *plan, const SimGpuSpec
   r.state_of = g_new0 (RankState *, plan->gpus);
   r.n_states = r.full ? plan->gpus : r.tp_mirror ? plan->gpus / plan->tp : plan->pp;
   r.states = g_new0 (RankState, r.n_states);
+  /* Counters cost 2 bytes per op and rank, one load a check; the stream places cost a few loads a
+   * check and nothing per op. Past a few MiB of counters (the size of a core's share of a server's
+   * last-level cache) the counters' cache misses cost more: 10,752 GPUs --full, 14.9 s with
+   * counters, 11.8 s without (2026-11-27). */
+  double counter_bytes = 0;
+  for (int s = 0; s < plan->pp; s++)
+    counter_bytes += sizeof (guint16) * (double) r.progs[s].n_ops * r.n_states / plan->pp;
+  gboolean stream_readiness = opts.stream_readiness || counter_bytes > 8.0 * 1024 * 1024;
+  for (int s = 0; stream_readiness && s < plan->pp; s++)
+    sim_runner_program_seal (&r.progs[s]);
   static const SimGpuHooks hooks = { hook_ready, hook_start, hook_done };
   for (int i = 0, next = 0; i < r.n_states; i++)
     {
@@ -1163,9 +1207,14 @@ sim_runner_run (const ModelShape *shape, const ModelPlan *plan, const SimGpuSpec
       model_plan_rank_coords (plan, st->rank, coords);
       st->stage = coords[MODEL_DIM_PP];
       const Program *prog = &r.progs[st->stage];
-      st->deps = g_new (guint16, prog->n_ops);
-      for (int k = 0; k < prog->n_ops; k++)
-        st->deps[k] = prog->ops[k].n_deps;
+      if (stream_readiness)
+        st->ext = g_memdup2 (prog->ext_init, sizeof (guint16) * prog->n_ext);
+      else
+        {
+          st->deps = g_new (guint16, prog->n_ops);
+          for (int k = 0; k < prog->n_ops; k++)
+            st->deps[k] = prog->ops[k].n_deps;
+        }
       st->gpu = sim_gpu_new (r.engine, st->rank, N_STREAMS, &hooks, &r);
       for (int s = 0; s < N_STREAMS; s++)
         sim_gpu_set_stream (st->gpu, s, prog->stream_ops[s], prog->stream_n[s]);
@@ -1234,6 +1283,7 @@ sim_runner_run (const ModelShape *shape, const ModelPlan *plan, const SimGpuSpec
   for (int i = 0; i < r.n_states; i++)
     {
       sim_gpu_free (r.states[i].gpu);
+      g_free (r.states[i].ext);
       g_free (r.states[i].deps);
     }
   g_free (r.states);

@@ -80,6 +80,9 @@ typedef struct {
    * of its time (sim_engine_enable_sens), compute ops add their durations' (sim_gpu_op_ns_sens,
    * stretched as the op is), flows theirs through the max-min snapshots. */
   gboolean sensitivities;
+  /* For tests: an op's readiness from its predecessors' streams (Program.need) however few ranks
+   * run, not only past a cache's worth of per-rank dependency counters; the step is the same. */
+  gboolean stream_readiness;
 } SimRunnerOptions;
 
 /* Defaults: representatives, the model's memory overhead. */
