@@ -289,6 +289,22 @@ test_unstated_micro_batch (void)
   g_assert_no_error (error);
   g_autofree char *want = g_strdup_printf ("'parallel.micro_batch=%d'", sim_validate_deck_row (deck, 0)->micro_batch);
   g_assert_nonnull (strstr (cmd, want));
+  /* Resolved by the threads that run the rows: the same micro-batches and predictions as resolved
+   * first, then run. */
+  g_autoptr (SimValidateDeck) lazy = sim_validate_deck_parse (text, strlen (text), "t.csv", &error);
+  g_assert_no_error (error);
+  SimValidateOptions o = { NULL, NULL, 2, FALSE, FALSE, FALSE, 0.9 };
+  SimValidateResult a[3], b[3];
+  sim_validate_run (deck, &o, a);
+  sim_validate_resolve_and_run (lazy, &o, b);
+  for (guint i = 0; i < 3; i++)
+    {
+      g_assert_cmpint (sim_validate_deck_row (lazy, i)->micro_batch, ==, sim_validate_deck_row (deck, i)->micro_batch);
+      g_assert_cmpint (a[i].status, ==, b[i].status);
+      g_assert_cmpfloat (a[i].predicted_s, ==, b[i].predicted_s);
+      sim_validate_result_clear (&a[i]);
+      sim_validate_result_clear (&b[i]);
+    }
 }
 
 /* A run that ran is never refused for memory: the row is simulated and flagged. */

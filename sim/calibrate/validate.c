@@ -585,6 +585,7 @@ sim_validate_deck_resolve (SimValidateDeck *deck, int threads)
 
 typedef struct {
   const SimValidateDeck *deck;
+  SimValidateDeck *resolve;  /* the same deck, its unstated micro-batches to resolve; or NULL */
   const SimValidateOptions *options;
   SimValidateResult *results;
   GMutex lock;
@@ -608,8 +609,31 @@ job_run (gpointer data, gpointer user)
 {
   Job *job = user;
   guint i = GPOINTER_TO_UINT (data) - 1;
+  if (job->resolve && micro_batch_unstated (sim_validate_deck_row (job->deck, i)))
+    {
+      /* Only this thread touches row i. */
+      Unstated u = { sim_validate_deck_row (job->deck, i), i, 0, 0 };
+      unstated_run (&u, NULL);
+      if (u.best > 0)
+        sim_validate_deck_set_micro_batch (job->resolve, i, u.best);
+    }
   sim_validate_run_row (sim_validate_deck_row (job->deck, i), job->options, &job->results[i]);
   job_progress (job, i);
+}
+
+static void run_deck (const SimValidateDeck *deck, SimValidateDeck *resolve, const SimValidateOptions *options,
+                      SimValidateResult *results);
+
+void
+sim_validate_run (const SimValidateDeck *deck, const SimValidateOptions *options, SimValidateResult *results)
+{
+  run_deck (deck, NULL, options, results);
+}
+
+void
+sim_validate_resolve_and_run (SimValidateDeck *deck, const SimValidateOptions *options, SimValidateResult *results)
+{
+  run_deck (deck, deck, options, results);
 }
 
 char *
@@ -654,8 +678,9 @@ row_key (const SimValidateRow *r)
  * the scenario loader registers its embedded resources once under g_once, so rows run in threads.
  * Rows whose scenarios are identical (e.g. the same MLPerf case on two clusters) are simulated once
  * and share the prediction; each keeps its own measurement. */
-void
-sim_validate_run (const SimValidateDeck *deck, const SimValidateOptions *options, SimValidateResult *results)
+static void
+run_deck (const SimValidateDeck *deck, SimValidateDeck *resolve, const SimValidateOptions *options,
+          SimValidateResult *results)
 {
   guint n = sim_validate_deck_n_rows (deck);
   int threads = options && options->threads > 0 ? options->threads : (int) g_get_num_processors ();
@@ -664,9 +689,12 @@ sim_validate_run (const SimValidateDeck *deck, const SimValidateOptions *options
   g_autoptr (GHashTable) seen = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
   for (guint i = 0; i < n; i++)
     {
+      same_as[i] = -1;
+      /* A row still to resolve is not known yet: it runs on its own. */
+      if (resolve && micro_batch_unstated (sim_validate_deck_row (deck, i)))
+        continue;
       char *key = row_key (sim_validate_deck_row (deck, i));
       gpointer first = NULL;
-      same_as[i] = -1;
       if (key == NULL)
         continue;
       if (g_hash_table_lookup_extended (seen, key, NULL, &first))
@@ -677,7 +705,7 @@ sim_validate_run (const SimValidateDeck *deck, const SimValidateOptions *options
       else
         g_hash_table_insert (seen, key, GINT_TO_POINTER ((int) i));
     }
-  Job job = { deck, options, results };
+  Job job = { deck, resolve, options, results };
   g_mutex_init (&job.lock);
   GThreadPool *pool = threads > 1 ? g_thread_pool_new (job_run, &job, threads, TRUE, NULL) : NULL;
   /* Largest jobs first, so a big row does not start last: a rank's slots times its layers, times

@@ -178,6 +178,11 @@ typedef struct {
 /* Simulates every row (in parallel over options->threads): results[i] for row i. Never fails: a
  * row that cannot be modelled or simulated is SKIPPED with the reason. */
 void sim_validate_run (const SimValidateDeck *deck, const SimValidateOptions *options, SimValidateResult *results);
+/* The same on a deck not yet resolved: each row whose micro-batch is unstated is resolved (as
+ * sim_validate_deck_resolve does) by the thread that then simulates it, so that the resolution
+ * runs beside the other rows instead of before them. */
+void sim_validate_resolve_and_run (SimValidateDeck *deck, const SimValidateOptions *options,
+                                   SimValidateResult *results);
 /* One row (what sim_validate_run does per row). */
 void sim_validate_run_row (const SimValidateRow *row, const SimValidateOptions *options, SimValidateResult *result);
 void sim_validate_result_clear (SimValidateResult *result);

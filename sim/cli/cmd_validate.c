@@ -110,9 +110,9 @@ sim_cmd_validate (int argc, char **argv)
       fprintf (stderr, "trainsim validate: %s\n", error->message);
       return 2;
     }
-  sim_validate_deck_resolve (deck, threads);
   if (row_id != NULL)
     {
+      sim_validate_deck_resolve (deck, threads);
       for (guint i = 0; i < sim_validate_deck_n_rows (deck); i++)
         {
           const SimValidateRow *r = sim_validate_deck_row (deck, i);
@@ -134,7 +134,7 @@ sim_cmd_validate (int argc, char **argv)
                               isatty (fileno (stderr)), uncalibrated, band };
   guint n = sim_validate_deck_n_rows (deck);
   g_autofree SimValidateResult *results = g_new0 (SimValidateResult, MAX (n, 1));
-  sim_validate_run (deck, &opts, results);
+  sim_validate_resolve_and_run (deck, &opts, results);
   if (cross != NULL)
     {
       SimCalibrationOptions co = { opts, TRUE, 0 };

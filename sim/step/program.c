@@ -252,6 +252,31 @@ kernel_ns (Builder *b, const LayerCtx *c, const ModelOp *op)
   return sim_gpu_op_ns (c->gpu, c->plan, op);
 }
 
+/* A listed op's duration (and sensitivities), worked out at its first emission: a chunk's ops
+ * are the same in every micro-batch, and the GPU model is a pure function of op, plan and GPU. */
+typedef struct {
+  gboolean known;
+  gint64 ns;
+  double sens[SIM_GPU_N_SENS];
+} OpCost;
+
+static gint64
+op_cost_ns (Builder *b, const LayerCtx *c, const ModelOp *op, OpCost *cost)
+{
+  if (cost == NULL)
+    return kernel_ns (b, c, op);
+  if (!cost->known)
+    {
+      cost->ns = kernel_ns (b, c, op);
+      if (b->sens)
+        memcpy (cost->sens, b->next_sens, sizeof cost->sens);
+      cost->known = TRUE;
+    }
+  else if (b->sens)
+    memcpy (b->next_sens, cost->sens, sizeof cost->sens);
+  return cost->ns;
+}
+
 static gboolean
 map_group (const ModelOp *op, GroupKind *g)
 {
@@ -336,13 +361,17 @@ opens_param_use (const LayerCtx *c, const ModelOp *o, int i)
 
 /* The first micro-batch of a step runs without the ops flagged MODEL_OP_LATER_MICROBATCHES. */
 static void
-drop_later_microbatch_ops (GArray *ops)
+drop_later_microbatch_ops (GArray *ops, GArray *idx)
 {
   guint kept = 0;
   for (guint i = 0; i < ops->len; i++)
     if (!(g_array_index (ops, ModelOp, i).flags & MODEL_OP_LATER_MICROBATCHES))
-      g_array_index (ops, ModelOp, kept++) = g_array_index (ops, ModelOp, i);
+      {
+        g_array_index (idx, guint32, kept) = g_array_index (idx, guint32, i);
+        g_array_index (ops, ModelOp, kept++) = g_array_index (ops, ModelOp, i);
+      }
   g_array_set_size (ops, kept);
+  g_array_set_size (idx, kept);
 }
 
 /* A listed chunk's ops, or NULL for a (chunk, pass) no slot ran (GPtrArray frees every entry). */
@@ -356,23 +385,27 @@ op_list_free (gpointer ops)
 /* Zero-bubble split (DualPipe's enable_zb): the weight-gradient GEMMs only (`weight`), or every op
  * but them. */
 static void
-split_weight_grads (GArray *ops, gboolean weight)
+split_weight_grads (GArray *ops, GArray *idx, gboolean weight)
 {
   guint kept = 0;
   for (guint i = 0; i < ops->len; i++)
     {
       const ModelOp *o = &g_array_index (ops, ModelOp, i);
       if ((o->kind == MODEL_OP_GEMM && o->grad == MODEL_GRAD_WEIGHT) == weight)
-        g_array_index (ops, ModelOp, kept++) = *o;
+        {
+          g_array_index (idx, guint32, kept) = g_array_index (idx, guint32, i);
+          g_array_index (ops, ModelOp, kept++) = *o;
+        }
     }
   g_array_set_size (ops, kept);
+  g_array_set_size (idx, kept);
 }
 
 /* Ops [from, to) of the n in `o`; layer ends are seen across range boundaries (the last layer's
  * end only when the range reaches n), so a slot may be emitted in pieces (emit_pair). */
 static gint64
 emit_range (Builder *b, const LayerCtx *c, const ModelOp *o, int n, int from, int to, double *flops,
-            LayerHook layer_done, LayerHook param_use, gpointer data)
+            LayerHook layer_done, LayerHook param_use, gpointer data, const guint32 *idx, OpCost *cost)
 {
   gboolean tpo = c->plan->tp_comm_overlap;
   gint64 total = 0;
@@ -393,7 +426,7 @@ emit_range (Builder *b, const LayerCtx *c, const ModelOp *o, int n, int from, in
           && (o[i + 1].coll == MODEL_COLL_REDUCE_SCATTER || o[i + 1].coll == MODEL_COLL_ALL_REDUCE))
         {
           emit_comm (b, c, &o[i + 1], TRUE);
-          gint64 ns = kernel_ns (b, c, &o[i]);
+          gint64 ns = op_cost_ns (b, c, &o[i], cost ? &cost[idx[i]] : NULL);
           int k = compute (b, o[i].name, ns, o[i].flops, SIM_BD_COMPUTE);
           g_array_index (b->ops, TOp, k).ub_own_sms = sim_gpu_op_ub_own_sms (c->plan, &o[i]);
           *flops += o[i].flops;
@@ -401,7 +434,7 @@ emit_range (Builder *b, const LayerCtx *c, const ModelOp *o, int n, int from, in
           i++;
           continue;
         }
-      gint64 ns = kernel_ns (b, c, &o[i]);
+      gint64 ns = op_cost_ns (b, c, &o[i], cost ? &cost[idx[i]] : NULL);
       int k = compute (b, o[i].name, ns, o[i].kind == MODEL_OP_MEMBOUND ? 0 : o[i].flops,
                        o[i].phase == MODEL_PHASE_OPTIMIZER ? SIM_BD_OPTIMIZER : SIM_BD_COMPUTE);
       g_array_index (b->ops, TOp, k).ub_own_sms = sim_gpu_op_ub_own_sms (c->plan, &o[i]);
@@ -416,10 +449,10 @@ emit_range (Builder *b, const LayerCtx *c, const ModelOp *o, int n, int from, in
 
 static gint64
 emit_ops (Builder *b, const LayerCtx *c, const GArray *ops, double *flops,
-          LayerHook layer_done, LayerHook param_use, gpointer data)
+          LayerHook layer_done, LayerHook param_use, gpointer data, const guint32 *idx, OpCost *cost)
 {
   int n = (int) ops->len;
-  return emit_range (b, c, (const ModelOp *) ops->data, n, 0, n, flops, layer_done, param_use, data);
+  return emit_range (b, c, (const ModelOp *) ops->data, n, 0, n, flops, layer_done, param_use, data, idx, cost);
 }
 
 /* ---------------------------------------------------------------------------------------------- */
@@ -615,6 +648,8 @@ typedef struct {
   int slot, vs, wait_chunk, slot_reduces;
   gboolean fwd, active;
   GArray *ops;         /* ModelOp */
+  GArray *idx;         /* guint32: each op's index in its chunk's listed ops */
+  OpCost *cost;        /* the listed ops' costs */
   gint64 ns;           /* compute emitted */
 } SlotRun;
 
@@ -698,7 +733,8 @@ emit_pair (Builder *b, const LayerCtx *c, SlotRun *run, Buckets *k, const ModelP
         const GArray *ops = run[j].ops;
         run[j].ns += emit_range (b, c, (const ModelOp *) ops->data, (int) ops->len, starts[j][seg],
                                  starts[j][seg + 1], flops, bucket_layer_done,
-                                 zero3 || run[j].wait_chunk >= 0 ? param_use : NULL, k);
+                                 zero3 || run[j].wait_chunk >= 0 ? param_use : NULL, k,
+                                 (const guint32 *) (void *) run[j].idx->data, run[j].cost);
         wait_swap (b, &ctx[j], &held);
       }
   /* What follows the pair waits for whatever either slot left outstanding. */
@@ -918,10 +954,14 @@ sim_runner_build_program (Program *p, LayerCtx *c, int stage, int dpcp)
   /* Micro-batches per chunk (DualPipe: m/2 down each copy of the pipeline). */
   int mc = plan->schedule == MODEL_SCHED_DUALPIPE ? m / 2 : m;
   g_autoptr (GArray) pair_ops = g_array_new (FALSE, FALSE, sizeof (ModelOp));
+  g_autoptr (GArray) idx0 = g_array_new (FALSE, FALSE, sizeof (guint32));
+  g_autoptr (GArray) idx1 = g_array_new (FALSE, FALSE, sizeof (guint32));
   /* A chunk's ops per pass are the same in every micro-batch: listed once (model_layer_chunk_ops),
-   * copied per slot. */
+   * copied per slot, their costs worked out once. */
   g_autoptr (GPtrArray) chunk_ops = g_ptr_array_new_with_free_func (op_list_free);
   g_ptr_array_set_size (chunk_ops, 2 * v);
+  g_autoptr (GPtrArray) chunk_cost = g_ptr_array_new_with_free_func (g_free);
+  g_ptr_array_set_size (chunk_cost, 2 * v);
   for (int i = 0; i < n_slots; i++)
     {
       /* One slot, or DualPipe's overlapped forward-backward pair (emit_pair). */
@@ -937,6 +977,7 @@ sim_runner_build_program (Program *p, LayerCtx *c, int stage, int dpcp)
           r->fwd = sl.pass == MODEL_PASS_FORWARD;
           r->vs = sl.chunk * pp + stage;
           r->ops = j == 0 ? c->scratch : pair_ops;
+          r->idx = j == 0 ? idx0 : idx1;
           r->ns = 0;
           if (!sl.weight)
             {
@@ -959,17 +1000,23 @@ sim_runner_build_program (Program *p, LayerCtx *c, int stage, int dpcp)
             collective (b, r->fwd ? "pp_recv_ag" : "pp_recv_grad_ag", G_TP, SIM_COLLECTIVE_ALLGATHER, act_bytes, FALSE);
           r->wait_chunk = r->fwd && sl.microbatch == 0 && n_ag > 0 ? sl.chunk : -1;
           GArray **listed = (GArray **) &chunk_ops->pdata[2 * sl.chunk + (r->fwd ? 0 : 1)];
+          OpCost **cost = (OpCost **) &chunk_cost->pdata[2 * sl.chunk + (r->fwd ? 0 : 1)];
           if (*listed == NULL)
             {
               *listed = g_array_new (FALSE, FALSE, sizeof (ModelOp));
               model_layer_chunk_ops (s, plan, stage, sl.chunk, sl.pass, *listed);
+              *cost = g_new0 (OpCost, MAX ((*listed)->len, 1));
             }
+          r->cost = *cost;
           g_array_set_size (r->ops, 0);
           g_array_append_vals (r->ops, (*listed)->data, (*listed)->len);
+          g_array_set_size (r->idx, (*listed)->len);
+          for (guint o = 0; o < (*listed)->len; o++)
+            g_array_index (r->idx, guint32, o) = o;
           if (sl.zb || sl.weight)
-            split_weight_grads (r->ops, sl.weight);
+            split_weight_grads (r->ops, r->idx, sl.weight);
           if (sl.microbatch == 0)
-            drop_later_microbatch_ops (r->ops);
+            drop_later_microbatch_ops (r->ops, r->idx);
           /* The chunk's last backward produces its gradients: bucket them as layers finish (sharded
            * gradients: every backward; see above), or after it (FSDP2 under pipelining); under the
            * zero-bubble split, as its W slot's layers finish. */
@@ -992,7 +1039,8 @@ sim_runner_build_program (Program *p, LayerCtx *c, int stage, int dpcp)
         }
       if (np == 1)
         run[0].ns = emit_ops (b, c, run[0].ops, &flops, bucket_layer_done,
-                              zero3 || run[0].wait_chunk >= 0 ? param_use : NULL, &k);
+                              zero3 || run[0].wait_chunk >= 0 ? param_use : NULL, &k,
+                              (const guint32 *) (void *) run[0].idx->data, run[0].cost);
       else
         emit_pair (b, c, run, &k, plan, s, stage, &flops, zero3);
       k.wait_chunk = -1;
@@ -1084,7 +1132,7 @@ sim_runner_build_program (Program *p, LayerCtx *c, int stage, int dpcp)
     collective (b, "embedding_grad_ar", G_EMB, SIM_COLLECTIVE_ALLREDUCE, emb * c->grad_bytes, FALSE);
   g_array_set_size (c->scratch, 0);
   model_layer_optimizer_ops (s, plan, stage, c->scratch);
-  emit_ops (b, c, c->scratch, &flops, NULL, NULL, NULL);
+  emit_ops (b, c, c->scratch, &flops, NULL, NULL, NULL, NULL, NULL);
   /* DeepSpeed <= 0.3.16's ZeRO-3 re-gathers its persistent parameters after the step (see
    * zero3_layer_tensors): the stage's layers' and the final norm's, a copy per parameter and rank,
    * plus the list's own loops (a view and a copy per rank). */
