@@ -319,6 +319,7 @@ typedef struct {
 struct SimGpu {
   SimEngine *engine;
   int index, n_streams;
+  guint busy_mask;      /* bit s: stream s runs an op */
   SimGpuHooks hooks;
   gpointer user;
   Stream streams[SIM_GPU_MAX_STREAMS];
@@ -357,15 +358,6 @@ sim_gpu_set_stream (SimGpu *gpu, int stream, const guint32 *ops, int n_ops)
 
 static void stream_end (SimEngine *engine, gpointer data, guint64 arg);
 
-static gboolean
-comm_running (const SimGpu *gpu)
-{
-  for (int i = 1; i < gpu->n_streams; i++)
-    if (gpu->streams[i].busy)
-      return TRUE;
-  return FALSE;
-}
-
 void
 sim_gpu_poke (SimGpu *gpu, int stream)
 {
@@ -378,9 +370,10 @@ sim_gpu_poke (SimGpu *gpu, int stream)
     return;
   s->next++;
   s->busy = TRUE;
+  gpu->busy_mask |= 1u << stream;
   s->running = op;
   s->started_ns = sim_engine_now (gpu->engine);
-  gint64 d = gpu->hooks.start (gpu->user, gpu->index, op, stream == 0 && comm_running (gpu));
+  gint64 d = gpu->hooks.start (gpu->user, gpu->index, op, stream == 0 && (gpu->busy_mask & ~1u) != 0);
   if (d >= 0)
     sim_engine_after (gpu->engine, d, stream_end, gpu, (guint64) stream);
 }
@@ -393,6 +386,7 @@ sim_gpu_finish (SimGpu *gpu, int stream)
   g_return_if_fail (s->busy);
   gint64 now = sim_engine_now (gpu->engine);
   s->busy = FALSE;
+  gpu->busy_mask &= ~(1u << stream);
   s->busy_ns += now - s->started_ns;
   s->last_end_ns = now;
   /* done() may make other ops ready (and poke them); then this stream's next head. */
@@ -417,6 +411,12 @@ gboolean
 sim_gpu_stream_busy (const SimGpu *gpu, int stream)
 {
   return gpu->streams[stream].busy;
+}
+
+guint
+sim_gpu_busy_streams (const SimGpu *gpu)
+{
+  return gpu->busy_mask;
 }
 
 gint64

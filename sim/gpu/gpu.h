@@ -159,6 +159,8 @@ void sim_gpu_finish (SimGpu *gpu, int stream);
 /* Ops left on a stream (0 when it is drained). */
 int sim_gpu_pending (const SimGpu *gpu, int stream);
 gboolean sim_gpu_stream_busy (const SimGpu *gpu, int stream);
+/* The streams running an op now, bit s for stream s. */
+guint sim_gpu_busy_streams (const SimGpu *gpu);
 /* Total time the stream ran an op so far. */
 gint64 sim_gpu_busy_ns (const SimGpu *gpu, int stream);
 /* Time the last op of the stream ended (0 if none). */

@@ -630,9 +630,13 @@ hook_start (gpointer user, int gpu, guint32 op_index, gboolean overlapped)
          * of the compute (a userbuffers GEMM that owns its SMs ignores the TP stream). */
         double slowdown = 0;
         if (overlapped && dur > 0)
-          for (int k = ST_COMPUTE + 1; k < N_STREAMS; k++)
-            if (!(k == ST_TP && op->ub_own_sms) && sim_gpu_stream_busy (st->gpu, k))
-              slowdown = MAX (slowdown, r->stream_slowdown[k]);
+          {
+            guint busy = sim_gpu_busy_streams (st->gpu) & ~(1u << ST_COMPUTE);
+            if (op->ub_own_sms)
+              busy &= ~(1u << ST_TP);
+            for (; busy != 0; busy &= busy - 1)
+              slowdown = MAX (slowdown, r->stream_slowdown[__builtin_ctz (busy)]);
+          }
         gint64 extra = slowdown > 0 ? (gint64) llround (dur * slowdown) : 0;
         st->bd[op->cat] += dur;
         st->bd[SIM_BD_SLOWDOWN] += extra;
