@@ -2,7 +2,8 @@
 # One GPU node's calibration set in one go: the GPU correctness test of the trainer's kernels, the
 # GEMM/attention/memory/NCCL benchmarks (a grid and the shapes of PLAN files from `trainsim calib-plan`)
 # and short validation-trainer runs with their emitted scenarios, so that `trainsim fit` and
-# `trainsim compare` can be run on them elsewhere (the GPU node needs no GLib).
+# `trainsim compare` can be run on them elsewhere (the GPU node needs no GLib: `configure
+# --disable-simulator` builds the GPU programs alone, then `make tests/test-trainer-gpu`).
 #
 #   calib/calibrate-node.sh BUILD_DIR OUT_DIR [--data CORPUS] [--quick] [--short] [PLAN.tsv ...]
 #

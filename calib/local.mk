@@ -6,7 +6,9 @@
 # This fragment owns the .cu suffix rule; other calib programs (calib/trainer) reuse it.
 
 # Host side (GLib/GSL): measurement TSV reader, fits, profile writer.
+if SIMULATOR
 libtrainsim_a_SOURCES += calib/measure.c calib/measure.h calib/fit.c calib/fit.h calib/profile.c calib/profile.h
+endif
 
 SUFFIXES = .cu
 CALIB_NVCC_ARCH = -gencode arch=compute_80,code=sm_80 -gencode arch=compute_90,code=sm_90 \

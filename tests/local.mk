@@ -21,7 +21,6 @@ include tests/engine.mk
 include tests/net.mk
 include tests/collective.mk
 include tests/calib.mk
-include tests/trainer.mk
 include tests/goodput.mk
 include tests/compare.mk
 include tests/planning.mk
