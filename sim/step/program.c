@@ -402,7 +402,8 @@ split_weight_grads (GArray *ops, GArray *idx, gboolean weight)
 }
 
 /* Ops [from, to) of the n in `o`; layer ends are seen across range boundaries (the last layer's
- * end only when the range reaches n), so a slot may be emitted in pieces (emit_pair). */
+ * end only when the range reaches n), so a slot may be emitted in pieces (emit_pair). With `cost`,
+ * op i's duration is cost[idx[i]] (idx NULL: cost[i]), worked out on first use. */
 static gint64
 emit_range (Builder *b, const LayerCtx *c, const ModelOp *o, int n, int from, int to, double *flops,
             LayerHook layer_done, LayerHook param_use, gpointer data, const guint32 *idx, OpCost *cost)
@@ -426,7 +427,7 @@ emit_range (Builder *b, const LayerCtx *c, const ModelOp *o, int n, int from, in
           && (o[i + 1].coll == MODEL_COLL_REDUCE_SCATTER || o[i + 1].coll == MODEL_COLL_ALL_REDUCE))
         {
           emit_comm (b, c, &o[i + 1], TRUE);
-          gint64 ns = op_cost_ns (b, c, &o[i], cost ? &cost[idx[i]] : NULL);
+          gint64 ns = op_cost_ns (b, c, &o[i], cost ? &cost[idx ? idx[i] : (guint32) i] : NULL);
           int k = compute (b, o[i].name, ns, o[i].flops, SIM_BD_COMPUTE);
           g_array_index (b->ops, TOp, k).ub_own_sms = sim_gpu_op_ub_own_sms (c->plan, &o[i]);
           *flops += o[i].flops;
@@ -434,7 +435,7 @@ emit_range (Builder *b, const LayerCtx *c, const ModelOp *o, int n, int from, in
           i++;
           continue;
         }
-      gint64 ns = op_cost_ns (b, c, &o[i], cost ? &cost[idx[i]] : NULL);
+      gint64 ns = op_cost_ns (b, c, &o[i], cost ? &cost[idx ? idx[i] : (guint32) i] : NULL);
       int k = compute (b, o[i].name, ns, o[i].kind == MODEL_OP_MEMBOUND ? 0 : o[i].flops,
                        o[i].phase == MODEL_PHASE_OPTIMIZER ? SIM_BD_OPTIMIZER : SIM_BD_COMPUTE);
       g_array_index (b->ops, TOp, k).ub_own_sms = sim_gpu_op_ub_own_sms (c->plan, &o[i]);
@@ -648,7 +649,8 @@ typedef struct {
   int slot, vs, wait_chunk, slot_reduces;
   gboolean fwd, active;
   GArray *ops;         /* ModelOp */
-  GArray *idx;         /* guint32: each op's index in its chunk's listed ops */
+  GArray *idx;         /* guint32: each op's index in its chunk's listed ops, unless `whole` */
+  gboolean whole;      /* ops is the listed array itself (nothing filtered out) */
   OpCost *cost;        /* the listed ops' costs */
   gint64 ns;           /* compute emitted */
 } SlotRun;
@@ -734,7 +736,7 @@ emit_pair (Builder *b, const LayerCtx *c, SlotRun *run, Buckets *k, const ModelP
         run[j].ns += emit_range (b, c, (const ModelOp *) ops->data, (int) ops->len, starts[j][seg],
                                  starts[j][seg + 1], flops, bucket_layer_done,
                                  zero3 || run[j].wait_chunk >= 0 ? param_use : NULL, k,
-                                 (const guint32 *) (void *) run[j].idx->data, run[j].cost);
+                                 run[j].whole ? NULL : (const guint32 *) (void *) run[j].idx->data, run[j].cost);
         wait_swap (b, &ctx[j], &held);
       }
   /* What follows the pair waits for whatever either slot left outstanding. */
@@ -957,7 +959,8 @@ sim_runner_build_program (Program *p, LayerCtx *c, int stage, int dpcp)
   g_autoptr (GArray) idx0 = g_array_new (FALSE, FALSE, sizeof (guint32));
   g_autoptr (GArray) idx1 = g_array_new (FALSE, FALSE, sizeof (guint32));
   /* A chunk's ops per pass are the same in every micro-batch: listed once (model_layer_chunk_ops),
-   * copied per slot, their costs worked out once. */
+   * their costs worked out once; a slot that drops some of them (the first micro-batch's, a
+   * zero-bubble split) emits a filtered copy, every other slot the list itself. */
   g_autoptr (GPtrArray) chunk_ops = g_ptr_array_new_with_free_func (op_list_free);
   g_ptr_array_set_size (chunk_ops, 2 * v);
   g_autoptr (GPtrArray) chunk_cost = g_ptr_array_new_with_free_func (g_free);
@@ -1008,15 +1011,21 @@ sim_runner_build_program (Program *p, LayerCtx *c, int stage, int dpcp)
               *cost = g_new0 (OpCost, MAX ((*listed)->len, 1));
             }
           r->cost = *cost;
-          g_array_set_size (r->ops, 0);
-          g_array_append_vals (r->ops, (*listed)->data, (*listed)->len);
-          g_array_set_size (r->idx, (*listed)->len);
-          for (guint o = 0; o < (*listed)->len; o++)
-            g_array_index (r->idx, guint32, o) = o;
-          if (sl.zb || sl.weight)
-            split_weight_grads (r->ops, r->idx, sl.weight);
-          if (sl.microbatch == 0)
-            drop_later_microbatch_ops (r->ops, r->idx);
+          r->whole = !(sl.zb || sl.weight || sl.microbatch == 0);
+          if (r->whole)
+            r->ops = *listed; /* read, never changed, while the slot is emitted */
+          else
+            {
+              g_array_set_size (r->ops, 0);
+              g_array_append_vals (r->ops, (*listed)->data, (*listed)->len);
+              g_array_set_size (r->idx, (*listed)->len);
+              for (guint o = 0; o < (*listed)->len; o++)
+                g_array_index (r->idx, guint32, o) = o;
+              if (sl.zb || sl.weight)
+                split_weight_grads (r->ops, r->idx, sl.weight);
+              if (sl.microbatch == 0)
+                drop_later_microbatch_ops (r->ops, r->idx);
+            }
           /* The chunk's last backward produces its gradients: bucket them as layers finish (sharded
            * gradients: every backward; see above), or after it (FSDP2 under pipelining); under the
            * zero-bubble split, as its W slot's layers finish. */
@@ -1040,7 +1049,7 @@ sim_runner_build_program (Program *p, LayerCtx *c, int stage, int dpcp)
       if (np == 1)
         run[0].ns = emit_ops (b, c, run[0].ops, &flops, bucket_layer_done,
                               zero3 || run[0].wait_chunk >= 0 ? param_use : NULL, &k,
-                              (const guint32 *) (void *) run[0].idx->data, run[0].cost);
+                              run[0].whole ? NULL : (const guint32 *) (void *) run[0].idx->data, run[0].cost);
       else
         emit_pair (b, c, run, &k, plan, s, stage, &flops, zero3);
       k.wait_chunk = -1;
