@@ -47,6 +47,23 @@
  * bucket, whereas a larger one is counting-sorted. */
 #define SMALL 32
 
+/* An emptied bucket keeps its array up to this many nodes (16 KiB) and gives back a larger one.
+ * Kept, every one of the 2,048 buckets would hold the most it ever held: 73 MiB of the 115 MiB
+ * peak of a 10,752-GPU --full step, 254 of 333 MiB at 32,768 GPUs, while at most 65,536 events
+ * were pending (2026-11-27). */
+#define KEEP 1024
+
+static inline void
+bucket_trim (SimQueueBucket *b)
+{
+  if (b->len == 0 && b->cap > KEEP)
+    {
+      g_free (b->v);
+      b->v = NULL;
+      b->cap = 0;
+    }
+}
+
 G_STATIC_ASSERT (sizeof (SimQueueSlot) == 32);  /* two to a cache line, none straddling one */
 
 static inline gboolean
@@ -305,7 +322,7 @@ sort_low_byte (SimQueue *q, SimQueueBucket *b)
 
 /* Moves the lowest non-empty bucket bi into the front (which is empty) or into lower buckets. */
 static void
-pull (SimQueue *q, guint bi)
+pull_into (SimQueue *q, guint bi)
 {
   guint d = bi >> 8, v = bi & 255;
   guint shift = 8 * (d + 1);
@@ -387,6 +404,14 @@ pull (SimQueue *q, guint bi)
       else
         sim_queue_append (q, sim_queue_bucket_of (x.time_ns, lo), x);
     }
+}
+
+/* ... and leaves the bucket, empty now, no larger than KEEP. */
+static void
+pull (SimQueue *q, guint bi)
+{
+  pull_into (q, bi);
+  bucket_trim (&q->bucket[bi]);
 }
 
 /* Makes the front start with a live node; FALSE if the queue holds none. */
