@@ -107,6 +107,17 @@ typedef struct {
   ModelPlan p;
 } World;
 
+/* The runner's defaults, with or without --full, and no framework memory overhead. */
+static SimRunnerOptions
+test_options (gboolean full)
+{
+  SimRunnerOptions o;
+  sim_runner_options_init (&o);
+  o.full = full;
+  o.memory_overhead_bytes = 0;
+  return o;
+}
+
 static SimRunnerResult
 run_with (const ModelShape *s, const ModelPlan *p, const SimGpuSpec *g, const SimClusterSpec *c,
           const SimFabricSpec *f, const SimCollectiveProfile *cp, const SimRunnerOptions *o)
@@ -142,10 +153,7 @@ static SimRunnerResult
 run (const ModelShape *s, const ModelPlan *p, const SimGpuSpec *g, const SimClusterSpec *c,
      const SimFabricSpec *f, const SimCollectiveProfile *cp, gboolean full)
 {
-  SimRunnerOptions o;
-  sim_runner_options_init (&o);
-  o.full = full;
-  o.memory_overhead_bytes = 0;
+  SimRunnerOptions o = test_options (full);
   return run_with (s, p, g, c, f, cp, &o);
 }
 
@@ -608,9 +616,7 @@ static DpBytes
 run_dp_bytes (const ModelShape *s, const ModelPlan *p, const SimGpuSpec *g, const SimClusterSpec *c,
               const SimFabricSpec *f, const SimCollectiveProfile *cp, SimRunnerResult *out)
 {
-  SimRunnerOptions o;
-  sim_runner_options_init (&o);
-  o.memory_overhead_bytes = 0;
+  SimRunnerOptions o = test_options (FALSE);
   DpBytes d = { 0 };
   o.trace = dp_bytes_trace;
   o.trace_user = &d;
@@ -750,9 +756,7 @@ test_overlap_param_gather (void)
   dp16_world (&w);
   w.p.dp_overlap = TRUE;
   cluster_of (&w.c, &w.f, &w.cp, 16, 8, 450e9, TRUE);
-  SimRunnerOptions o;
-  sim_runner_options_init (&o);
-  o.memory_overhead_bytes = 0;
+  SimRunnerOptions o = test_options (FALSE);
   OpgTrace t = { .first_compute = -1 };
   o.trace = opg_trace;
   o.trace_user = &t;
@@ -793,9 +797,7 @@ ag_trace (gpointer user, const SimRunnerTraceEvent *ev)
 static AgTrace
 run_ag (const World *w)
 {
-  SimRunnerOptions o;
-  sim_runner_options_init (&o);
-  o.memory_overhead_bytes = 0;
+  SimRunnerOptions o = test_options (FALSE);
   AgTrace t = { 0 };
   o.trace = ag_trace;
   o.trace_user = &t;
@@ -972,9 +974,7 @@ test_memory (void)
   small_gpt (&w.s, 2, 32000);
   plan_of (&w.p, 1, 1, 1, 1, 2, 1);
   cluster_of (&w.c, &w.f, &w.cp, 2, 2, 100e9, FALSE);
-  SimRunnerOptions o;
-  sim_runner_options_init (&o);
-  o.memory_overhead_bytes = 0;
+  SimRunnerOptions o = test_options (FALSE);
   SimRunnerResult r;
   GError *error = NULL;
   w.g.hbm_bytes = 0.5e9;
@@ -1007,9 +1007,7 @@ static GArray *
 fw_run (const World *w, SimRunnerResult *r)
 {
   GArray *ev = g_array_new (FALSE, FALSE, sizeof (FwEvent));
-  SimRunnerOptions o;
-  sim_runner_options_init (&o);
-  o.memory_overhead_bytes = 0;
+  SimRunnerOptions o = test_options (FALSE);
   o.trace = fw_trace;
   o.trace_user = ev;
   g_autoptr (GError) error = NULL;
@@ -1278,10 +1276,7 @@ test_framework_pipelined (void)
 static SimRunnerResult
 sens_run (const World *w, gboolean full, gboolean sens)
 {
-  SimRunnerOptions o;
-  sim_runner_options_init (&o);
-  o.full = full;
-  o.memory_overhead_bytes = 0;
+  SimRunnerOptions o = test_options (full);
   o.sensitivities = sens;
   return run_with (&w->s, &w->p, &w->g, &w->c, &w->f, &w->cp, &o);
 }

@@ -51,11 +51,10 @@
  * closes every rank's step. Against a forward difference of 1% of φ they agree to 0.2-1.4% on the
  * 405B GB200 rows (2026-11-27, a one-off comparison printed beside the fit's forward-difference
  * Jacobian, with its step set to 1%; not kept); the 5% difference used before runs across schedule
- * changes (12% of
- * the deck's columns differ from the slope by more than 10%, e.g. the FP8 scale of the 405B GB200
- * rows by 19%). `trainsim fit --finite-differences` keeps that older path (one simulation per row
- * and constant, 5% or 2 µs steps, then Broyden's rank-one update after each step). Each linear
- * step a weighted least squares with one prior row per constant
+ * changes (12% of the deck's columns differ from the slope by more than 10%, e.g. the FP8 scale of
+ * the 405B GB200 rows by 19%). `trainsim fit --finite-differences` keeps that older path (one
+ * simulation per row and constant, 5% or 2 µs steps, then Broyden's rank-one update after each
+ * step). Each linear step a weighted least squares with one prior row per constant
  * ((φ_k − φ0_k)/σ0_k) and Huber weights (c = 1.345 robust σ, IRLS) so that a row the physics
  * does not cover (e.g. ZeRO-3 of 2021) cannot drag a generation's constants. Covariance: GSL's
  * (XᵀX)⁻¹ scaled by χ²/dof of the augmented system.

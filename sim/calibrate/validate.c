@@ -517,19 +517,13 @@ micro_batch_unstated (const SimValidateRow *r)
   return strstr (r->notes, "micro_batch not stated") != NULL;
 }
 
-typedef struct {
-  const SimValidateRow *row;
-  guint index;       /* the row's in the deck */
-  int best;          /* 0: no candidate ran and fitted */
-  double best_s;
-} Unstated;
-
-static void
-unstated_run (gpointer data, gpointer user)
+/* The fastest micro-batch of an unstated row that fits (dividing the replica's batch, and into
+ * whole pipeline rounds where interleaved), simulated uncalibrated; 0 if none ran and fitted. */
+static int
+fastest_micro_batch (const SimValidateRow *r)
 {
-  Unstated *u = data;
-  const SimValidateRow *r = u->row;
-  int b = r->global_batch_seqs / r->dp;
+  int b = r->global_batch_seqs / r->dp, best = 0;
+  double best_s = 0;
   gboolean interleaved = r->pp > 1 && row_vpp (r) > 1;
   SimValidateOptions o = { 0 };
   o.uncalibrated = TRUE;
@@ -544,43 +538,57 @@ unstated_run (gpointer data, gpointer user)
       sim_validate_run_row (&c, &o, &res);
       gboolean ran = res.status == SIM_VALIDATE_OK;
       gboolean fits = ran && !res.memory_over;
-      if (fits && (u->best == 0 || res.predicted_s < u->best_s))
+      if (fits && (best == 0 || res.predicted_s < best_s))
         {
-          u->best = m;
-          u->best_s = res.predicted_s;
+          best = m;
+          best_s = res.predicted_s;
         }
       sim_validate_result_clear (&res);
       if (ran && !fits)
         break;
     }
+  return best;
+}
+
+/* Row i's micro-batch, if the deck leaves it unstated. Rows are resolved in threads: each touches
+ * its own row only. */
+static void
+resolve_row (SimValidateDeck *deck, guint i)
+{
+  if (!micro_batch_unstated (sim_validate_deck_row (deck, i)))
+    return;
+  int m = fastest_micro_batch (sim_validate_deck_row (deck, i));
+  if (m > 0)
+    sim_validate_deck_set_micro_batch (deck, i, m);
+}
+
+static void
+resolve_job (gpointer data, gpointer deck)
+{
+  resolve_row (deck, GPOINTER_TO_UINT (data) - 1);
 }
 
 void
 sim_validate_deck_resolve (SimValidateDeck *deck, int threads)
 {
   guint n = sim_validate_deck_n_rows (deck), k = 0;
-  g_autofree Unstated *u = g_new0 (Unstated, MAX (n, 1));
   for (guint i = 0; i < n; i++)
-    {
-      const SimValidateRow *r = sim_validate_deck_row (deck, i);
-      if (micro_batch_unstated (r))
-        u[k++] = (Unstated) { r, i, 0, 0 };
-    }
+    k += micro_batch_unstated (sim_validate_deck_row (deck, i));
   if (k == 0)
     return;
   threads = threads > 0 ? threads : (int) g_get_num_processors ();
   threads = MAX (1, MIN (threads, (int) k));
-  GThreadPool *pool = threads > 1 ? g_thread_pool_new (unstated_run, NULL, threads, TRUE, NULL) : NULL;
-  for (guint j = 0; j < k; j++)
-    if (pool)
-      g_thread_pool_push (pool, &u[j], NULL);
-    else
-      unstated_run (&u[j], NULL);
+  GThreadPool *pool = threads > 1 ? g_thread_pool_new (resolve_job, deck, threads, TRUE, NULL) : NULL;
+  for (guint i = 0; i < n; i++)
+    if (micro_batch_unstated (sim_validate_deck_row (deck, i)))
+      {
+        if (pool)
+          g_thread_pool_push (pool, GUINT_TO_POINTER (i + 1), NULL);
+        else
+          resolve_row (deck, i);
+      }
   if (pool)
     g_thread_pool_free (pool, FALSE, TRUE);
-  for (guint j = 0; j < k; j++)
-    if (u[j].best > 0)
-      sim_validate_deck_set_micro_batch (deck, u[j].index, u[j].best);
 }
 
 typedef struct {
@@ -609,31 +617,10 @@ job_run (gpointer data, gpointer user)
 {
   Job *job = user;
   guint i = GPOINTER_TO_UINT (data) - 1;
-  if (job->resolve && micro_batch_unstated (sim_validate_deck_row (job->deck, i)))
-    {
-      /* Only this thread touches row i. */
-      Unstated u = { sim_validate_deck_row (job->deck, i), i, 0, 0 };
-      unstated_run (&u, NULL);
-      if (u.best > 0)
-        sim_validate_deck_set_micro_batch (job->resolve, i, u.best);
-    }
+  if (job->resolve)
+    resolve_row (job->resolve, i);
   sim_validate_run_row (sim_validate_deck_row (job->deck, i), job->options, &job->results[i]);
   job_progress (job, i);
-}
-
-static void run_deck (const SimValidateDeck *deck, SimValidateDeck *resolve, const SimValidateOptions *options,
-                      SimValidateResult *results);
-
-void
-sim_validate_run (const SimValidateDeck *deck, const SimValidateOptions *options, SimValidateResult *results)
-{
-  run_deck (deck, NULL, options, results);
-}
-
-void
-sim_validate_resolve_and_run (SimValidateDeck *deck, const SimValidateOptions *options, SimValidateResult *results)
-{
-  run_deck (deck, deck, options, results);
 }
 
 char *
@@ -755,4 +742,16 @@ run_deck (const SimValidateDeck *deck, SimValidateDeck *resolve, const SimValida
         job_progress (&job, i);
       }
   g_mutex_clear (&job.lock);
+}
+
+void
+sim_validate_run (const SimValidateDeck *deck, const SimValidateOptions *options, SimValidateResult *results)
+{
+  run_deck (deck, NULL, options, results);
+}
+
+void
+sim_validate_resolve_and_run (SimValidateDeck *deck, const SimValidateOptions *options, SimValidateResult *results)
+{
+  run_deck (deck, deck, options, results);
 }

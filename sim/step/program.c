@@ -359,19 +359,31 @@ opens_param_use (const LayerCtx *c, const ModelOp *o, int i)
          && o[i].phase == MODEL_PHASE_BWD;
 }
 
-/* The first micro-batch of a step runs without the ops flagged MODEL_OP_LATER_MICROBATCHES. */
-static void
-drop_later_microbatch_ops (GArray *ops, GArray *idx)
+/* Whether slot `sl` runs every op of its chunk's list: the first micro-batch of a step runs without
+ * the ops flagged MODEL_OP_LATER_MICROBATCHES, and a zero-bubble split (DualPipe's enable_zb) keeps
+ * the weight-gradient GEMMs only (its W slot) or every op but them. */
+static gboolean
+slot_runs_all (const ModelScheduleSlot *sl)
 {
-  guint kept = 0;
-  for (guint i = 0; i < ops->len; i++)
-    if (!(g_array_index (ops, ModelOp, i).flags & MODEL_OP_LATER_MICROBATCHES))
-      {
-        g_array_index (idx, guint32, kept) = g_array_index (idx, guint32, i);
-        g_array_index (ops, ModelOp, kept++) = g_array_index (ops, ModelOp, i);
-      }
-  g_array_set_size (ops, kept);
-  g_array_set_size (idx, kept);
+  return !(sl->zb || sl->weight || sl->microbatch == 0);
+}
+
+/* Otherwise the ops it runs, copied from the list, and each one's index there. */
+static void
+slot_ops (const ModelScheduleSlot *sl, const GArray *listed, GArray *ops, GArray *idx)
+{
+  g_array_set_size (ops, 0);
+  g_array_set_size (idx, 0);
+  for (guint i = 0; i < listed->len; i++)
+    {
+      const ModelOp *o = &g_array_index (listed, ModelOp, i);
+      if (sl->microbatch == 0 && (o->flags & MODEL_OP_LATER_MICROBATCHES))
+        continue;
+      if ((sl->zb || sl->weight) && (o->kind == MODEL_OP_GEMM && o->grad == MODEL_GRAD_WEIGHT) != sl->weight)
+        continue;
+      g_array_append_vals (ops, o, 1);
+      g_array_append_val (idx, i);
+    }
 }
 
 /* A listed chunk's ops, or NULL for a (chunk, pass) no slot ran (GPtrArray frees every entry). */
@@ -380,25 +392,6 @@ op_list_free (gpointer ops)
 {
   if (ops != NULL)
     g_array_unref (ops);
-}
-
-/* Zero-bubble split (DualPipe's enable_zb): the weight-gradient GEMMs only (`weight`), or every op
- * but them. */
-static void
-split_weight_grads (GArray *ops, GArray *idx, gboolean weight)
-{
-  guint kept = 0;
-  for (guint i = 0; i < ops->len; i++)
-    {
-      const ModelOp *o = &g_array_index (ops, ModelOp, i);
-      if ((o->kind == MODEL_OP_GEMM && o->grad == MODEL_GRAD_WEIGHT) == weight)
-        {
-          g_array_index (idx, guint32, kept) = g_array_index (idx, guint32, i);
-          g_array_index (ops, ModelOp, kept++) = *o;
-        }
-    }
-  g_array_set_size (ops, kept);
-  g_array_set_size (idx, kept);
 }
 
 /* Ops [from, to) of the n in `o`; layer ends are seen across range boundaries (the last layer's
@@ -655,6 +648,13 @@ typedef struct {
   gint64 ns;           /* compute emitted */
 } SlotRun;
 
+/* Each of its ops' index in the chunk's list (NULL: the list itself). */
+static const guint32 *
+slot_idx (const SlotRun *r)
+{
+  return r->whole ? NULL : (const guint32 *) (void *) r->idx->data;
+}
+
 static void
 slot_enter (Buckets *k, const SlotRun *r, const ModelPlan *plan, const ModelShape *s, int stage)
 {
@@ -736,7 +736,7 @@ emit_pair (Builder *b, const LayerCtx *c, SlotRun *run, Buckets *k, const ModelP
         run[j].ns += emit_range (b, c, (const ModelOp *) ops->data, (int) ops->len, starts[j][seg],
                                  starts[j][seg + 1], flops, bucket_layer_done,
                                  zero3 || run[j].wait_chunk >= 0 ? param_use : NULL, k,
-                                 run[j].whole ? NULL : (const guint32 *) (void *) run[j].idx->data, run[j].cost);
+                                 slot_idx (&run[j]), run[j].cost);
         wait_swap (b, &ctx[j], &held);
       }
   /* What follows the pair waits for whatever either slot left outstanding. */
@@ -1011,21 +1011,11 @@ sim_runner_build_program (Program *p, LayerCtx *c, int stage, int dpcp)
               *cost = g_new0 (OpCost, MAX ((*listed)->len, 1));
             }
           r->cost = *cost;
-          r->whole = !(sl.zb || sl.weight || sl.microbatch == 0);
+          r->whole = slot_runs_all (&sl);
           if (r->whole)
             r->ops = *listed; /* read, never changed, while the slot is emitted */
           else
-            {
-              g_array_set_size (r->ops, 0);
-              g_array_append_vals (r->ops, (*listed)->data, (*listed)->len);
-              g_array_set_size (r->idx, (*listed)->len);
-              for (guint o = 0; o < (*listed)->len; o++)
-                g_array_index (r->idx, guint32, o) = o;
-              if (sl.zb || sl.weight)
-                split_weight_grads (r->ops, r->idx, sl.weight);
-              if (sl.microbatch == 0)
-                drop_later_microbatch_ops (r->ops, r->idx);
-            }
+            slot_ops (&sl, *listed, r->ops, r->idx);
           /* The chunk's last backward produces its gradients: bucket them as layers finish (sharded
            * gradients: every backward; see above), or after it (FSDP2 under pipelining); under the
            * zero-bubble split, as its W slot's layers finish. */
@@ -1049,7 +1039,7 @@ sim_runner_build_program (Program *p, LayerCtx *c, int stage, int dpcp)
       if (np == 1)
         run[0].ns = emit_ops (b, c, run[0].ops, &flops, bucket_layer_done,
                               zero3 || run[0].wait_chunk >= 0 ? param_use : NULL, &k,
-                              run[0].whole ? NULL : (const guint32 *) (void *) run[0].idx->data, run[0].cost);
+                              slot_idx (&run[0]), run[0].cost);
       else
         emit_pair (b, c, run, &k, plan, s, stage, &flops, zero3);
       k.wait_chunk = -1;

@@ -934,11 +934,11 @@ placement_symmetric (Runner *r)
  * node and every group the step uses that holds several TP positions (TP groups; the FP8 amax
  * group, which may add CP and DP) lies in one NVLink domain (placement_tp_mirror): a group whose
  * members span domains gives its TP positions different roles on the NICs (which member's ring
- * edge leaves the domain), so they would not be images of each other. Checked against --full by tests/test-runner.c and on
- * the 2,496-GPU GB200 deck row (its stages cut racks unevenly: 624 ranks instead of 2,496, the same
- * step to the ns). Mirroring that row's CP positions too was not exact (5.90924 s against 5.90882
- * s), most likely because its DP × CP groups span racks, where the two CP positions play different
- * roles in their rings. */
+ * edge leaves the domain), so they would not be images of each other. Checked against --full by
+ * tests/test-runner.c and on the 2,496-GPU GB200 deck row (its stages cut racks unevenly: 624 ranks
+ * instead of 2,496, the same step to the ns). Mirroring that row's CP positions too was not exact
+ * (5.90924 s against 5.90882 s), most likely because its DP × CP groups span racks, where the two CP
+ * positions play different roles in their rings. */
 static int
 tp_key (const ModelPlan *plan, int rank)
 {

@@ -78,7 +78,7 @@ typedef struct {
   void (*link_stats) (gpointer user, const SimTopology *topo, const double *link_bytes, gint64 step_ns);
   /* Also the step's sensitivities (SimRunnerResult.step_sens): each event carries the derivatives
    * of its time (sim_engine_enable_sens), compute ops add their durations' (sim_gpu_op_ns_sens,
-   * stretched as the op is), flows theirs through the max-min snapshots. */
+   * stretched as the op is), and a flow's end carries its start's (sim/net/flow.h). */
   gboolean sensitivities;
   /* For tests: an op's readiness from its predecessors' streams (Program.need) however few ranks
    * run, not only past a cache's worth of per-rank dependency counters; the step is the same. */
