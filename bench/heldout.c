@@ -5,8 +5,7 @@
  * max |error| and band coverage. None of these runs is a row of ../shared/validation/deck.csv, so
  * none was used in a fit (`trainsim fit --runs`).
  *
- * Usage: bench/heldout [--all] [--tsv FILE]
- *   --all: also the runs that take minutes to simulate (DeepSeek-V3 on 2,048 H800, ~16 min)
+ * Usage: bench/heldout [--tsv FILE]
  *   --tsv: the table as TSV (run, gpus, predicted_s, lo_s, hi_s, measured_s, error_pct, in_band) */
 #include "config.h"
 #include <math.h>
@@ -21,9 +20,6 @@
 #include "sim/step/runner.h"
 
 #define RUNS "/trainsim/scenarios/runs/"
-
-/* Scenarios that take minutes: left out unless --all. */
-static const char *const slow[] = { "runs/deepseek-v3-h800-2048.ini", NULL };
 
 /* Run scenarios that are deck rows too (so fitted), left out: the v3.1 GPT-3 seed
  * (mlperf_v3p1_gpt3_nvidia_eos-dfw_n1344_ngc23p09_nemo), its Azure twin
@@ -143,16 +139,13 @@ predict (const char *const *files, const char *const *sets, Row *row, GError **e
 int
 main (int argc, char **argv)
 {
-  gboolean all = FALSE;
   const char *tsv_path = NULL;
   for (int i = 1; i < argc; i++)
-    if (strcmp (argv[i], "--all") == 0)
-      all = TRUE;
-    else if (strcmp (argv[i], "--tsv") == 0 && i + 1 < argc)
+    if (strcmp (argv[i], "--tsv") == 0 && i + 1 < argc)
       tsv_path = argv[++i];
     else
       {
-        fprintf (stderr, "usage: bench/heldout [--all] [--tsv FILE]\n");
+        fprintf (stderr, "usage: bench/heldout [--tsv FILE]\n");
         return 2;
       }
   g_autoptr (GArray) rows = g_array_new (FALSE, TRUE, sizeof (Row));
@@ -173,7 +166,7 @@ main (int argc, char **argv)
   for (int i = 0; names[i]; i++)
     {
       g_autofree char *file = g_strconcat ("runs/", names[i], NULL);
-      if ((!all && g_strv_contains (slow, file)) || g_strv_contains (in_deck, file))
+      if (g_strv_contains (in_deck, file))
         continue;
       const char *files[] = { file, NULL };
       g_autoptr (SimScenario) sc = sim_scenario_load (files, NULL, &error);

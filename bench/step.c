@@ -1,8 +1,11 @@
 /* bench/step: wall time and peak memory of simulating one step of a scenario (default: the embedded
  * GPT-3 175B case on 10,752 H100), with representatives and with --full.
  * Usage: bench/step [SCENARIO.ini]… [--set group.key=value]… [--skip-full] [--representatives]
+ *                   [--sensitivities]
  *   --representatives: the default case keeps one rank per stage even where the placement check
  *   would run every rank (what that check protects: compare with the --full line)
+ *   --sensitivities: also carry the step's derivatives in the calibration's constants, as each
+ *   simulation of `trainsim fit --calibrate` does (what they cost)
  * Ends with: default_wall_s=… default_rss_mib=… full_wall_s=… full_rss_mib=… */
 #include "config.h"
 #include <stdio.h>
@@ -20,12 +23,15 @@ rss_mib (void)
   return ru.ru_maxrss / 1024.0; /* Linux: KiB */
 }
 
+static gboolean sensitivities;
+
 static gboolean
 one (const SimScenario *sc, gboolean full, gboolean representatives, double *wall_s, double *rss, GError **error)
 {
   SimPredictOptions o = { 0 };
   sim_runner_options_init (&o.run);
   o.run.full = full;
+  o.run.sensitivities = sensitivities;
   o.run.force_symmetric = representatives;
   SimRunnerPrediction p;
   gint64 t0 = g_get_monotonic_time ();
@@ -52,6 +58,8 @@ main (int argc, char **argv)
       skip_full = TRUE;
     else if (strcmp (argv[i], "--representatives") == 0)
       representatives = TRUE;
+    else if (strcmp (argv[i], "--sensitivities") == 0)
+      sensitivities = TRUE;
     else
       g_ptr_array_add (files, argv[i]);
   g_ptr_array_add (files, NULL);

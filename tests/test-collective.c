@@ -493,6 +493,65 @@ test_start_many (void)
       }
 }
 
+/* Starts over groups[0..n) in a simulation of its own or in s, run to the end: its time in ns. */
+static gint64
+timed_many (Sim *s, SimCollectiveOp op, const int *gpus, int size, int n, double bytes)
+{
+  const SimCollectiveGroup *groups[8];
+  g_assert_cmpint (n, <=, 8);
+  for (int g = 0; g < n; g++)
+    groups[g] = sim_collective_group (s->coll, gpus + size * g, size, NULL);
+  gint64 t0 = sim_engine_now (s->engine);
+  int before = s->done_count;
+  g_autoptr (GError) error = NULL;
+  g_assert_true (sim_collective_start_many (s->coll, op, groups, n, bytes, many_done, s, 0, &error));
+  g_assert_no_error (error);
+  sim_engine_run (s->engine, -1);
+  g_assert_cmpint (s->done_count, ==, before + 1);
+  return s->done_ns[0] - t0;
+}
+
+static void
+test_bundle_memo (void)
+{
+  /* A start event's bundles are remembered by what it starts (collective.c, BUNDLE_MEMO_BITS): all-to-alls
+   * over four sibling groups across nodes and all-reduces over eight rings, 80 sizes each, the
+   * sequence twice (more signatures than the memo holds: entries are replaced and found again),
+   * each take in the one long simulation what they take in a fresh one, to the nanosecond. */
+  SimCollectiveProfile p;
+  coll_profile_reference (&p, FALSE);
+  g_autoptr (SimTopology) t = cluster (8, 8, 450, 50, FALSE, SIM_FABRIC_RAIL_OPTIMIZED, 16, 1);
+  int a2a[4 * 16], rings[8 * 8];
+  for (int k = 0; k < 4; k++)
+    iota (a2a + 16 * k, 16, k, 4);
+  for (int k = 0; k < 8; k++)
+    iota (rings + 8 * k, 8, k, 8);
+  Sim one;
+  sim_setup (&one, t, &p);
+  int checked = 0;
+  for (int pass = 0; pass < 2; pass++)
+    for (int k = 0; k < 80; k++)
+      for (int kind = 0; kind < 2; kind++)
+        {
+          SimCollectiveOp op = kind == 0 ? SIM_COLLECTIVE_ALLTOALL : SIM_COLLECTIVE_ALLREDUCE;
+          const int *gpus = kind == 0 ? a2a : rings;
+          int size = kind == 0 ? 16 : 8, n = kind == 0 ? 4 : 8;
+          double bytes = 1e6 * (1 + k % 40) * (k < 40 ? 1 : 3.5);
+          gint64 seq = timed_many (&one, op, gpus, size, n, bytes);
+          Sim fresh;
+          sim_setup (&fresh, t, &p);
+          gint64 alone = timed_many (&fresh, op, gpus, size, n, bytes);
+          sim_teardown (&fresh);
+          if (seq != alone)
+            g_test_message ("%s %.0f B, pass %d: %" G_GINT64_FORMAT " ns after the others, %" G_GINT64_FORMAT
+                            " ns alone", sim_collective_op_name (op), bytes, pass, seq, alone);
+          g_assert_cmpint (seq, ==, alone);
+          checked++;
+        }
+  g_assert_cmpint (checked, ==, 320);
+  sim_teardown (&one);
+}
+
 static void
 test_published_busbw (void)
 {
@@ -598,6 +657,7 @@ main (int argc, char **argv)
   g_test_add_func ("/sim/collective/bad-input", test_bad_input);
   g_test_add_func ("/sim/collective/published-busbw", test_published_busbw);
   g_test_add_func ("/sim/collective/start-many", test_start_many);
+  g_test_add_func ("/sim/collective/bundle-memo", test_bundle_memo);
   g_test_add_func ("/sim/collective/mesh", test_mesh);
   return g_test_run ();
 }

@@ -1013,17 +1013,45 @@ bundle_path (SimFlowNet *net, SimFlowPath *const *members, int n)
   return p;
 }
 
+/* Starts p, one routed path or a bundle's union path, as one flow. */
+static guint32
+start_union (SimFlowNet *net, SimFlowPath *p, double bytes, double weight, SimFlowDoneFn done, gpointer user,
+             guint64 arg)
+{
+  path_derive (net, p);
+  guint32 i = (guint32) start_occ (net, p->occ, p->n_occ, TRUE, bytes, weight, done, user, arg);
+  net->flows[i].bundle = p->members ? p : NULL;
+  net->active += MAX (p->n_members, 1) - 1;
+  return i;
+}
+
 /* Starts the members (n >= 1, every one routed) as one flow: a bundle of n, or the one path. */
 static guint32
 start_members (SimFlowNet *net, SimFlowPath *const *members, int n, double bytes, double weight,
                SimFlowDoneFn done, gpointer user, guint64 arg)
 {
-  SimFlowPath *p = n == 1 ? members[0] : bundle_path (net, members, n);
-  path_derive (net, p);
-  guint32 i = (guint32) start_occ (net, p->occ, p->n_occ, TRUE, bytes, weight, done, user, arg);
-  net->flows[i].bundle = n == 1 ? NULL : p;
-  net->active += n - 1;
-  return i;
+  return start_union (net, n == 1 ? members[0] : bundle_path (net, members, n), bytes, weight, done, user, arg);
+}
+
+SimFlowPath *
+sim_flow_net_bundle_path (SimFlowNet *net, SimFlowPath *const *paths, int n)
+{
+  g_return_val_if_fail (net != NULL && paths != NULL && n >= 2, NULL);
+  for (int m = 0; m < n; m++)
+    if (paths[m]->n_links == 0)
+      return NULL;
+  return bundle_path (net, paths, n);
+}
+
+void
+sim_flow_net_start_union (SimFlowNet *net, SimFlowPath *bundle, double bytes, double weight, SimFlowDoneFn done,
+                          gpointer user, guint64 arg)
+{
+  g_return_if_fail (net != NULL && bundle != NULL && bundle->members != NULL);
+  g_return_if_fail (weight > 0 && isfinite (weight));
+  g_return_if_fail (bytes > 0 && isfinite (bytes));
+  net->stats.bundles++;
+  start_union (net, bundle, bytes, weight, done, user, arg);
 }
 
 void

@@ -52,6 +52,13 @@ guint64 sim_flow_net_start_path (SimFlowNet *net, SimFlowPath *path, double byte
  * members move in lockstep (flow.c, "bundles"); done(user, arg) runs once per flow. */
 void sim_flow_net_start_bundle (SimFlowNet *net, SimFlowPath *const *paths, int n, double bytes, double weight,
                                 SimFlowDoneFn done, gpointer user, guint64 arg);
+/* The union path that sim_flow_net_start_bundle starts paths[0..n) (n >= 2) as, for a caller that
+ * starts the same members again and again; NULL if one of them has no links (those start one by
+ * one). Owned by the net, as the paths are. */
+SimFlowPath *sim_flow_net_bundle_path (SimFlowNet *net, SimFlowPath *const *paths, int n);
+/* sim_flow_net_start_bundle of the union path's members (bytes > 0), without finding it again. */
+void sim_flow_net_start_union (SimFlowNet *net, SimFlowPath *bundle, double bytes, double weight,
+                               SimFlowDoneFn done, gpointer user, guint64 arg);
 /* Current rate of an active flow in bytes/s (0 if finished). */
 double sim_flow_net_rate (const SimFlowNet *net, guint64 flow_id);
 /* Bytes carried by a link so far, for --link-stats. */
