@@ -696,8 +696,9 @@ test_bundle_split_by_hand (void)
 /* Random groups of 1-4 flows of one size and weight, each over 1-4 random links (repeats allowed)
  * of a dozen links with three capacities, started at a few instants: started as bundles, every
  * group's completion times equal, to the nanosecond, those of the same flows started one by one, and
- * so do the links' byte counts. Symmetric groups (members on links of one capacity that nothing else
- * crosses) never split. */
+ * so do the links' byte counts; the same as union paths (sim_flow_net_bundle_path, then
+ * sim_flow_net_start_union, whose callback counts the members that end). Symmetric groups (members
+ * on links of one capacity that nothing else crosses) never split. */
 #define BG_MAX 12
 
 static gint
@@ -720,16 +721,27 @@ typedef struct {
   const BScenario *sc;
   SimFlowNet *net;
   SimFlowPath *path[BG_MAX][4];
-  gboolean bundled;
+  int mode;                    /* 0: one by one, 1: sim_flow_net_start_bundle, 2: sim_flow_net_start_union */
   BDone d;
 } BRun;
+
+static void
+on_bdone_many (gpointer user, guint64 arg, int n)
+{
+  g_assert_cmpint (n, >=, 1);
+  for (int m = 0; m < n; m++)
+    on_bdone (user, arg);
+}
 
 static void
 bundle_start_cb (SimEngine *engine, gpointer data, guint64 arg)
 {
   BRun *r = data;
   int g = (int) arg;
-  if (r->bundled)
+  if (r->mode == 2 && r->sc->k[g] >= 2)
+    sim_flow_net_start_union (r->net, sim_flow_net_bundle_path (r->net, r->path[g], r->sc->k[g]), r->sc->bytes[g],
+                              r->sc->weight[g], on_bdone_many, &r->d, (guint64) g);
+  else if (r->mode >= 1)
     sim_flow_net_start_bundle (r->net, r->path[g], r->sc->k[g], r->sc->bytes[g], r->sc->weight[g], on_bdone, &r->d,
                                (guint64) g);
   else
@@ -739,10 +751,10 @@ bundle_start_cb (SimEngine *engine, gpointer data, guint64 arg)
 }
 
 static SimFlowNetStats
-bundle_run (const BScenario *sc, gboolean bundled, GArray **times, double *link_bytes)
+bundle_run (const BScenario *sc, int mode, GArray **times, double *link_bytes)
 {
   SimEngine *engine = sim_engine_new ();
-  BRun r = { sc, sim_flow_net_new (engine, sc->capacity, sc->n_links), .bundled = bundled, .d = { engine } };
+  BRun r = { sc, sim_flow_net_new (engine, sc->capacity, sc->n_links), .mode = mode, .d = { engine } };
   for (int g = 0; g < sc->n_groups; g++)
     {
       r.d.times[g] = times[g];
@@ -794,15 +806,19 @@ test_bundle_vs_flows (void)
                 sc.links[g][m][h] = (guint32) g_rand_int_range (rng, 0, sc.n_links);
             }
         }
-      GArray *a[BG_MAX], *b[BG_MAX];
+      GArray *a[BG_MAX], *b[BG_MAX], *u[BG_MAX];
       for (int g = 0; g < sc.n_groups; g++)
         {
           a[g] = g_array_new (FALSE, FALSE, sizeof (gint64));
           b[g] = g_array_new (FALSE, FALSE, sizeof (gint64));
+          u[g] = g_array_new (FALSE, FALSE, sizeof (gint64));
         }
-      double la[16], lb[16];
-      bundle_run (&sc, FALSE, a, la);
-      SimFlowNetStats st = bundle_run (&sc, TRUE, b, lb);
+      double la[16], lb[16], lu[16];
+      bundle_run (&sc, 0, a, la);
+      SimFlowNetStats st = bundle_run (&sc, 1, b, lb);
+      SimFlowNetStats su = bundle_run (&sc, 2, u, lu);
+      g_assert_cmpuint (su.bundles, ==, st.bundles);
+      g_assert_cmpuint (su.bundle_splits, ==, st.bundle_splits);
       splits += st.bundle_splits;
       if (symmetric)
         symmetric_splits += st.bundle_splits;
@@ -810,16 +826,25 @@ test_bundle_vs_flows (void)
         {
           g_assert_cmpuint (a[g]->len, ==, (guint) sc.k[g]);
           g_assert_cmpuint (b[g]->len, ==, (guint) sc.k[g]);
+          g_assert_cmpuint (u[g]->len, ==, (guint) sc.k[g]);
           /* one by one, a group's members may end in any order: compare sorted */
           g_array_sort (a[g], cmp_i64);
           g_array_sort (b[g], cmp_i64);
+          g_array_sort (u[g], cmp_i64);
           for (int m = 0; m < sc.k[g]; m++)
-            g_assert_cmpint (g_array_index (a[g], gint64, m), ==, g_array_index (b[g], gint64, m));
+            {
+              g_assert_cmpint (g_array_index (a[g], gint64, m), ==, g_array_index (b[g], gint64, m));
+              g_assert_cmpint (g_array_index (u[g], gint64, m), ==, g_array_index (b[g], gint64, m));
+            }
           g_array_free (a[g], TRUE);
           g_array_free (b[g], TRUE);
+          g_array_free (u[g], TRUE);
         }
       for (int l = 0; l < sc.n_links; l++)
-        g_assert_cmpfloat_with_epsilon (lb[l], la[l], 1e-9 * MAX (la[l], 1.0));
+        {
+          g_assert_cmpfloat_with_epsilon (lb[l], la[l], 1e-9 * MAX (la[l], 1.0));
+          g_assert_cmpfloat (lu[l], ==, lb[l]);
+        }
     }
   g_assert_cmpuint (symmetric_splits, ==, 0);
   g_assert_cmpuint (splits, >, 50);  /* the random groups did exercise splitting */

@@ -257,9 +257,10 @@ struct Start {
 
 /* The bundles of a start event are a pure function of what it starts: each run's (plan, phase,
  * bytes), its signature. The runner repeats the same events tens of thousands of times per step
- * (a DeepSeek-V3 MoE all-to-all: 8,064 flows in two bundles), so the last bundles of each of
- * 2^BUNDLE_MEMO_BITS signatures (direct-mapped) are kept, and a repeat starts them as they are
- * instead of queueing, grouping and hashing its flows again. */
+ * (a DeepSeek-V3 MoE all-to-all: 8,064 flows in two bundles), so the bundles of up to
+ * 2^BUNDLE_MEMO_BITS signatures are kept, in two-way sets (two signatures that alternate, as the
+ * two directions of DeepSeek-V3's DualPipe do, may share a set; the older one makes room), and a
+ * repeat starts them as they are instead of queueing, grouping and hashing its flows again. */
 #define BUNDLE_MEMO_BITS 6
 typedef struct {
   const Plan *plan;
@@ -281,6 +282,7 @@ typedef struct {
   MemoBundle *b;
   int n_b, cap_b;
   int n_flows;
+  guint64 used;                /* SimCollective.memo_clock when last used */
 } BundleMemo;
 
 struct SimCollective {
@@ -300,7 +302,8 @@ struct SimCollective {
   int n_queued, cap_queued;
   SimFlowPath **bundle;
   int cap_bundle;
-  BundleMemo memo[1 << BUNDLE_MEMO_BITS];
+  BundleMemo memo[1 << BUNDLE_MEMO_BITS]; /* two-way sets */
+  guint64 memo_clock;
   SigItem *sig;                /* the runs of the start event being made */
   int cap_sig;
 };
@@ -938,15 +941,29 @@ run_advance (Run *r)
 }
 
 static void
-run_flow_done (gpointer user, guint64 arg)
+run_flow_done_many (gpointer user, guint64 arg, int n)
 {
   Run *r = user;
-  if (--r->pending == 0)
+  if ((r->pending -= n) == 0)
     {
       r->phase++;
       run_advance (r);
     }
 }
+
+static void
+run_flow_done (gpointer user, guint64 arg)
+{
+  run_flow_done_many (user, arg, 1);
+}
+
+/* What a start event's flows call as they end: per flow, or per bundle with its count. */
+typedef struct {
+  SimFlowDoneFn one;
+  SimFlowDoneManyFn many;
+} Done;
+
+static const Done run_done = { run_flow_done, run_flow_done_many };
 
 /* Queues the flows of phase ph of plan p for a run of `bytes` (each flow's path registered with the
  * net at its first start). */
@@ -1001,26 +1018,26 @@ grow (gpointer p, int *cap, int need, gsize size)
 }
 
 static gboolean
-start_one (SimCollective *c, SimFlowPath **paths, int n, double bytes, double weight, SimFlowDoneFn done,
+start_one (SimCollective *c, SimFlowPath **paths, int n, double bytes, double weight, const Done *done,
            gpointer user, BundleMemo *m)
 {
   SimFlowPath *u = n >= 2 && bytes > 0 ? sim_flow_net_bundle_path (c->net, paths, n) : NULL;
   if (n >= 2 && u == NULL)
     {
-      sim_flow_net_start_bundle (c->net, paths, n, bytes, weight, done, user, 0);
+      sim_flow_net_start_bundle (c->net, paths, n, bytes, weight, done->one, user, 0);
       return FALSE;
     }
   if (u != NULL)
-    sim_flow_net_start_union (c->net, u, bytes, weight, done, user, 0);
+    sim_flow_net_start_union (c->net, u, bytes, weight, done->many, user, 0);
   else
-    sim_flow_net_start_path (c->net, paths[0], bytes, weight, done, user, 0);
+    sim_flow_net_start_path (c->net, paths[0], bytes, weight, done->one, user, 0);
   m->b = grow (m->b, &m->cap_b, m->n_b + 1, sizeof *m->b);
   m->b[m->n_b++] = (MemoBundle) { u ? u : paths[0], bytes, weight, u != NULL };
   return TRUE;
 }
 
 static gboolean
-start_queued (SimCollective *c, SimFlowDoneFn done, gpointer user, BundleMemo *m)
+start_queued (SimCollective *c, const Done *done, gpointer user, BundleMemo *m)
 {
   int n = c->n_queued;
   c->n_queued = 0;
@@ -1073,19 +1090,27 @@ start_queued (SimCollective *c, SimFlowDoneFn done, gpointer user, BundleMemo *m
   return ok;
 }
 
+/* splitmix64's finaliser */
+static inline guint64
+mix64 (guint64 z)
+{
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+
 static guint64
 sig_hash (const SigItem *sig, int n)
 {
-  guint64 h = 0x84222325cbf29ce4ull;
+  guint64 h = 0;
   for (int i = 0; i < n; i++)
     {
       guint64 bits;
       memcpy (&bits, &sig[i].bytes, sizeof bits);
-      h = (h ^ (guint64) (guintptr) sig[i].plan) * 0x100000001b3ull;
-      h = (h ^ (guint64) sig[i].phase) * 0x100000001b3ull;
-      h = (h ^ bits) * 0x100000001b3ull;
+      h = mix64 (h ^ (guint64) (guintptr) sig[i].plan);
+      h = mix64 (h ^ ((guint64) sig[i].phase << 32) ^ bits);
     }
-  return h * 0x9E3779B97F4A7C15ull;
+  return h;
 }
 
 static gboolean
@@ -1100,21 +1125,29 @@ sig_equal (const SigItem *a, const SigItem *b, int n)
 /* Starts, in one event, the flows of the runs c->sig[0..n_sig) (each its plan's phase at its
  * bytes); returns how many flows. */
 static int
-start_runs (SimCollective *c, int n_sig, SimFlowDoneFn done, gpointer user)
+start_runs (SimCollective *c, int n_sig, const Done *done, gpointer user)
 {
   const SigItem *sig = c->sig;
   guint64 h = sig_hash (sig, n_sig);
-  BundleMemo *m = &c->memo[h >> (64 - BUNDLE_MEMO_BITS)];
-  if (m->valid && m->hash == h && m->n_sig == n_sig && sig_equal (m->sig, sig, n_sig))
+  /* two ways: the entry that holds it, else the one used longer ago */
+  BundleMemo *ways = &c->memo[(h >> (64 - BUNDLE_MEMO_BITS)) & ~(guint64) 1], *m = NULL;
+  for (int w = 0; w < 2 && m == NULL; w++)
+    if (ways[w].valid && ways[w].hash == h && ways[w].n_sig == n_sig && sig_equal (ways[w].sig, sig, n_sig))
+      m = &ways[w];
+  c->memo_clock++;
+  if (m != NULL)
     {
+      m->used = c->memo_clock;
       c->flows_started += (guint64) m->n_flows;
       for (int k = 0; k < m->n_b; k++)
         if (m->b[k].bundle)
-          sim_flow_net_start_union (c->net, m->b[k].path, m->b[k].bytes, m->b[k].weight, done, user, 0);
+          sim_flow_net_start_union (c->net, m->b[k].path, m->b[k].bytes, m->b[k].weight, done->many, user, 0);
         else
-          sim_flow_net_start_path (c->net, m->b[k].path, m->b[k].bytes, m->b[k].weight, done, user, 0);
+          sim_flow_net_start_path (c->net, m->b[k].path, m->b[k].bytes, m->b[k].weight, done->one, user, 0);
       return m->n_flows;
     }
+  m = ways[0].used <= ways[1].used ? &ways[0] : &ways[1];
+  m->used = c->memo_clock;
   int n = 0;
   for (int i = 0; i < n_sig; i++)
     {
@@ -1152,7 +1185,7 @@ run_phase_start (SimEngine *engine, gpointer data, guint64 arg)
     }
   r->pending = ph->n_flows;
   sig_buffer (c, 1)[0] = (SigItem) { r->plan, r->phase, r->bytes };
-  start_runs (c, 1, run_flow_done, r);
+  start_runs (c, 1, &run_done, r);
 }
 
 /* Works out a start of (op, algo, bytes) on g: the algorithm (AUTO: the closed form's fastest), the
@@ -1371,12 +1404,20 @@ merged_finish (SimEngine *engine, gpointer data, guint64 arg)
 }
 
 static void
-merged_flow_done (gpointer user, guint64 arg)
+merged_flow_done_many (gpointer user, guint64 arg, int n)
 {
   Merged *m = user;
-  if (--m->pending == 0)
+  if ((m->pending -= n) == 0)
     sim_engine_after (m->owner->engine, 0, merged_finish, m, 0);
 }
+
+static void
+merged_flow_done (gpointer user, guint64 arg)
+{
+  merged_flow_done_many (user, arg, 1);
+}
+
+static const Done merged_done = { merged_flow_done, merged_flow_done_many };
 
 static void
 merged_start (SimEngine *engine, gpointer data, guint64 arg)
@@ -1389,7 +1430,7 @@ merged_start (SimEngine *engine, gpointer data, guint64 arg)
       const struct Start *st = &g_array_index (m->starts, struct Start, k);
       sig[k] = (SigItem) { st->plan, 0, st->run_bytes };
     }
-  m->pending += start_runs (m->owner, (int) m->starts->len, merged_flow_done, m);
+  m->pending += start_runs (m->owner, (int) m->starts->len, &merged_done, m);
 }
 
 #define MERGE_MAX 8

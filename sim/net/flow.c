@@ -84,6 +84,7 @@ typedef struct {
   double rate;
   guint64 event;     /* pending completion event, 0 if none */
   SimFlowDoneFn done;
+  SimFlowDoneManyFn done_many; /* set: called once with the members that end (sim_flow_net_start_union) */
   gpointer user;
   guint64 arg;
   guint32 gen;
@@ -134,7 +135,9 @@ struct SimFlowPath {
   int n_occ, cap_occ;
   SimFlowPath **members; /* a bundle's union path: its member paths, whose links it concatenates */
   int n_members;
-  int *member_hint;      /* per member: the index of the link found to bind it last, tried first */
+  guint32 *member_hint;  /* per member: the link found to bind it last (first: its first link), tried first */
+  guint32 *hints;        /* the distinct links of member_hint, as of the last member-by-member check */
+  int n_hints;           /* -1: none yet */
   guint hash;
 };
 
@@ -185,6 +188,10 @@ struct SimFlowNet {
   guint32 *check;                        /* bundles to check after this recompute */
   int n_check, cap_check;
   guint32 check_stamp;
+  /* per link, allocated at the first bundle check: whether it binds at the rate of the bundle being
+   * checked, valid where lmark is lstamp (one stamp per bundle checked) */
+  guint32 *lmark, lstamp;
+  guint8 *lbinds;
   Flow *flows;
   Hot *hot;
   guint32 n_flows, cap_flows, free_flow;
@@ -817,6 +824,7 @@ sim_flow_net_free (SimFlowNet *net)
       g_free (p->gen);
       g_free (p->members);
       g_free (p->member_hint);
+      g_free (p->hints);
       g_free (p);
     }
   g_ptr_array_free (net->paths, TRUE);
@@ -824,6 +832,8 @@ sim_flow_net_free (SimFlowNet *net)
   g_free (net->ulinks);
   g_free (net->msplit);
   g_free (net->check);
+  g_free (net->lmark);
+  g_free (net->lbinds);
   g_hash_table_destroy (net->mixed_targets);
   g_free (net->class_slot);
   g_free (net->classes);
@@ -919,6 +929,7 @@ start_occ (SimFlowNet *net, const int *occ, int n_occ, gboolean routed, double b
   net->hot[i].w = weight;
   f->event = 0;
   f->done = done;
+  f->done_many = NULL;
   f->user = user;
   f->arg = arg;
   f->next = FLOW_LIVE;
@@ -1006,7 +1017,10 @@ bundle_path (SimFlowNet *net, SimFlowPath *const *members, int n)
     }
   p = path_new (net, net->ulinks, total);
   p->members = g_memdup2 (members, (gsize) n * sizeof (SimFlowPath *));
-  p->member_hint = g_new0 (int, n);
+  p->member_hint = g_new (guint32, n);
+  for (int m = 0; m < n; m++)
+    p->member_hint[m] = members[m]->links[0];
+  p->n_hints = -1;
   p->n_members = n;
   p->hash = key.hash;
   g_hash_table_add (net->bundles, p);
@@ -1015,11 +1029,12 @@ bundle_path (SimFlowNet *net, SimFlowPath *const *members, int n)
 
 /* Starts p, one routed path or a bundle's union path, as one flow. */
 static guint32
-start_union (SimFlowNet *net, SimFlowPath *p, double bytes, double weight, SimFlowDoneFn done, gpointer user,
-             guint64 arg)
+start_union (SimFlowNet *net, SimFlowPath *p, double bytes, double weight, SimFlowDoneFn done,
+             SimFlowDoneManyFn done_many, gpointer user, guint64 arg)
 {
   path_derive (net, p);
   guint32 i = (guint32) start_occ (net, p->occ, p->n_occ, TRUE, bytes, weight, done, user, arg);
+  net->flows[i].done_many = done_many;
   net->flows[i].bundle = p->members ? p : NULL;
   net->active += MAX (p->n_members, 1) - 1;
   return i;
@@ -1028,9 +1043,10 @@ start_union (SimFlowNet *net, SimFlowPath *p, double bytes, double weight, SimFl
 /* Starts the members (n >= 1, every one routed) as one flow: a bundle of n, or the one path. */
 static guint32
 start_members (SimFlowNet *net, SimFlowPath *const *members, int n, double bytes, double weight,
-               SimFlowDoneFn done, gpointer user, guint64 arg)
+               SimFlowDoneFn done, SimFlowDoneManyFn done_many, gpointer user, guint64 arg)
 {
-  return start_union (net, n == 1 ? members[0] : bundle_path (net, members, n), bytes, weight, done, user, arg);
+  return start_union (net, n == 1 ? members[0] : bundle_path (net, members, n), bytes, weight, done, done_many,
+                      user, arg);
 }
 
 SimFlowPath *
@@ -1044,14 +1060,15 @@ sim_flow_net_bundle_path (SimFlowNet *net, SimFlowPath *const *paths, int n)
 }
 
 void
-sim_flow_net_start_union (SimFlowNet *net, SimFlowPath *bundle, double bytes, double weight, SimFlowDoneFn done,
-                          gpointer user, guint64 arg)
+sim_flow_net_start_union (SimFlowNet *net, SimFlowPath *bundle, double bytes, double weight,
+                          SimFlowDoneManyFn done, gpointer user, guint64 arg)
 {
   g_return_if_fail (net != NULL && bundle != NULL && bundle->members != NULL);
   g_return_if_fail (weight > 0 && isfinite (weight));
   g_return_if_fail (bytes > 0 && isfinite (bytes));
+  g_return_if_fail (done != NULL);
   net->stats.bundles++;
-  start_union (net, bundle, bytes, weight, done, user, arg);
+  start_union (net, bundle, bytes, weight, NULL, done, user, arg);
 }
 
 void
@@ -1071,7 +1088,7 @@ sim_flow_net_start_bundle (SimFlowNet *net, SimFlowPath *const *paths, int n, do
       return;
     }
   net->stats.bundles++;
-  start_members (net, paths, n, bytes, weight, done, user, arg);
+  start_members (net, paths, n, bytes, weight, done, NULL, user, arg);
 }
 
 guint64
@@ -1190,6 +1207,7 @@ complete_cb (SimEngine *engine, gpointer data, guint64 arg)
       detach (net, i);
     }
   SimFlowDoneFn done = f->done;
+  SimFlowDoneManyFn done_many = f->done_many;
   gpointer user = f->user;
   guint64 done_arg = f->arg;
   int n = f->bundle ? f->bundle->n_members : 1;
@@ -1197,6 +1215,8 @@ complete_cb (SimEngine *engine, gpointer data, guint64 arg)
   f->next = net->free_flow;
   net->free_flow = i;
   net->active -= n;
+  if (done_many)
+    done_many (user, done_arg, n);
   for (int m = 0; m < n && done; m++)
     done (user, done_arg);
 }
@@ -1703,7 +1723,7 @@ split_bundle (SimFlowNet *net, guint32 i, int n_keep, int n)
   f->remaining -= f->rate * elapsed_s (f->updated_ns, now);
   f->updated_ns = now;
   double remaining = f->remaining;
-  guint32 j = start_members (net, net->msplit + n_keep, n - n_keep, f->bytes, net->hot[i].w, f->done, f->user,
+  guint32 j = start_members (net, net->msplit + n_keep, n - n_keep, f->bytes, net->hot[i].w, f->done, f->done_many, f->user,
                              f->arg);
   net->flows[j].remaining = remaining;
   if (net->n_sens > 0)
@@ -1733,35 +1753,99 @@ link_binds (SimFlowNet *net, guint32 link, double r, guint32 epoch)
   return is_bottleneck (net->classes[cls], r);
 }
 
-/* Whether member path p has a bottleneck of its own at per-weight rate r (class stats of epoch);
- * *hint: the link that bound it last, tried first (a ring's hundreds of links are rarely walked). */
-static gboolean
-member_bound (SimFlowNet *net, const SimFlowPath *p, double r, guint32 epoch, int *hint)
+/* link_binds, remembered per link for the bundle being checked: an all-to-all's members share
+ * their NICs' links (a 16,384-GPU DeepSeek-V3 step spent 62% of its time in this check, a few
+ * dependent cache misses per member of bundles of tens of thousands). */
+static inline gboolean
+link_binds_memo (SimFlowNet *net, guint32 link, double r, guint32 epoch)
 {
-  if (*hint < p->n_links && link_binds (net, p->links[*hint], r, epoch))
+  if (net->lmark[link] != net->lstamp)
+    {
+      net->lmark[link] = net->lstamp;
+      net->lbinds[link] = (guint8) link_binds (net, link, r, epoch);
+    }
+  return net->lbinds[link];
+}
+
+/* Whether member path p has a bottleneck of its own at per-weight rate r (class stats of epoch);
+ * *hint: the link that bound it last, tried first without reading p (a ring's hundreds of links
+ * are rarely walked). */
+static gboolean
+member_bound (SimFlowNet *net, const SimFlowPath *p, double r, guint32 epoch, guint32 *hint)
+{
+  if (link_binds_memo (net, *hint, r, epoch))
     return TRUE;
   for (int k = 0; k < p->n_links; k++)
-    if (link_binds (net, p->links[k], r, epoch))
+    if (link_binds_memo (net, p->links[k], r, epoch))
       {
-        *hint = k;
+        *hint = p->links[k];
         return TRUE;
       }
   return FALSE;
+}
+
+/* Whether every member of b is bound by its hint, tried once per distinct hint: then the
+ * member-by-member check finds the same and moves no hint. */
+static gboolean
+hints_all_bind (SimFlowNet *net, const SimFlowPath *b, double r, guint32 epoch)
+{
+  if (b->n_hints < 0)
+    return FALSE;
+  for (int k = 0; k < b->n_hints; k++)
+    if (!link_binds_memo (net, b->hints[k], r, epoch))
+      return FALSE;
+  return TRUE;
+}
+
+/* b->hints from its members' hints (after a member-by-member check, which may have moved them);
+ * the stamp it takes ends the check's link memo. */
+static void
+hints_collect (SimFlowNet *net, SimFlowPath *b)
+{
+  if (++net->lstamp == 0)
+    {
+      memset (net->lmark, 0, sizeof (guint32) * (gsize) MAX (net->n_links, 1));
+      net->lstamp = 1;
+    }
+  if (b->hints == NULL)
+    b->hints = g_new (guint32, b->n_members);
+  b->n_hints = 0;
+  for (int m = 0; m < b->n_members; m++)
+    {
+      guint32 l = b->member_hint[m];
+      if (net->lmark[l] != net->lstamp)
+        {
+          net->lmark[l] = net->lstamp;
+          b->hints[b->n_hints++] = l;
+        }
+    }
 }
 
 static void
 check_bundles (SimFlowNet *net)
 {
   guint32 epoch = next_epoch (net);  /* no flow marked: the current rates */
+  if (net->lmark == NULL)
+    {
+      net->lmark = g_new0 (guint32, MAX (net->n_links, 1));
+      net->lbinds = g_new0 (guint8, MAX (net->n_links, 1));
+    }
   for (int q = 0; q < net->n_check; q++)
     {
       guint32 i = net->check[q];
       Flow *f = &net->flows[i];
       if (f->next != FLOW_LIVE || f->bundle == NULL || f->rate <= 0 || isinf (f->rate))
         continue;
+      if (++net->lstamp == 0)
+        {
+          memset (net->lmark, 0, sizeof (guint32) * (gsize) MAX (net->n_links, 1));
+          net->lstamp = 1;
+        }
       SimFlowPath *b = f->bundle;
       double r = f->rate / net->hot[i].w;
       int n = b->n_members;
+      if (hints_all_bind (net, b, r, epoch))
+        continue;
       GROW (net->msplit, net->cap_msplit, 2 * n, SimFlowPath *);
       SimFlowPath **others = net->msplit + n;
       int n_keep = 0, n_other = 0;
@@ -1770,6 +1854,7 @@ check_bundles (SimFlowNet *net)
           net->msplit[n_keep++] = b->members[m];
         else
           others[n_other++] = b->members[m];
+      hints_collect (net, b);
       if (n_other == 0 || n_keep == 0)
         continue;  /* all bound; none (only by rounding past LOCAL_TOL): left as is */
       memmove (net->msplit + n_keep, others, (gsize) n_other * sizeof *others);
