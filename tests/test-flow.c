@@ -697,7 +697,9 @@ test_bundle_split_by_hand (void)
  * of a dozen links with three capacities, started at a few instants: started as bundles, every
  * group's completion times equal, to the nanosecond, those of the same flows started one by one, and
  * so do the links' byte counts; the same as union paths (sim_flow_net_bundle_path, then
- * sim_flow_net_start_union, whose callback counts the members that end). Symmetric groups (members
+ * sim_flow_net_start_union, whose callback counts the members that end) and as flows started
+ * batched (sim_flow_net_start_batched: the groups of one instant, size and weight bundled together,
+ * each member ending through its own callback). Symmetric groups (members
  * on links of one capacity that nothing else crosses) never split. */
 #define BG_MAX 12
 
@@ -721,7 +723,8 @@ typedef struct {
   const BScenario *sc;
   SimFlowNet *net;
   SimFlowPath *path[BG_MAX][4];
-  int mode;                    /* 0: one by one, 1: sim_flow_net_start_bundle, 2: sim_flow_net_start_union */
+  int mode;                    /* 0: one by one, 1: sim_flow_net_start_bundle, 2: sim_flow_net_start_union,
+                                * 3: sim_flow_net_start_batched */
   BDone d;
 } BRun;
 
@@ -738,7 +741,11 @@ bundle_start_cb (SimEngine *engine, gpointer data, guint64 arg)
 {
   BRun *r = data;
   int g = (int) arg;
-  if (r->mode == 2 && r->sc->k[g] >= 2)
+  if (r->mode == 3)
+    for (int m = 0; m < r->sc->k[g]; m++)
+      sim_flow_net_start_batched (r->net, r->path[g][m], r->sc->bytes[g], r->sc->weight[g], on_bdone, &r->d,
+                                  (guint64) g);
+  else if (r->mode == 2 && r->sc->k[g] >= 2)
     sim_flow_net_start_union (r->net, sim_flow_net_bundle_path (r->net, r->path[g], r->sc->k[g]), r->sc->bytes[g],
                               r->sc->weight[g], on_bdone_many, &r->d, (guint64) g);
   else if (r->mode >= 1)
@@ -777,7 +784,7 @@ test_bundle_vs_flows (void)
 {
   g_autoptr (GRand) rng = g_rand_new_with_seed (4242);
   static const double caps[] = { 1e9, 2e9, 4e9 };
-  guint64 splits = 0, symmetric_splits = 0;
+  guint64 splits = 0, symmetric_splits = 0, batched_bundles = 0;
   for (int trial = 0; trial < 400; trial++)
     {
       BScenario sc = { .n_links = 12 };
@@ -806,17 +813,21 @@ test_bundle_vs_flows (void)
                 sc.links[g][m][h] = (guint32) g_rand_int_range (rng, 0, sc.n_links);
             }
         }
-      GArray *a[BG_MAX], *b[BG_MAX], *u[BG_MAX];
+      GArray *a[BG_MAX], *b[BG_MAX], *u[BG_MAX], *q[BG_MAX];
       for (int g = 0; g < sc.n_groups; g++)
         {
           a[g] = g_array_new (FALSE, FALSE, sizeof (gint64));
           b[g] = g_array_new (FALSE, FALSE, sizeof (gint64));
           u[g] = g_array_new (FALSE, FALSE, sizeof (gint64));
+          q[g] = g_array_new (FALSE, FALSE, sizeof (gint64));
         }
-      double la[16], lb[16], lu[16];
+      double la[16], lb[16], lu[16], lq[16];
       bundle_run (&sc, 0, a, la);
       SimFlowNetStats st = bundle_run (&sc, 1, b, lb);
       SimFlowNetStats su = bundle_run (&sc, 2, u, lu);
+      /* batched: the groups of one instant, size and weight become one bundle */
+      SimFlowNetStats sq = bundle_run (&sc, 3, q, lq);
+      batched_bundles += sq.bundles;
       g_assert_cmpuint (su.bundles, ==, st.bundles);
       g_assert_cmpuint (su.bundle_splits, ==, st.bundle_splits);
       splits += st.bundle_splits;
@@ -831,23 +842,29 @@ test_bundle_vs_flows (void)
           g_array_sort (a[g], cmp_i64);
           g_array_sort (b[g], cmp_i64);
           g_array_sort (u[g], cmp_i64);
+          g_assert_cmpuint (q[g]->len, ==, (guint) sc.k[g]);
+          g_array_sort (q[g], cmp_i64);
           for (int m = 0; m < sc.k[g]; m++)
             {
               g_assert_cmpint (g_array_index (a[g], gint64, m), ==, g_array_index (b[g], gint64, m));
               g_assert_cmpint (g_array_index (u[g], gint64, m), ==, g_array_index (b[g], gint64, m));
+              g_assert_cmpint (g_array_index (q[g], gint64, m), ==, g_array_index (a[g], gint64, m));
             }
           g_array_free (a[g], TRUE);
           g_array_free (b[g], TRUE);
           g_array_free (u[g], TRUE);
+          g_array_free (q[g], TRUE);
         }
       for (int l = 0; l < sc.n_links; l++)
         {
           g_assert_cmpfloat_with_epsilon (lb[l], la[l], 1e-9 * MAX (la[l], 1.0));
           g_assert_cmpfloat (lu[l], ==, lb[l]);
+          g_assert_cmpfloat_with_epsilon (lq[l], la[l], 1e-9 * MAX (la[l], 1.0));
         }
     }
   g_assert_cmpuint (symmetric_splits, ==, 0);
   g_assert_cmpuint (splits, >, 50);  /* the random groups did exercise splitting */
+  g_assert_cmpuint (batched_bundles, >, 400);  /* and batching made bundles across groups */
 }
 
 /* flush solves at once: the rate is there before the engine runs, and the scheduled batch

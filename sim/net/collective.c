@@ -302,6 +302,7 @@ struct SimCollective {
   int n_queued, cap_queued;
   SimFlowPath **bundle;
   int cap_bundle;
+  gboolean batched;            /* sim_collective_set_batched */
   BundleMemo memo[1 << BUNDLE_MEMO_BITS]; /* two-way sets */
   guint64 memo_clock;
   SigItem *sig;                /* the runs of the start event being made */
@@ -867,6 +868,13 @@ sim_collective_free (SimCollective *c)
   g_free (c);
 }
 
+void
+sim_collective_set_batched (SimCollective *c, gboolean batched)
+{
+  g_return_if_fail (c != NULL);
+  c->batched = batched;
+}
+
 gint64
 sim_collective_estimate_ns (SimCollective *c, SimCollectiveOp op, SimCollectiveAlgo algo, const int *gpus, int n_gpus,
                             double bytes, SimCollectiveAlgo *algo_used, GError **error)
@@ -1128,6 +1136,26 @@ static int
 start_runs (SimCollective *c, int n_sig, const Done *done, gpointer user)
 {
   const SigItem *sig = c->sig;
+  if (c->batched)
+    {
+      int n = 0;
+      for (int k = 0; k < n_sig; k++)
+        {
+          const Plan *p = sig[k].plan;
+          const PlanPhase *ph = &g_array_index (p->phases, PlanPhase, sig[k].phase);
+          const guint32 *links = (const guint32 *) p->links->data;
+          for (int i = 0; i < ph->n_flows; i++)
+            {
+              PlanFlow *f = &g_array_index (p->flows, PlanFlow, ph->first_flow + i);
+              if (f->path == NULL)
+                f->path = sim_flow_net_path (c->net, links + f->links_off, f->n_links);
+              sim_flow_net_start_batched (c->net, f->path, f->frac * sig[k].bytes, f->weight, done->one, user, 0);
+            }
+          n += ph->n_flows;
+        }
+      c->flows_started += (guint64) n;
+      return n;
+    }
   guint64 h = sig_hash (sig, n_sig);
   /* two ways: the entry that holds it, else the one used longer ago */
   BundleMemo *ways = &c->memo[(h >> (64 - BUNDLE_MEMO_BITS)) & ~(guint64) 1], *m = NULL;

@@ -74,6 +74,18 @@ typedef struct {
 } ClassRef;
 
 typedef struct {
+  SimFlowDoneFn done;
+  gpointer user;
+  guint64 arg;
+} MemberCb;
+
+struct Batched {
+  SimFlowPath *path;
+  double bytes, weight;
+  MemberCb cb;
+};
+
+typedef struct {
   int *occ;          /* its path as atoms, each as often as the flow crosses each of its links */
   int n_occ, cap_occ;
   Entry *ent;      /* the classes of its links (stale entries are dropped when walked) */
@@ -93,6 +105,9 @@ typedef struct {
   guint32 cmark;     /* check stamp in which it was listed for the bundle check */
   ClassRef hint;     /* the class last found to be its bottleneck, tried first */
   SimFlowPath *bundle; /* a bundle's union path (its members: bundle->members), NULL for one flow */
+  MemberCb *cbs;     /* with has_cbs: each member's callback (sim_flow_net_start_batched); kept */
+  int cap_cbs;       /* with the slot for its next flow */
+  gboolean has_cbs;
 } Flow;
 
 /* The fields of a flow that solves read for every member of every class they touch, apart from
@@ -185,6 +200,17 @@ struct SimFlowNet {
   int cap_ulinks;
   SimFlowPath **msplit;                  /* a split's members: covered first, then the others */
   int cap_msplit;
+  int *midx;                             /* their indices in the bundle, in the same order */
+  int cap_midx;
+  MemberCb *cb_scratch;                  /* a split's or an end's callbacks */
+  int cap_cb_scratch;
+  /* flows started batched at the current nanosecond, not yet in the net (flush_batched) */
+  struct Batched *pend;
+  int n_pend, cap_pend;
+  SimFlowPath **pend_paths;
+  MemberCb *pend_cbs;
+  guint8 *pend_taken;
+  int cap_pend_scratch;
   guint32 *check;                        /* bundles to check after this recompute */
   int n_check, cap_check;
   guint32 check_stamp;
@@ -810,6 +836,7 @@ sim_flow_net_free (SimFlowNet *net)
         sim_engine_cancel (net->engine, net->flows[i].event);
       g_free (net->flows[i].occ);
       g_free (net->flows[i].ent);
+      g_free (net->flows[i].cbs);
     }
   for (int c = 0; c < net->n_classes; c++)
     {
@@ -831,6 +858,12 @@ sim_flow_net_free (SimFlowNet *net)
   g_hash_table_destroy (net->bundles);
   g_free (net->ulinks);
   g_free (net->msplit);
+  g_free (net->midx);
+  g_free (net->cb_scratch);
+  g_free (net->pend);
+  g_free (net->pend_paths);
+  g_free (net->pend_cbs);
+  g_free (net->pend_taken);
   g_free (net->check);
   g_free (net->lmark);
   g_free (net->lbinds);
@@ -930,6 +963,7 @@ start_occ (SimFlowNet *net, const int *occ, int n_occ, gboolean routed, double b
   f->event = 0;
   f->done = done;
   f->done_many = NULL;
+  f->has_cbs = FALSE;
   f->user = user;
   f->arg = arg;
   f->next = FLOW_LIVE;
@@ -1091,6 +1125,118 @@ sim_flow_net_start_bundle (SimFlowNet *net, SimFlowPath *const *paths, int n, do
   start_members (net, paths, n, bytes, weight, done, NULL, user, arg);
 }
 
+void
+sim_flow_net_start_batched (SimFlowNet *net, SimFlowPath *path, double bytes, double weight, SimFlowDoneFn done,
+                            gpointer user, guint64 arg)
+{
+  g_return_if_fail (net != NULL && path != NULL);
+  g_return_if_fail (weight > 0 && isfinite (weight));
+  g_return_if_fail (bytes >= 0 && isfinite (bytes));
+  GROW (net->pend, net->cap_pend, net->n_pend + 1, struct Batched);
+  net->pend[net->n_pend++] = (struct Batched) { path, bytes, weight, { done, user, arg } };
+  schedule_recompute (net);
+}
+
+/* The batched starts of this nanosecond join the net: those of one size and weight as one bundle
+ * whose members keep their own callbacks (a group of one, or one with a member that has no links
+ * or no bytes, as sim_flow_net_start_path would), keys in order of first start, members in order
+ * of start. Few keys are gathered key by key; many, sorted. */
+#define BATCH_FEW_KEYS 8
+
+static void
+start_batched_group (SimFlowNet *net, int n, double bytes, double weight)
+{
+  gboolean routed = bytes > 0;
+  for (int m = 0; m < n; m++)
+    routed = routed && net->pend_paths[m]->n_links > 0;
+  if (n < 2 || !routed)
+    {
+      for (int m = 0; m < n; m++)
+        sim_flow_net_start_path (net, net->pend_paths[m], bytes, weight, net->pend_cbs[m].done,
+                                 net->pend_cbs[m].user, net->pend_cbs[m].arg);
+      return;
+    }
+  net->stats.bundles++;
+  guint32 i = start_members (net, net->pend_paths, n, bytes, weight, NULL, NULL, NULL, 0);
+  Flow *f = &net->flows[i];
+  GROW (f->cbs, f->cap_cbs, n, MemberCb);
+  memcpy (f->cbs, net->pend_cbs, sizeof (MemberCb) * (gsize) n);
+  f->has_cbs = TRUE;
+}
+
+static int
+batched_cmp (const void *a, const void *b, void *user)
+{
+  const struct Batched *p = user;
+  const struct Batched *x = &p[*(const int *) a], *y = &p[*(const int *) b];
+  if (x->bytes != y->bytes)
+    return x->bytes < y->bytes ? -1 : 1;
+  if (x->weight != y->weight)
+    return x->weight < y->weight ? -1 : 1;
+  return (*(const int *) a > *(const int *) b) - (*(const int *) a < *(const int *) b);
+}
+
+static void
+flush_batched (SimFlowNet *net)
+{
+  int n = net->n_pend;
+  if (n <= 0)
+    return;
+  net->n_pend = 0;
+  if (n > net->cap_pend_scratch)
+    {
+      net->cap_pend_scratch = MAX (n, 2 * net->cap_pend_scratch);
+      net->pend_paths = g_renew (SimFlowPath *, net->pend_paths, net->cap_pend_scratch);
+      net->pend_cbs = g_renew (MemberCb, net->pend_cbs, net->cap_pend_scratch);
+      net->pend_taken = g_renew (guint8, net->pend_taken, net->cap_pend_scratch);
+    }
+  /* the entries are read before any start: a callback never runs inside this */
+  const struct Batched *p = net->pend;
+  int n_keys = 0, key[BATCH_FEW_KEYS];
+  for (int i = 0; i < n && n_keys <= BATCH_FEW_KEYS; i++)
+    {
+      int k = 0;
+      while (k < n_keys && !(p[key[k]].bytes == p[i].bytes && p[key[k]].weight == p[i].weight))
+        k++;
+      if (k == n_keys && n_keys++ < BATCH_FEW_KEYS)
+        key[k] = i;
+    }
+  if (n_keys <= BATCH_FEW_KEYS)
+    {
+      memset (net->pend_taken, 0, (guint) n);
+      for (int i = 0; i < n; i++)
+        {
+          if (net->pend_taken[i])
+            continue;
+          int m = 0;
+          for (int j = i; j < n; j++)
+            if (!net->pend_taken[j] && p[j].bytes == p[i].bytes && p[j].weight == p[i].weight)
+              {
+                net->pend_taken[j] = 1;
+                net->pend_paths[m] = p[j].path;
+                net->pend_cbs[m++] = p[j].cb;
+              }
+          start_batched_group (net, m, p[i].bytes, p[i].weight);
+        }
+      return;
+    }
+  g_autofree int *order = g_new (int, n);
+  for (int i = 0; i < n; i++)
+    order[i] = i;
+  g_qsort_with_data (order, n, sizeof *order, (GCompareDataFunc) batched_cmp, (gpointer) p);
+  for (int a = 0; a < n;)
+    {
+      int b = a, m = 0;
+      for (; b < n && p[order[b]].bytes == p[order[a]].bytes && p[order[b]].weight == p[order[a]].weight; b++)
+        {
+          net->pend_paths[m] = p[order[b]].path;
+          net->pend_cbs[m++] = p[order[b]].cb;
+        }
+      start_batched_group (net, m, p[order[a]].bytes, p[order[a]].weight);
+      a = b;
+    }
+}
+
 guint64
 sim_flow_net_start_path (SimFlowNet *net, SimFlowPath *path, double bytes, double weight, SimFlowDoneFn done,
                          gpointer user, guint64 arg)
@@ -1141,7 +1287,7 @@ int
 sim_flow_net_active (const SimFlowNet *net)
 {
   g_return_val_if_fail (net != NULL, 0);
-  return net->active;
+  return net->active + net->n_pend;
 }
 
 SimFlowNetStats
@@ -1211,6 +1357,18 @@ complete_cb (SimEngine *engine, gpointer data, guint64 arg)
   gpointer user = f->user;
   guint64 done_arg = f->arg;
   int n = f->bundle ? f->bundle->n_members : 1;
+  MemberCb *cbs = NULL;
+  if (f->has_cbs)
+    {
+      /* the slot may take a new flow inside a callback: its callbacks trade buffers with the net's */
+      cbs = f->cbs;
+      int cap = f->cap_cbs;
+      f->cbs = net->cb_scratch;
+      f->cap_cbs = net->cap_cb_scratch;
+      net->cb_scratch = cbs;
+      net->cap_cb_scratch = cap;
+      f->has_cbs = FALSE;
+    }
   f->gen = f->gen == G_MAXUINT32 ? 1 : f->gen + 1;
   f->next = net->free_flow;
   net->free_flow = i;
@@ -1219,6 +1377,9 @@ complete_cb (SimEngine *engine, gpointer data, guint64 arg)
     done_many (user, done_arg, n);
   for (int m = 0; m < n && done; m++)
     done (user, done_arg);
+  for (int m = 0; cbs && m < n; m++)
+    if (cbs[m].done)
+      cbs[m].done (cbs[m].user, cbs[m].arg);
 }
 
 static inline void
@@ -1726,6 +1887,19 @@ split_bundle (SimFlowNet *net, guint32 i, int n_keep, int n)
   guint32 j = start_members (net, net->msplit + n_keep, n - n_keep, f->bytes, net->hot[i].w, f->done, f->done_many, f->user,
                              f->arg);
   net->flows[j].remaining = remaining;
+  if (net->flows[i].has_cbs)
+    {
+      /* each part keeps its members' callbacks, in the order of its members */
+      GROW (net->cb_scratch, net->cap_cb_scratch, n, MemberCb);
+      Flow *fi = &net->flows[i], *fj = &net->flows[j];
+      memcpy (net->cb_scratch, fi->cbs, sizeof (MemberCb) * (gsize) n);
+      GROW (fj->cbs, fj->cap_cbs, n - n_keep, MemberCb);
+      for (int m = n_keep; m < n; m++)
+        fj->cbs[m - n_keep] = net->cb_scratch[net->midx[m]];
+      fj->has_cbs = TRUE;
+      for (int m = 0; m < n_keep; m++)
+        fi->cbs[m] = net->cb_scratch[net->midx[m]];
+    }
   if (net->n_sens > 0)
     {
       int ns = net->n_sens;
@@ -1847,26 +2021,38 @@ check_bundles (SimFlowNet *net)
       if (hints_all_bind (net, b, r, epoch))
         continue;
       GROW (net->msplit, net->cap_msplit, 2 * n, SimFlowPath *);
+      GROW (net->midx, net->cap_midx, 2 * n, int);
       SimFlowPath **others = net->msplit + n;
+      int *oidx = net->midx + n;
       int n_keep = 0, n_other = 0;
       for (int m = 0; m < n; m++)
         if (member_bound (net, b->members[m], r, epoch, &b->member_hint[m]))
-          net->msplit[n_keep++] = b->members[m];
+          {
+            net->midx[n_keep] = m;
+            net->msplit[n_keep++] = b->members[m];
+          }
         else
-          others[n_other++] = b->members[m];
+          {
+            oidx[n_other] = m;
+            others[n_other++] = b->members[m];
+          }
       hints_collect (net, b);
       if (n_other == 0 || n_keep == 0)
         continue;  /* all bound; none (only by rounding past LOCAL_TOL): left as is */
       memmove (net->msplit + n_keep, others, (gsize) n_other * sizeof *others);
+      memmove (net->midx + n_keep, oidx, (gsize) n_other * sizeof *oidx);
       split_bundle (net, i, n_keep, n);
       epoch = next_epoch (net);  /* classes moved */
     }
   net->n_check = 0;
 }
 
+static void flush_batched (SimFlowNet *net);
+
 static void
 recompute (SimFlowNet *net)
 {
+  flush_batched (net);
   if (++net->check_stamp == 0)
     {
       for (guint32 i = 0; i < net->n_flows; i++)

@@ -466,9 +466,9 @@ launch_send (Runner *r, RankState *st, const TOp *op)
           r->pp_tp_path[k][i] = sim_flow_net_path (r->net, (guint32 *) (void *) links->data, (int) links->len);
           g_array_free (links, TRUE);
         }
-      sim_flow_net_start_path (r->net, r->pp_tp_path[k][i], op->bytes,
-                               sim_collective_p2p_weight (r->profile, r->topo, st->rank, dst, 1), send_flow_done, p,
-                               (guint64) (gsize) r);
+      sim_flow_net_start_batched (r->net, r->pp_tp_path[k][i], op->bytes,
+                                  sim_collective_p2p_weight (r->profile, r->topo, st->rank, dst, 1), send_flow_done, p,
+                                  (guint64) (gsize) r);
     }
   else if (r->full)
     {
@@ -480,9 +480,10 @@ launch_send (Runner *r, RankState *st, const TOp *op)
         r->pp_pair_path[k] = g_new0 (SimFlowPath *, r->per_stage);
       if (r->pp_pair_path[k][i] == NULL)
         r->pp_pair_path[k][i] = sim_flow_net_path (r->net, r->pp_pair_links[k] + off[i], off[i + 1] - off[i]);
-      sim_flow_net_start_path (r->net, r->pp_pair_path[k][i], op->bytes,
-                               sim_collective_p2p_weight (r->profile, r->topo, st->rank, dst, 1), send_flow_done, p,
-                               (guint64) (gsize) r);
+      /* batched: the stage's ranks send in lockstep, one bundle while they move alike */
+      sim_flow_net_start_batched (r->net, r->pp_pair_path[k][i], op->bytes,
+                                  sim_collective_p2p_weight (r->profile, r->topo, st->rank, dst, 1), send_flow_done, p,
+                                  (guint64) (gsize) r);
     }
   else
     {
@@ -1167,6 +1168,9 @@ sim_runner_run (const ModelShape *shape, const ModelPlan *plan, const SimGpuSpec
       caps[i] *= opts.link_scale (opts.link_scale_user, i);
   SimFlowNet *net = sim_flow_net_new (r.engine, caps, sim_topology_n_links (topo));
   r.coll = sim_collective_new (r.engine, net, topo, coll_profile);
+  /* every rank (or TP group) runs: the groups of a stage start their collectives one by one, in
+   * lockstep */
+  sim_collective_set_batched (r.coll, r.full || r.tp_mirror);
   r.net = net;
   r.profile = coll_profile;
   r.pp_links = g_new0 (guint32 *, 2 * plan->pp);
