@@ -39,13 +39,13 @@ typedef struct {
 } Builder;
 
 static void
-builder_init (Builder *b)
+builder_init (Builder *b, const LayerCtx *c)
 {
   memset (b, 0, sizeof *b);
-  b->ops = g_array_new (FALSE, TRUE, sizeof (TOp));
-  b->edges = g_array_new (FALSE, FALSE, sizeof (guint32));
+  b->ops = g_array_sized_new (FALSE, TRUE, sizeof (TOp), c->last_ops);
+  b->edges = g_array_sized_new (FALSE, FALSE, sizeof (guint32), c->last_edges);
   for (int i = 0; i < N_STREAMS; i++)
-    b->streams[i] = g_array_new (FALSE, FALSE, sizeof (guint32));
+    b->streams[i] = g_array_sized_new (FALSE, FALSE, sizeof (guint32), c->last_stream[i]);
   b->last_compute = -1;
 }
 
@@ -139,8 +139,12 @@ collective (Builder *b, const char *name, GroupKind g, SimCollectiveOp coll, dou
 }
 
 static void
-program_from_builder (Program *p, Builder *b)
+program_from_builder (Program *p, Builder *b, LayerCtx *c)
 {
+  c->last_ops = b->ops->len;
+  c->last_edges = b->edges->len;
+  for (int s = 0; s < N_STREAMS; s++)
+    c->last_stream[s] = b->streams[s]->len;
   p->n_ops = (int) b->ops->len;
   p->ops = (TOp *) g_array_free (b->ops, FALSE);
   p->sens = b->sens ? (double *) (void *) g_array_free (b->sens, FALSE) : NULL;
@@ -823,9 +827,9 @@ sim_runner_build_program (Program *p, LayerCtx *c, int stage, int dpcp)
   g_autofree ModelScheduleSlot *slots = g_new (ModelScheduleSlot, model_schedule_n_slots (plan->schedule, pp, v, m));
   int n_slots = model_schedule_fill (plan->schedule, pp, v, m, stage, slots);
   Builder bb, *b = &bb;
-  builder_init (b);
+  builder_init (b, c);
   if (c->sens)
-    b->sens = g_array_new (FALSE, FALSE, sizeof (double));
+    b->sens = g_array_sized_new (FALSE, FALSE, sizeof (double), c->last_ops * SIM_GPU_N_SENS);
   p->entry = g_new (gint32, 2 * m * v);
   gint64 h = s->hidden;
   /* Gradient bytes: the stage's parameters (model/layer.h) less the embedding / LM head shards,
@@ -1160,7 +1164,7 @@ sim_runner_build_program (Program *p, LayerCtx *c, int stage, int dpcp)
   p->end_op = compute (b, "step_end", c->gpu->step_overhead_ns, 0, SIM_BD_OPTIMIZER);
   for (int i = 0; i < n_final; i++)
     edge (b, ag_ops[i], p->end_op);
-  program_from_builder (p, b);
+  program_from_builder (p, b, c);
   p->flops = flops;
   g_free (k.ops);
   g_array_free (k.units, TRUE);
