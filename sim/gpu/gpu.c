@@ -358,15 +358,14 @@ sim_gpu_set_stream (SimGpu *gpu, int stream, const guint32 *ops, int n_ops)
 
 static void stream_end (SimEngine *engine, gpointer data, guint64 arg);
 
-void
-sim_gpu_poke (SimGpu *gpu, int stream)
+static inline void
+poke (SimGpu *gpu, int stream, gboolean known, guint32 ready_op)
 {
-  g_return_if_fail (gpu != NULL && stream >= 0 && stream < gpu->n_streams);
   Stream *s = &gpu->streams[stream];
   if (s->busy || s->next >= s->n_ops)
     return;
   guint32 op = s->ops[s->next];
-  if (!gpu->hooks.ready (gpu->user, gpu->index, op))
+  if (!(known && op == ready_op) && !gpu->hooks.ready (gpu->user, gpu->index, op))
     return;
   s->next++;
   s->busy = TRUE;
@@ -376,6 +375,20 @@ sim_gpu_poke (SimGpu *gpu, int stream)
   gint64 d = gpu->hooks.start (gpu->user, gpu->index, op, stream == 0 && (gpu->busy_mask & ~1u) != 0);
   if (d >= 0)
     sim_engine_after (gpu->engine, d, stream_end, gpu, (guint64) stream);
+}
+
+void
+sim_gpu_poke (SimGpu *gpu, int stream)
+{
+  g_return_if_fail (gpu != NULL && stream >= 0 && stream < gpu->n_streams);
+  poke (gpu, stream, FALSE, 0);
+}
+
+void
+sim_gpu_poke_ready (SimGpu *gpu, int stream, guint32 op)
+{
+  g_return_if_fail (gpu != NULL && stream >= 0 && stream < gpu->n_streams);
+  poke (gpu, stream, TRUE, op);
 }
 
 void
@@ -391,7 +404,7 @@ sim_gpu_finish (SimGpu *gpu, int stream)
   s->last_end_ns = now;
   /* done() may make other ops ready (and poke them); then this stream's next head. */
   gpu->hooks.done (gpu->user, gpu->index, s->running, s->started_ns);
-  sim_gpu_poke (gpu, stream);
+  poke (gpu, stream, FALSE, 0);
 }
 
 static void

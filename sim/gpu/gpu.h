@@ -154,6 +154,9 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC (SimGpu, sim_gpu_free)
 void sim_gpu_set_stream (SimGpu *gpu, int stream, const guint32 *ops, int n_ops);
 /* Something the stream's head may wait on changed: start it if idle and ready. */
 void sim_gpu_poke (SimGpu *gpu, int stream);
+/* sim_gpu_poke where the caller has just found op ready: if op is the stream's head it starts
+ * without the ready hook being asked again. */
+void sim_gpu_poke_ready (SimGpu *gpu, int stream, guint32 op);
 /* The running asynchronous op of `stream` completed now. */
 void sim_gpu_finish (SimGpu *gpu, int stream);
 /* Ops left on a stream (0 when it is drained). */

@@ -569,7 +569,7 @@ complete (Runner *r, Pending *p)
             {
               rs->cause_cat = SIM_BD_PP;
               rs->cause_dur = dur;
-              sim_gpu_poke (rs->gpu, prog->ops[recv_op].stream);
+              sim_gpu_poke_ready (rs->gpu, prog->ops[recv_op].stream, (guint32) recv_op);
             }
         }
       r->completing_dur = dur;
@@ -695,7 +695,7 @@ hook_done (gpointer user, int gpu, guint32 op_index, gint64 start_ns)
               st->cause_cat = op->cat;
               st->cause_dur = r->completing_dur;
             }
-          sim_gpu_poke (st->gpu, prog->ops[s].stream);
+          sim_gpu_poke_ready (st->gpu, prog->ops[s].stream, s);
         }
     }
   if ((int) op_index == prog->end_op)
