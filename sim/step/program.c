@@ -28,6 +28,7 @@ static const guint8 group_stream[G_COUNT] = { ST_TP, ST_CP, ST_DP, ST_EP, ST_DP,
 
 typedef struct {
   GArray *ops;         /* TOp */
+  GArray *names;       /* const char *, per op */
   GArray *edges;       /* guint32 pairs (from, to) */
   GArray *streams[N_STREAMS];
   int last_compute;
@@ -43,6 +44,7 @@ builder_init (Builder *b, const LayerCtx *c)
 {
   memset (b, 0, sizeof *b);
   b->ops = g_array_sized_new (FALSE, TRUE, sizeof (TOp), c->last_ops);
+  b->names = g_array_sized_new (FALSE, FALSE, sizeof (const char *), c->last_ops);
   b->edges = g_array_sized_new (FALSE, FALSE, sizeof (guint32), c->last_edges);
   for (int i = 0; i < N_STREAMS; i++)
     b->streams[i] = g_array_sized_new (FALSE, FALSE, sizeof (guint32), c->last_stream[i]);
@@ -57,10 +59,11 @@ edge (Builder *b, int from, int to)
 }
 
 static int
-add_op (Builder *b, const TOp *op)
+add_op (Builder *b, const TOp *op, const char *name)
 {
   int i = (int) b->ops->len;
   g_array_append_vals (b->ops, op, 1);
+  g_array_append_val (b->names, name);
   g_array_index (b->ops, TOp, i).pos = b->streams[op->stream]->len;
   if (b->sens)
     {
@@ -81,11 +84,10 @@ apply_waits (Builder *b, int op)
 }
 
 static int
-compute (Builder *b, const char *name, gint64 dur_ns, double flops, guint8 cat)
+compute (Builder *b, const char *name, gint64 dur_ns, guint8 cat)
 {
-  TOp op = { .kind = K_COMPUTE, .stream = ST_COMPUTE, .cat = cat, .dur_ns = dur_ns, .flops = flops,
-             .name = name };
-  int i = add_op (b, &op);
+  TOp op = { .kind = K_COMPUTE, .stream = ST_COMPUTE, .cat = cat, .dur_ns = dur_ns };
+  int i = add_op (b, &op, name);
   apply_waits (b, i);
   memcpy (b->waits, b->later, sizeof (int) * b->n_later);
   b->n_waits = b->n_later;
@@ -100,8 +102,8 @@ compute (Builder *b, const char *name, gint64 dur_ns, double flops, guint8 cat)
 static void
 host_gap (Builder *b, const char *name, gint64 dur_ns, guint8 cat)
 {
-  TOp op = { .kind = K_COMPUTE, .stream = ST_COMPUTE, .cat = cat, .dur_ns = dur_ns, .name = name };
-  int i = add_op (b, &op);
+  TOp op = { .kind = K_COMPUTE, .stream = ST_COMPUTE, .cat = cat, .dur_ns = dur_ns };
+  int i = add_op (b, &op, name);
   apply_waits (b, i);
   b->last_compute = i;
 }
@@ -118,8 +120,8 @@ static int
 collective_issue (Builder *b, const char *name, GroupKind g, SimCollectiveOp coll, double bytes)
 {
   TOp op = { .kind = K_COLL, .stream = group_stream[g], .cat = group_cat[g], .group = g,
-             .coll = coll, .bytes = bytes, .seq = b->seq[g]++, .name = name };
-  int i = add_op (b, &op);
+             .coll = coll, .bytes = bytes, .seq = b->seq[g]++ };
+  int i = add_op (b, &op, name);
   if (b->last_compute >= 0)
     edge (b, b->last_compute, i);
   return i;
@@ -147,6 +149,7 @@ program_from_builder (Program *p, Builder *b, LayerCtx *c)
     c->last_stream[s] = b->streams[s]->len;
   p->n_ops = (int) b->ops->len;
   p->ops = (TOp *) g_array_free (b->ops, FALSE);
+  p->names = (const char **) (void *) g_array_free (b->names, FALSE);
   p->sens = b->sens ? (double *) (void *) g_array_free (b->sens, FALSE) : NULL;
   guint n_edges = b->edges->len / 2;
   guint32 *e = (guint32 *) b->edges->data;
@@ -234,6 +237,7 @@ void
 sim_runner_program_clear (Program *p)
 {
   g_free (p->ops);
+  g_free (p->names);
   g_free (p->succ);
   g_free (p->need_off);
   g_free (p->need);
@@ -328,9 +332,9 @@ emit_comm (Builder *b, const LayerCtx *c, const ModelOp *op, gboolean overlapped
        * the ring carries the (cp − 1) blocks, beside the attention kernel. */
       TOp t = { .kind = K_RING, .stream = ST_CP, .cat = SIM_BD_CP, .group = G_CP,
                 .coll = SIM_COLLECTIVE_SENDRECV, .bytes = op->comm_bytes / MAX (op->group_size - 1, 1),
-                .seq = b->seq[G_CP]++, .name = op->name };
+                .seq = b->seq[G_CP]++ };
       t.bytes *= op->group_size - 1;
-      int i = add_op (b, &t);
+      int i = add_op (b, &t, op->name);
       if (b->last_compute >= 0)
         edge (b, b->last_compute, i);
       push_wait (overlapped ? b->later : b->waits, overlapped ? &b->n_later : &b->n_waits, i);
@@ -425,7 +429,7 @@ emit_range (Builder *b, const LayerCtx *c, const ModelOp *o, int n, int from, in
         {
           emit_comm (b, c, &o[i + 1], TRUE);
           gint64 ns = op_cost_ns (b, c, &o[i], cost ? &cost[idx ? idx[i] : (guint32) i] : NULL);
-          int k = compute (b, o[i].name, ns, o[i].flops, SIM_BD_COMPUTE);
+          int k = compute (b, o[i].name, ns, SIM_BD_COMPUTE);
           g_array_index (b->ops, TOp, k).ub_own_sms = sim_gpu_op_ub_own_sms (c->plan, &o[i]);
           *flops += o[i].flops;
           total += ns;
@@ -433,8 +437,7 @@ emit_range (Builder *b, const LayerCtx *c, const ModelOp *o, int n, int from, in
           continue;
         }
       gint64 ns = op_cost_ns (b, c, &o[i], cost ? &cost[idx ? idx[i] : (guint32) i] : NULL);
-      int k = compute (b, o[i].name, ns, o[i].kind == MODEL_OP_MEMBOUND ? 0 : o[i].flops,
-                       o[i].phase == MODEL_PHASE_OPTIMIZER ? SIM_BD_OPTIMIZER : SIM_BD_COMPUTE);
+      int k = compute (b, o[i].name, ns, o[i].phase == MODEL_PHASE_OPTIMIZER ? SIM_BD_OPTIMIZER : SIM_BD_COMPUTE);
       g_array_index (b->ops, TOp, k).ub_own_sms = sim_gpu_op_ub_own_sms (c->plan, &o[i]);
       if (o[i].kind != MODEL_OP_MEMBOUND)
         *flops += o[i].flops;
@@ -610,9 +613,8 @@ zero3_gather (Builder *b, Buckets *k, double bytes)
     {
       list_host (b, k, 1, 3.0 * bytes / pieces);
       TOp t = { .kind = K_COLL, .stream = ST_DPAG, .cat = SIM_BD_DP, .group = G_DPCP,
-                .coll = SIM_COLLECTIVE_ALLGATHER, .bytes = bytes / pieces, .seq = b->seq[G_DPCP]++,
-                .name = "zero3_param_ag" };
-      int i = add_op (b, &t);
+                .coll = SIM_COLLECTIVE_ALLGATHER, .bytes = bytes / pieces, .seq = b->seq[G_DPCP]++ };
+      int i = add_op (b, &t, "zero3_param_ag");
       int after = k->blocking ? b->last_compute : ahead;
       if (after >= 0)
         edge (b, after, i);
@@ -769,9 +771,8 @@ bucket_flush (Builder *b, const LayerCtx *c, Buckets *k, gboolean flush)
    * (stage3.py hooks every parameter that requires a gradient). */
   list_host (b, k, k->per_layer > 0 ? k->layer_tensors * k->pending / k->per_layer : 0, 2.0 * k->pending);
   TOp t = { .kind = K_COLL, .stream = ST_DP, .cat = SIM_BD_DP, .group = G_DPCP, .coll = op,
-            .bytes = k->pending, .seq = b->seq[G_DPCP]++,
-            .name = op == SIM_COLLECTIVE_ALLREDUCE ? "dp_grad_ar" : "dp_grad_rs" };
-  int i = add_op (b, &t);
+            .bytes = k->pending, .seq = b->seq[G_DPCP]++ };
+  int i = add_op (b, &t, op == SIM_COLLECTIVE_ALLREDUCE ? "dp_grad_ar" : "dp_grad_rs");
   if (b->last_compute >= 0)
     edge (b, b->last_compute, i);
   if (k->blocking || (k->fw->reduce_blocking && k->fw->reduce_overlap))
@@ -929,15 +930,14 @@ sim_runner_build_program (Program *p, LayerCtx *c, int stage, int dpcp)
           {
             double chunk_bytes = MIN (bytes, ag_cap);
             TOp t = { .kind = K_COLL, .stream = ST_DP, .cat = SIM_BD_DP, .group = G_DPCP,
-                      .coll = SIM_COLLECTIVE_ALLGATHER, .bytes = chunk_bytes, .seq = b->seq[G_DPCP]++,
-                      .name = "dp_param_ag" };
+                      .coll = SIM_COLLECTIVE_ALLGATHER, .bytes = chunk_bytes, .seq = b->seq[G_DPCP]++ };
             ag_chunk[n_ag] = ch;
             /* -1: the slot's first op (embedding) needs it; else the chunk-local layer holding
              * the bucket's first byte (the head's bytes count with the last layer). */
             ag_need[n_ag] = offset < lead || layer_bytes <= 0 || ch_layers == 0
                               ? -1
                               : MIN ((int) ((offset - lead) / layer_bytes), ch_layers - 1);
-            ag_ops[n_ag++] = add_op (b, &t);
+            ag_ops[n_ag++] = add_op (b, &t, "dp_param_ag");
             bytes -= chunk_bytes;
             offset += chunk_bytes;
           }
@@ -988,7 +988,7 @@ sim_runner_build_program (Program *p, LayerCtx *c, int stage, int dpcp)
           r->ns = 0;
           if (!sl.weight)
             {
-              int entry = compute (b, "slot_entry", 0, 0, SIM_BD_COMPUTE);
+              int entry = compute (b, "slot_entry", 0, SIM_BD_COMPUTE);
               p->entry[entry_index (plan, m, sl.pass, sl.microbatch, sl.chunk)] = entry;
               if (r->fwd && sl.microbatch == 0)
                 for (int a = 0; a < n_ag; a++)
@@ -1077,7 +1077,7 @@ sim_runner_build_program (Program *p, LayerCtx *c, int stage, int dpcp)
                   else
                     {
                       collective (b, "fp8_amax_ar", G_AMAX, SIM_COLLECTIVE_ALLREDUCE, amax_bytes, FALSE);
-                      compute (b, "fp8_amax_wait", 0, 0, SIM_BD_COMPUTE);
+                      compute (b, "fp8_amax_wait", 0, SIM_BD_COMPUTE);
                     }
                 }
             }
@@ -1092,9 +1092,8 @@ sim_runner_build_program (Program *p, LayerCtx *c, int stage, int dpcp)
                * SP or scatter/gather. */
               TOp t = { .kind = K_SEND, .stream = fwd ? ST_SEND_F : ST_SEND_B, .cat = SIM_BD_PP,
                         .fwd = fwd, .mb = (guint16) sl.microbatch, .vs = (guint16) r->vs,
-                        .bytes = act_bytes / (pp_split ? plan->tp : 1), .recv_op = -1,
-                        .name = fwd ? "pp_send_act" : "pp_send_grad" };
-              int o = add_op (b, &t);
+                        .bytes = act_bytes / (pp_split ? plan->tp : 1), .recv_op = -1 };
+              int o = add_op (b, &t, fwd ? "pp_send_act" : "pp_send_grad");
               edge (b, b->last_compute, o);
               apply_waits (b, o);
               if (plan->pp_blocking)
@@ -1122,7 +1121,7 @@ sim_runner_build_program (Program *p, LayerCtx *c, int stage, int dpcp)
   /* Gradient sync done (without overlap, e.g. Megatron without dp_overlap: only issued now), then
    * the optimizer. */
   int last_bwd = b->last_compute;
-  int synced = compute (b, "grads_synced", 0, 0, SIM_BD_OPTIMIZER);
+  int synced = compute (b, "grads_synced", 0, SIM_BD_OPTIMIZER);
   for (int i = 0; i < k.n_ops; i++)
     {
       if (!fw.reduce_overlap)
@@ -1152,16 +1151,15 @@ sim_runner_build_program (Program *p, LayerCtx *c, int stage, int dpcp)
       while (bytes > 0 && n_final < max_ag)
         {
           TOp t = { .kind = K_COLL, .stream = ST_DP, .cat = SIM_BD_DP, .group = G_DPCP,
-                    .coll = SIM_COLLECTIVE_ALLGATHER, .bytes = MIN (bytes, ag_cap), .seq = b->seq[G_DPCP]++,
-                    .name = "dp_param_ag" };
-          ag_ops[n_final] = add_op (b, &t);
+                    .coll = SIM_COLLECTIVE_ALLGATHER, .bytes = MIN (bytes, ag_cap), .seq = b->seq[G_DPCP]++ };
+          ag_ops[n_final] = add_op (b, &t, "dp_param_ag");
           edge (b, after, ag_ops[n_final++]);
           bytes -= MIN (bytes, ag_cap);
         }
     }
   /* The fixed per-step host time (hardware step_overhead_ms; fitted per generation where calibrated)
    * closes the step on every rank. */
-  p->end_op = compute (b, "step_end", c->gpu->step_overhead_ns, 0, SIM_BD_OPTIMIZER);
+  p->end_op = compute (b, "step_end", c->gpu->step_overhead_ns, SIM_BD_OPTIMIZER);
   for (int i = 0; i < n_final; i++)
     edge (b, ag_ops[i], p->end_op);
   program_from_builder (p, b, c);

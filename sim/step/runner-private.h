@@ -24,18 +24,19 @@ typedef struct {
   guint16 mb;          /* K_SEND: micro-batch and virtual stage of the sending slot */
   guint16 vs;
   guint32 pos;         /* its place in its stream's issue order */
-  gint64 dur_ns;       /* K_COMPUTE */
-  double bytes;
-  double flops;
+  union {
+    gint64 dur_ns;     /* K_COMPUTE */
+    double bytes;      /* the others */
+  };
   guint32 succ_off, n_succ;
   gint32 recv_op;      /* K_SEND: op of the receiving stage's program that waits for it */
   gint32 ext;          /* a PP receive's slot in the rank's arrival counters, -1: none */
-  const char *name;    /* for traces: the model op's (interned) name or a static label */
-} TOp;
+} TOp;                 /* 48 bytes: ranks stream through their stage's ops, one op an event */
 
 typedef struct {
   TOp *ops;
   int n_ops;
+  const char **names;  /* per op, for traces: the model op's (interned) name or a static label */
   /* succ: per op (succ_off, n_succ), the ops that depend on it; SUCC_QUIET marks all but the last
    * of repeated edges, which tell nothing. */
   guint32 *succ;
