@@ -5,7 +5,7 @@
  *   --full-max: largest cluster simulated with --full (default 10752; --full at 131,072 takes
  *               minutes and GiBs, so it is asked for, not run by default)
  *   --max:      largest cluster (default 1048576)
- *   --moe:      also Mixtral 8x7B (EP 8) at 64, 512 and 4,096 GPUs, default mode: the all-to-alls' cost
+ *   --moe:      also Mixtral 8x7B (EP 8) at 64, 512, 4,096 and 32,768 GPUs, default mode: the all-to-alls' cost
  *   --tsv:      the table as TSV (columns below); --plot: wall and peak RSS vs GPUs, drawn by
  *               plots/bench-scale.gp with gnuplot (TRAINSIM_PLOTS_DIR or ./plots)
  * Prints one table: case, GPUs, mode, wall s, peak RSS MiB, events, events/s, ranks simulated,
@@ -42,7 +42,7 @@ static const int sizes[] = { 8, 64, 512, 4096, 10752, 32768, 131072, 1048576 };
 
 /* The MoE case (--moe): Mixtral 8x7B, TP 2 with SP, EP 8, 4 sequences of 4,096 per replica, on the
  * embedded H100 profile and NDR fabric: every MoE layer's all-to-alls over the EP groups. */
-static const int moe_sizes[] = { 64, 512, 4096 };
+static const int moe_sizes[] = { 64, 512, 4096, 32768 };
 
 /* Runs in the child: loads the case, simulates one step, writes the result to fd. */
 static int
