@@ -441,13 +441,10 @@ many_done (gpointer user, guint64 arg)
   s->done_count++;
 }
 
+/* Eight rings of 16 GPUs, one per node of 16 nodes x 8, and 24 send/recv pairs in and across nodes. */
 static void
-test_start_many (void)
+rings_and_pairs (int rings[8 * 16], int pairs[2 * 24])
 {
-  SimCollectiveProfile p;
-  coll_profile_reference (&p, FALSE);
-  g_autoptr (SimTopology) t = cluster (16, 8, 450, 50, TRUE, SIM_FABRIC_FAT_TREE, 16, 2);
-  int rings[8 * 16], pairs[2 * 24];
   for (int k = 0; k < 8; k++)
     iota (rings + 16 * k, 16, k, 8);
   for (int i = 0; i < 24; i++)
@@ -455,6 +452,16 @@ test_start_many (void)
       pairs[2 * i] = (i * 37) % 128;
       pairs[2 * i + 1] = i % 3 == 0 ? pairs[2 * i] ^ 1 : (pairs[2 * i] + 8 * (1 + i % 5)) % 128;
     }
+}
+
+static void
+test_start_many (void)
+{
+  SimCollectiveProfile p;
+  coll_profile_reference (&p, FALSE);
+  g_autoptr (SimTopology) t = cluster (16, 8, 450, 50, TRUE, SIM_FABRIC_FAT_TREE, 16, 2);
+  int rings[8 * 16], pairs[2 * 24];
+  rings_and_pairs (rings, pairs);
   const double sizes[] = { 256, 64e3, 8e6, 256e6 };
   for (gsize k = 0; k < G_N_ELEMENTS (sizes); k++)
     for (int kind = 0; kind < 2; kind++)
@@ -550,6 +557,79 @@ test_bundle_memo (void)
         }
   g_assert_cmpint (checked, ==, 320);
   sim_teardown (&one);
+}
+
+/* sim_collective_set_batched: lockstep groups started one by one, their flows batched into
+ * bundles across groups, end when they end unbatched, to the nanosecond: rings over 16 GPUs across
+ * 16 nodes of a 2:1 oversubscribed fat tree (they share uplinks, so bundles split) and send/recv
+ * pairs, four sizes, two waves (the second starts as the first ends). */
+typedef struct {
+  Sim *s;
+  const SimCollectiveGroup **groups;
+  int n;
+  double bytes;
+  gint64 done[2][24];
+  int wave, left;
+  SimCollectiveOp op;
+} Waves;
+
+static void
+wave_start (Waves *w);
+
+static void
+wave_done (gpointer user, guint64 arg)
+{
+  Waves *w = user;
+  w->done[w->wave][arg] = sim_engine_now (w->s->engine);
+  if (--w->left == 0 && ++w->wave < 2)
+    wave_start (w);
+}
+
+static void
+wave_start (Waves *w)
+{
+  w->left = w->n;
+  for (int g = 0; g < w->n; g++)
+    g_assert_true (sim_collective_start_group (w->s->coll, w->op, SIM_COLLECTIVE_ALGO_AUTO, w->groups[g],
+                                               w->bytes * (1 + g % 2), wave_done, w, (guint64) g, NULL, NULL));
+}
+
+static void
+test_batched (void)
+{
+  SimCollectiveProfile p;
+  coll_profile_reference (&p, FALSE);
+  g_autoptr (SimTopology) t = cluster (16, 8, 450, 50, FALSE, SIM_FABRIC_FAT_TREE, 16, 2);
+  int rings[8 * 16], pairs[2 * 24];
+  rings_and_pairs (rings, pairs);
+  const double sizes[] = { 256, 64e3, 8e6, 256e6 };
+  for (gsize k = 0; k < G_N_ELEMENTS (sizes); k++)
+    for (int kind = 0; kind < 2; kind++)
+      {
+        gint64 when[2][2][24];
+        for (int batched = 0; batched < 2; batched++)
+          {
+            Sim s;
+            sim_setup (&s, t, &p);
+            sim_collective_set_batched (s.coll, batched);
+            const int *gpus = kind == 0 ? rings : pairs;
+            int size = kind == 0 ? 16 : 2, n = kind == 0 ? 8 : 24;
+            const SimCollectiveGroup *groups[24];
+            for (int g = 0; g < n; g++)
+              groups[g] = sim_collective_group (s.coll, gpus + size * g, size, NULL);
+            Waves w = { &s, groups, n, sizes[k], { { 0 } }, 0, 0,
+                        kind == 0 ? SIM_COLLECTIVE_ALLREDUCE : SIM_COLLECTIVE_SENDRECV };
+            wave_start (&w);
+            sim_engine_run (s.engine, -1);
+            g_assert_cmpint (w.wave, ==, 2);
+            g_assert_cmpint (sim_collective_active (s.coll), ==, 0);
+            memcpy (when[batched], w.done, sizeof w.done);
+            sim_teardown (&s);
+          }
+        for (int wv = 0; wv < 2; wv++)
+          for (int g = 0; g < (kind == 0 ? 8 : 24); g++)
+            g_assert_cmpint (when[1][wv][g], ==, when[0][wv][g]);
+      }
 }
 
 static void
@@ -658,6 +738,7 @@ main (int argc, char **argv)
   g_test_add_func ("/sim/collective/published-busbw", test_published_busbw);
   g_test_add_func ("/sim/collective/start-many", test_start_many);
   g_test_add_func ("/sim/collective/bundle-memo", test_bundle_memo);
+  g_test_add_func ("/sim/collective/batched", test_batched);
   g_test_add_func ("/sim/collective/mesh", test_mesh);
   return g_test_run ();
 }
