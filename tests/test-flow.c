@@ -867,6 +867,66 @@ test_bundle_vs_flows (void)
   g_assert_cmpuint (batched_bundles, >, 400);  /* and batching made bundles across groups */
 }
 
+/* Batched starts keep their starters' derivatives (sim_engine_enable_sens): two events of one
+ * nanosecond with different derivatives each start a flow of one size over a link of its own;
+ * batched or not, each flow ends carrying its starter's derivatives, as a flow's end carries its
+ * start's (flow.h). */
+typedef struct {
+  SimEngine *engine;
+  SimFlowNet *net;
+  SimFlowPath *path[2];
+  gboolean batched;
+  double end_sens[2];
+} SensRun;
+
+static void
+sens_done (gpointer user, guint64 arg)
+{
+  SensRun *r = user;
+  r->end_sens[arg] = sim_engine_sens (r->engine)[0];
+}
+
+static void
+sens_start (SimEngine *engine, gpointer data, guint64 arg)
+{
+  SensRun *r = data;
+  if (r->batched)
+    sim_flow_net_start_batched (r->net, r->path[arg], 1e6, 1.0, sens_done, r, arg);
+  else
+    sim_flow_net_start_path (r->net, r->path[arg], 1e6, 1.0, sens_done, r, arg);
+}
+
+static void
+test_batched_sens (void)
+{
+  double out[2][2];
+  for (int batched = 0; batched < 2; batched++)
+    {
+      g_autoptr (SimEngine) engine = sim_engine_new ();
+      sim_engine_enable_sens (engine, 1);
+      double cap[] = { 1e9, 1e9 };
+      SensRun r = { engine, sim_flow_net_new (engine, cap, 2), { NULL, NULL }, batched, { 0, 0 } };
+      for (guint32 l = 0; l < 2; l++)
+        r.path[l] = sim_flow_net_path (r.net, &l, 1);
+      for (int k = 0; k < 2; k++)
+        {
+          double d = 3.0 + 4.0 * k;   /* the two starters' derivatives: 3 and 7 */
+          sim_engine_delay_sens (engine, &d);
+          sim_engine_at (engine, 1000, sens_start, &r, (guint64) k);
+        }
+      sim_engine_run (engine, -1);
+      for (int k = 0; k < 2; k++)
+        out[batched][k] = r.end_sens[k];
+      g_assert_cmpuint (sim_flow_net_stats (r.net).bundles, ==, 0); /* different derivatives: no bundle */
+      sim_flow_net_free (r.net);
+    }
+  for (int k = 0; k < 2; k++)
+    {
+      g_assert_cmpfloat (out[0][k], ==, 3.0 + 4.0 * k);
+      g_assert_cmpfloat (out[1][k], ==, out[0][k]);
+    }
+}
+
 /* flush solves at once: the rate is there before the engine runs, and the scheduled batch
  * recompute is withdrawn (one solve in all). */
 static void
@@ -985,5 +1045,6 @@ main (int argc, char **argv)
   g_test_add_func ("/sim/flow/local-resolve", test_local_resolve);
   g_test_add_func ("/sim/flow/bundle-split-by-hand", test_bundle_split_by_hand);
   g_test_add_func ("/sim/flow/bundle-vs-flows", test_bundle_vs_flows);
+  g_test_add_func ("/sim/flow/batched-sens", test_batched_sens);
   return g_test_run ();
 }

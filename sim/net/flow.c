@@ -207,6 +207,9 @@ struct SimFlowNet {
   /* flows started batched at the current nanosecond, not yet in the net (flush_batched) */
   struct Batched *pend;
   int n_pend, cap_pend;
+  double *pend_sens;                     /* n_sens per pending start: its starter's derivatives */
+  int cap_pend_sens;
+  const double *sens_from;               /* set: what a start's derivatives are, not the event's */
   SimFlowPath **pend_paths;
   MemberCb *pend_cbs;
   guint8 *pend_taken;
@@ -426,7 +429,8 @@ start_sens (SimFlowNet *net, guint32 fi)
 {
   int n = net->n_sens;
   if (n > 0)
-    memcpy (flow_sens (net, fi), sim_engine_sens (net->engine), sizeof (double) * n);
+    memcpy (flow_sens (net, fi), net->sens_from ? net->sens_from : sim_engine_sens (net->engine),
+            sizeof (double) * n);
 }
 
 static void
@@ -861,6 +865,7 @@ sim_flow_net_free (SimFlowNet *net)
   g_free (net->midx);
   g_free (net->cb_scratch);
   g_free (net->pend);
+  g_free (net->pend_sens);
   g_free (net->pend_paths);
   g_free (net->pend_cbs);
   g_free (net->pend_taken);
@@ -974,6 +979,8 @@ start_occ (SimFlowNet *net, const int *occ, int n_occ, gboolean routed, double b
     {
       /* Nothing to share: done at once, but through the engine like every completion. */
       f->rate = net->hot[i].rate = !routed ? INFINITY : 0;
+      if (net->sens_from)
+        sim_engine_next_sens (net->engine, net->sens_from);
       f->event = sim_engine_after (net->engine, 0, complete_cb, net, i);
     }
   else
@@ -1133,47 +1140,80 @@ sim_flow_net_start_batched (SimFlowNet *net, SimFlowPath *path, double bytes, do
   g_return_if_fail (weight > 0 && isfinite (weight));
   g_return_if_fail (bytes >= 0 && isfinite (bytes));
   GROW (net->pend, net->cap_pend, net->n_pend + 1, struct Batched);
+  if (net->n_sens > 0)
+    {
+      GROW (net->pend_sens, net->cap_pend_sens, (net->n_pend + 1) * net->n_sens, double);
+      memcpy (net->pend_sens + (gsize) net->n_pend * net->n_sens, sim_engine_sens (net->engine),
+              sizeof (double) * net->n_sens);
+    }
   net->pend[net->n_pend++] = (struct Batched) { path, bytes, weight, { done, user, arg } };
   schedule_recompute (net);
 }
 
-/* The batched starts of this nanosecond join the net: those of one size and weight as one bundle
- * whose members keep their own callbacks (a group of one, or one with a member that has no links
- * or no bytes, as sim_flow_net_start_path would), keys in order of first start, members in order
- * of start. Few keys are gathered key by key; many, sorted. */
+/* The batched starts of this nanosecond join the net: those of one size, weight and (with
+ * sensitivities) starter's derivatives as one bundle whose members keep their own callbacks (a
+ * group of one, or one with a member that has no links or no bytes, as sim_flow_net_start_path
+ * would), keys in order of first start, members in order of start. Few keys are gathered key by
+ * key; many, sorted. */
 #define BATCH_FEW_KEYS 8
 
-static void
-start_batched_group (SimFlowNet *net, int n, double bytes, double weight)
+static inline const double *
+pend_sens_of (const SimFlowNet *net, int i)
 {
+  return net->n_sens > 0 ? net->pend_sens + (gsize) i * net->n_sens : NULL;
+}
+
+static gboolean
+same_key (const SimFlowNet *net, int i, int j)
+{
+  const struct Batched *p = net->pend;
+  return p[i].bytes == p[j].bytes && p[i].weight == p[j].weight
+         && (net->n_sens == 0
+             || memcmp (pend_sens_of (net, i), pend_sens_of (net, j), sizeof (double) * net->n_sens) == 0);
+}
+
+/* Starts pend_paths / pend_cbs [0..n), the group of pending start `first`. */
+static void
+start_batched_group (SimFlowNet *net, int n, int first)
+{
+  double bytes = net->pend[first].bytes, weight = net->pend[first].weight;
+  net->sens_from = pend_sens_of (net, first);  /* each flow's start carries its starter's */
   gboolean routed = bytes > 0;
   for (int m = 0; m < n; m++)
     routed = routed && net->pend_paths[m]->n_links > 0;
   if (n < 2 || !routed)
+    for (int m = 0; m < n; m++)
+      sim_flow_net_start_path (net, net->pend_paths[m], bytes, weight, net->pend_cbs[m].done, net->pend_cbs[m].user,
+                               net->pend_cbs[m].arg);
+  else
     {
-      for (int m = 0; m < n; m++)
-        sim_flow_net_start_path (net, net->pend_paths[m], bytes, weight, net->pend_cbs[m].done,
-                                 net->pend_cbs[m].user, net->pend_cbs[m].arg);
-      return;
+      net->stats.bundles++;
+      guint32 i = start_members (net, net->pend_paths, n, bytes, weight, NULL, NULL, NULL, 0);
+      Flow *f = &net->flows[i];
+      GROW (f->cbs, f->cap_cbs, n, MemberCb);
+      memcpy (f->cbs, net->pend_cbs, sizeof (MemberCb) * (gsize) n);
+      f->has_cbs = TRUE;
     }
-  net->stats.bundles++;
-  guint32 i = start_members (net, net->pend_paths, n, bytes, weight, NULL, NULL, NULL, 0);
-  Flow *f = &net->flows[i];
-  GROW (f->cbs, f->cap_cbs, n, MemberCb);
-  memcpy (f->cbs, net->pend_cbs, sizeof (MemberCb) * (gsize) n);
-  f->has_cbs = TRUE;
+  net->sens_from = NULL;
 }
 
 static int
 batched_cmp (const void *a, const void *b, void *user)
 {
-  const struct Batched *p = user;
-  const struct Batched *x = &p[*(const int *) a], *y = &p[*(const int *) b];
+  const SimFlowNet *net = user;
+  int i = *(const int *) a, j = *(const int *) b;
+  const struct Batched *x = &net->pend[i], *y = &net->pend[j];
   if (x->bytes != y->bytes)
     return x->bytes < y->bytes ? -1 : 1;
   if (x->weight != y->weight)
     return x->weight < y->weight ? -1 : 1;
-  return (*(const int *) a > *(const int *) b) - (*(const int *) a < *(const int *) b);
+  if (net->n_sens > 0)
+    {
+      int c = memcmp (pend_sens_of (net, i), pend_sens_of (net, j), sizeof (double) * net->n_sens);
+      if (c != 0)
+        return c;
+    }
+  return (i > j) - (i < j);
 }
 
 static void
@@ -1196,7 +1236,7 @@ flush_batched (SimFlowNet *net)
   for (int i = 0; i < n && n_keys <= BATCH_FEW_KEYS; i++)
     {
       int k = 0;
-      while (k < n_keys && !(p[key[k]].bytes == p[i].bytes && p[key[k]].weight == p[i].weight))
+      while (k < n_keys && !same_key (net, key[k], i))
         k++;
       if (k == n_keys && n_keys++ < BATCH_FEW_KEYS)
         key[k] = i;
@@ -1210,29 +1250,29 @@ flush_batched (SimFlowNet *net)
             continue;
           int m = 0;
           for (int j = i; j < n; j++)
-            if (!net->pend_taken[j] && p[j].bytes == p[i].bytes && p[j].weight == p[i].weight)
+            if (!net->pend_taken[j] && same_key (net, i, j))
               {
                 net->pend_taken[j] = 1;
                 net->pend_paths[m] = p[j].path;
                 net->pend_cbs[m++] = p[j].cb;
               }
-          start_batched_group (net, m, p[i].bytes, p[i].weight);
+          start_batched_group (net, m, i);
         }
       return;
     }
   g_autofree int *order = g_new (int, n);
   for (int i = 0; i < n; i++)
     order[i] = i;
-  g_qsort_with_data (order, n, sizeof *order, (GCompareDataFunc) batched_cmp, (gpointer) p);
+  g_qsort_with_data (order, n, sizeof *order, (GCompareDataFunc) batched_cmp, net);
   for (int a = 0; a < n;)
     {
       int b = a, m = 0;
-      for (; b < n && p[order[b]].bytes == p[order[a]].bytes && p[order[b]].weight == p[order[a]].weight; b++)
+      for (; b < n && same_key (net, order[a], order[b]); b++)
         {
           net->pend_paths[m] = p[order[b]].path;
           net->pend_cbs[m++] = p[order[b]].cb;
         }
-      start_batched_group (net, m, p[order[a]].bytes, p[order[a]].weight);
+      start_batched_group (net, m, order[a]);
       a = b;
     }
 }
