@@ -361,6 +361,37 @@ test_fit_recovers_simulated (void)
   gsl_rng_free (rng);
 }
 
+/* A source that is its generation's only one leaves a fold at the prior, where its rows were
+ * simulated already: their leave-one-source-out prediction is that simulation (the prior's error,
+ * to the digit) and the folds add no simulation. Two rows of one source; the fit with and without
+ * --cross-validate simulates as often. */
+static void
+test_fit_single_source_fold (void)
+{
+  g_autoptr (GString) text = g_string_new (deck_header);
+  for (int i = 0; i < 2; i++)
+    {
+      g_autofree char *row = row_with (deck_rows[i], 0.01 * (i + 1));
+      g_string_append (text, row);
+    }
+  g_autoptr (GError) error = NULL;
+  g_autoptr (SimValidateDeck) deck = sim_validate_deck_parse (text->str, text->len, "single.csv", &error);
+  g_assert_no_error (error);
+  guint sims[2];
+  for (int cv = 0; cv < 2; cv++)
+    {
+      SimCalibrationOptions co = { { NULL, NULL, 1, FALSE, FALSE, TRUE, 0 }, cv, 3 };
+      SimCalibrationResult r;
+      g_assert_true (sim_calibration_fit (deck, &co, &r, &error));
+      g_assert_no_error (error);
+      sims[cv] = r.simulations;
+      for (guint i = 0; cv && i < r.n; i++)
+        g_assert_cmpfloat (r.loso_pct[i], ==, r.prior_pct[i]);
+      sim_calibration_result_clear (&r);
+    }
+  g_assert_cmpuint (sims[1], ==, sims[0]);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -372,5 +403,6 @@ main (int argc, char **argv)
   g_test_add_func ("/calibrate/solve/groups-apart", test_solve_groups_apart);
   g_test_add_func ("/calibrate/solve/tie", test_solve_tie);
   g_test_add_func ("/calibrate/fit/recovers-simulated", test_fit_recovers_simulated);
+  g_test_add_func ("/calibrate/fit/single-source-fold", test_fit_single_source_fold);
   return g_test_run ();
 }

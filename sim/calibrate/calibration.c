@@ -731,8 +731,9 @@ sim_calibration_fit (const SimValidateDeck *deck, const SimCalibrationOptions *o
       /* Each fold: one Gauss–Newton step from the prior on the prior's residuals and Jacobian (both
        * depend on no measurement) without the source's rows, for the generations the source has rows
        * in (the others keep the full fit, which never saw the source); then the source's rows are
-       * simulated at the fold's constants, all folds in one batch. No fold re-simulates its training
-       * rows: the full fit's one-step gap (the report) says how far one step lands from converged. */
+       * simulated at the fold's constants, all folds in one batch (a row whose fold constants are
+       * the prior's keeps its prior simulation). No fold re-simulates its training rows: the full
+       * fit's one-step gap (the report) says how far one step lands from converged. */
       g_autoptr (GArray) jobs = g_array_new (FALSE, TRUE, sizeof (Job));
       g_autoptr (GPtrArray) fold_phis = g_ptr_array_new_with_free_func (g_free);
       g_autofree double *phi_lin = g_new0 (double, MAX (np, 1));
@@ -764,6 +765,16 @@ sim_calibration_fit (const SimValidateDeck *deck, const SimCalibrationOptions *o
           for (guint i = 0; ok && i < n; i++)
             if (left[i])
               {
+                /* A row whose fold constants are the prior's, bit for bit (a source that is its
+                 * generation's only one), was simulated there already: its T0 is that simulation. */
+                gboolean at_prior = TRUE;
+                for (int t = 0; t < 8 && c.row_params[i][t] >= 0; t++)
+                  at_prior &= phi_fold[c.row_params[i][t]] == phi_lin[c.row_params[i][t]];
+                if (at_prior)
+                  {
+                    out->loso_pct[i] = pct_of (T0[i], sim_validate_deck_row (deck, i)->step_time_s);
+                    continue;
+                  }
                 Job j = { &c, i, phi_fold, -1, 0, NAN };
                 g_array_append_val (jobs, j);
               }
