@@ -1,6 +1,6 @@
-/* Stays ~1700 lines: the incremental max-min solver (link classes, transition cache, components,
- * seeded re-solves), bundles and the engine-driven completions all work on SimFlowNet's private
- * state. */
+/* Stays ~2000 lines: the incremental max-min solver (link classes, transition cache, components,
+ * seeded re-solves), bundles, batched starts and the engine-driven completions all work on
+ * SimFlowNet's private state. */
 /* SimFlowNet: flows sharing links max-min fairly, with completions driven by the engine.
  * See flow.h for the contract.
  *
@@ -41,6 +41,12 @@
  * them has lost links (a generation per atom), so after the first step of a run its starts cost
  * one move per atom: a ring over 4,096 NICs whose sibling rings and PP sends cross them alike is
  * a couple of atoms. Classes count atoms, not links; a link's bytes are its atom's.
+ *
+ * Batched starts (why --full costs a stage's lockstep ranks one flow). Flows started with
+ * sim_flow_net_start_batched wait, with their callbacks and their starter's derivatives, until the
+ * recompute of their nanosecond; there those of one size, weight and derivatives become one bundle
+ * whose members keep their callbacks (Flow.cbs, carried through splits by member index). Max-min
+ * rates depend only on the set of flows, and nothing moves within a nanosecond, so this is exact.
  *
  * Memory: flows live in a slot array recycled through a free list; each slot keeps its path
  * buffer for reuse, classes (with their member lists) are recycled through a free list, and

@@ -55,11 +55,11 @@ guint64 sim_flow_net_start_path (SimFlowNet *net, SimFlowPath *path, double byte
 void sim_flow_net_start_bundle (SimFlowNet *net, SimFlowPath *const *paths, int n, double bytes, double weight,
                                 SimFlowDoneFn done, gpointer user, guint64 arg);
 /* sim_flow_net_start_path, batched: the flows started so at one nanosecond join the net together at
- * its next recompute of that nanosecond, those of one size and weight as one bundle whose members
- * keep their own done(user, arg) (--full's lockstep ranks: every PP send of a stage, every group's
- * ring). The same rates and completions as sim_flow_net_start_path (bundles split where members
- * stop moving in lockstep); until that recompute the flows are counted by sim_flow_net_active but
- * have no id. */
+ * its next recompute of that nanosecond, those of one size and weight (and, with sensitivities, of
+ * starters with equal derivatives, which each flow carries) as one bundle whose members keep their
+ * own done(user, arg) (--full's lockstep ranks: every PP send of a stage, every group's ring). The
+ * same rates and completions as sim_flow_net_start_path (bundles split where members stop moving in
+ * lockstep); until that recompute the flows are counted by sim_flow_net_active but have no id. */
 void sim_flow_net_start_batched (SimFlowNet *net, SimFlowPath *path, double bytes, double weight,
                                  SimFlowDoneFn done, gpointer user, guint64 arg);
 /* The union path that sim_flow_net_start_bundle starts paths[0..n) (n >= 2) as, for a caller that
