@@ -1,4 +1,4 @@
-/* Stays ~2000 lines: the incremental max-min solver (link classes, transition cache, components,
+/* Stays ~2100 lines: the incremental max-min solver (link classes, transition cache, components,
  * seeded re-solves), bundles, batched starts and the engine-driven completions all work on
  * SimFlowNet's private state. */
 /* SimFlowNet: flows sharing links max-min fairly, with completions driven by the engine.
