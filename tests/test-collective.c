@@ -454,6 +454,14 @@ rings_and_pairs (int rings[8 * 16], int pairs[2 * 24])
     }
 }
 
+/* The handles of n groups of `size` GPUs each, laid end to end in gpus. */
+static void
+group_handles (SimCollective *c, const int *gpus, int size, int n, const SimCollectiveGroup **out)
+{
+  for (int g = 0; g < n; g++)
+    out[g] = sim_collective_group (c, gpus + size * g, size, NULL);
+}
+
 static void
 test_start_many (void)
 {
@@ -485,8 +493,7 @@ test_start_many (void)
         sim_setup (&many, t, &p);
         g_autoptr (GError) error = NULL;
         const SimCollectiveGroup *groups[24];
-        for (int g = 0; g < n; g++)
-          groups[g] = sim_collective_group (many.coll, gpus + size * g, size, NULL);
+        group_handles (many.coll, gpus, size, n, groups);
         g_assert_true (sim_collective_start_many (many.coll, op, groups, n, sizes[k], many_done, &many, 0, &error));
         g_assert_no_error (error);
         g_assert_cmpint (many.done_count, ==, 0);  /* never from inside the call */
@@ -506,8 +513,7 @@ timed_many (Sim *s, SimCollectiveOp op, const int *gpus, int size, int n, double
 {
   const SimCollectiveGroup *groups[8];
   g_assert_cmpint (n, <=, 8);
-  for (int g = 0; g < n; g++)
-    groups[g] = sim_collective_group (s->coll, gpus + size * g, size, NULL);
+  group_handles (s->coll, gpus, size, n, groups);
   gint64 t0 = sim_engine_now (s->engine);
   int before = s->done_count;
   g_autoptr (GError) error = NULL;
@@ -615,8 +621,7 @@ test_batched (void)
             const int *gpus = kind == 0 ? rings : pairs;
             int size = kind == 0 ? 16 : 2, n = kind == 0 ? 8 : 24;
             const SimCollectiveGroup *groups[24];
-            for (int g = 0; g < n; g++)
-              groups[g] = sim_collective_group (s.coll, gpus + size * g, size, NULL);
+            group_handles (s.coll, gpus, size, n, groups);
             Waves w = { &s, groups, n, sizes[k], { { 0 } }, 0, 0,
                         kind == 0 ? SIM_COLLECTIVE_ALLREDUCE : SIM_COLLECTIVE_SENDRECV };
             wave_start (&w);

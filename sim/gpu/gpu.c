@@ -311,7 +311,6 @@ sim_gpu_op_ns_sens (const SimGpuSpec *spec, const ModelPlan *plan, const ModelOp
 typedef struct {
   const guint32 *ops;
   int n_ops, next;      /* next: index of the head (not yet started) */
-  gboolean busy;
   guint32 running;
   gint64 started_ns, busy_ns, last_end_ns;
 } Stream;
@@ -319,7 +318,7 @@ typedef struct {
 struct SimGpu {
   SimEngine *engine;
   int index, n_streams;
-  guint busy_mask;      /* bit s: stream s runs an op */
+  guint busy_mask;      /* bit s: stream s runs an op (its `running`) */
   SimGpuHooks hooks;
   gpointer user;
   Stream streams[SIM_GPU_MAX_STREAMS];
@@ -350,7 +349,7 @@ sim_gpu_set_stream (SimGpu *gpu, int stream, const guint32 *ops, int n_ops)
 {
   g_return_if_fail (gpu != NULL && stream >= 0 && stream < gpu->n_streams);
   Stream *s = &gpu->streams[stream];
-  g_return_if_fail (!s->busy);
+  g_return_if_fail (!(gpu->busy_mask & (1u << stream)));
   s->ops = ops;
   s->n_ops = n_ops;
   s->next = 0;
@@ -362,13 +361,12 @@ static inline void
 poke (SimGpu *gpu, int stream, gboolean known, guint32 ready_op)
 {
   Stream *s = &gpu->streams[stream];
-  if (s->busy || s->next >= s->n_ops)
+  if ((gpu->busy_mask & (1u << stream)) || s->next >= s->n_ops)
     return;
   guint32 op = s->ops[s->next];
   if (!(known && op == ready_op) && !gpu->hooks.ready (gpu->user, gpu->index, op))
     return;
   s->next++;
-  s->busy = TRUE;
   gpu->busy_mask |= 1u << stream;
   s->running = op;
   s->started_ns = sim_engine_now (gpu->engine);
@@ -396,9 +394,8 @@ sim_gpu_finish (SimGpu *gpu, int stream)
 {
   g_return_if_fail (gpu != NULL && stream >= 0 && stream < gpu->n_streams);
   Stream *s = &gpu->streams[stream];
-  g_return_if_fail (s->busy);
+  g_return_if_fail (gpu->busy_mask & (1u << stream));
   gint64 now = sim_engine_now (gpu->engine);
-  s->busy = FALSE;
   gpu->busy_mask &= ~(1u << stream);
   s->busy_ns += now - s->started_ns;
   s->last_end_ns = now;
@@ -417,13 +414,13 @@ int
 sim_gpu_pending (const SimGpu *gpu, int stream)
 {
   const Stream *s = &gpu->streams[stream];
-  return s->n_ops - s->next + (s->busy ? 1 : 0);
+  return s->n_ops - s->next + (int) ((gpu->busy_mask >> stream) & 1u);
 }
 
 gboolean
 sim_gpu_stream_busy (const SimGpu *gpu, int stream)
 {
-  return gpu->streams[stream].busy;
+  return (gpu->busy_mask >> stream) & 1u;
 }
 
 guint

@@ -1044,6 +1044,12 @@ start_one (SimCollective *c, SimFlowPath **paths, int n, double bytes, double we
   return TRUE;
 }
 
+static inline gboolean
+same_key (const struct Queued *a, const struct Queued *b)
+{
+  return a->bytes == b->bytes && a->weight == b->weight;
+}
+
 static gboolean
 start_queued (SimCollective *c, const Done *done, gpointer user, BundleMemo *m)
 {
@@ -1061,7 +1067,7 @@ start_queued (SimCollective *c, const Done *done, gpointer user, BundleMemo *m)
   for (int i = 0; i < n && n_keys <= FEW_KEYS; i++)
     {
       int k = 0;
-      while (k < n_keys && !(keys[k].bytes == c->queued[i].bytes && keys[k].weight == c->queued[i].weight))
+      while (k < n_keys && !same_key (&keys[k], &c->queued[i]))
         k++;
       if (k == n_keys && n_keys++ < FEW_KEYS)
         keys[k] = c->queued[i];
@@ -1080,7 +1086,7 @@ start_queued (SimCollective *c, const Done *done, gpointer user, BundleMemo *m)
         {
           int j = 0;
           for (int i = 0; i < n; i++)
-            if (c->queued[i].bytes == keys[k].bytes && c->queued[i].weight == keys[k].weight)
+            if (same_key (&c->queued[i], &keys[k]))
               c->bundle[j++] = c->queued[i].path;
           ok &= start_one (c, c->bundle, j, keys[k].bytes, keys[k].weight, done, user, m);
         }
@@ -1090,7 +1096,7 @@ start_queued (SimCollective *c, const Done *done, gpointer user, BundleMemo *m)
   for (int i = 0; i < n;)
     {
       int j = i;
-      for (; j < n && c->queued[j].bytes == c->queued[i].bytes && c->queued[j].weight == c->queued[i].weight; j++)
+      for (; j < n && same_key (&c->queued[j], &c->queued[i]); j++)
         c->bundle[j - i] = c->queued[j].path;
       ok &= start_one (c, c->bundle, j - i, c->queued[i].bytes, c->queued[i].weight, done, user, m);
       i = j;

@@ -125,12 +125,12 @@ typedef struct SimCollective SimCollective;
 SimCollective *sim_collective_new (SimEngine *engine, SimFlowNet *net, const SimTopology *topo,
                                    const SimCollectiveProfile *profile);
 void sim_collective_free (SimCollective *coll);
-/* Runs started one by one (sim_collective_start_group) start their flows batched
- * (sim_flow_net_start_batched): those of the runs of one nanosecond with one size and weight move
- * as one bundle while they move alike. For a caller that starts many lockstep groups one by one
- * (--full); the same rates and completions. */
-void sim_collective_set_batched (SimCollective *coll, gboolean batched);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (SimCollective, sim_collective_free)
+/* Every run starts its flows batched (sim_flow_net_start_batched) instead of as the bundles of its
+ * own start event: the flows of the runs of one nanosecond with one size and weight move as one
+ * bundle while they move alike. For a caller that starts many lockstep groups one by one (--full,
+ * the TP mirror); the same rates and completions. */
+void sim_collective_set_batched (SimCollective *coll, gboolean batched);
 
 /* Starts op over gpus[0..n) now (send/recv: gpus[0] -> gpus[1]; broadcast: root gpus[0]).
  * done(user, arg) runs when the last rank has its result. algo AUTO picks the fastest applicable

@@ -219,6 +219,7 @@ struct SimFlowNet {
   SimFlowPath **pend_paths;
   MemberCb *pend_cbs;
   guint8 *pend_taken;
+  int *pend_order;
   int cap_pend_scratch;
   guint32 *check;                        /* bundles to check after this recompute */
   int n_check, cap_check;
@@ -875,6 +876,7 @@ sim_flow_net_free (SimFlowNet *net)
   g_free (net->pend_paths);
   g_free (net->pend_cbs);
   g_free (net->pend_taken);
+  g_free (net->pend_order);
   g_free (net->check);
   g_free (net->lmark);
   g_free (net->lbinds);
@@ -1096,14 +1098,21 @@ start_members (SimFlowNet *net, SimFlowPath *const *members, int n, double bytes
                       user, arg);
 }
 
+/* Whether paths[0..n) can run as one bundle: two or more, every one with links. */
+static gboolean
+bundleable (SimFlowPath *const *paths, int n)
+{
+  for (int m = 0; m < n; m++)
+    if (paths[m]->n_links == 0)
+      return FALSE;
+  return n >= 2;
+}
+
 SimFlowPath *
 sim_flow_net_bundle_path (SimFlowNet *net, SimFlowPath *const *paths, int n)
 {
   g_return_val_if_fail (net != NULL && paths != NULL && n >= 2, NULL);
-  for (int m = 0; m < n; m++)
-    if (paths[m]->n_links == 0)
-      return NULL;
-  return bundle_path (net, paths, n);
+  return bundleable (paths, n) ? bundle_path (net, paths, n) : NULL;
 }
 
 void
@@ -1125,10 +1134,7 @@ sim_flow_net_start_bundle (SimFlowNet *net, SimFlowPath *const *paths, int n, do
   g_return_if_fail (net != NULL && n >= 0 && (n == 0 || paths != NULL));
   g_return_if_fail (weight > 0 && isfinite (weight));
   g_return_if_fail (bytes >= 0 && isfinite (bytes));
-  gboolean routed = bytes > 0;
-  for (int m = 0; m < n; m++)
-    routed = routed && paths[m]->n_links > 0;
-  if (n < 2 || !routed)
+  if (bytes == 0 || !bundleable (paths, n))
     {
       for (int m = 0; m < n; m++)
         sim_flow_net_start_path (net, paths[m], bytes, weight, done, user, arg);
@@ -1184,10 +1190,7 @@ start_batched_group (SimFlowNet *net, int n, int first)
 {
   double bytes = net->pend[first].bytes, weight = net->pend[first].weight;
   net->sens_from = pend_sens_of (net, first);  /* each flow's start carries its starter's */
-  gboolean routed = bytes > 0;
-  for (int m = 0; m < n; m++)
-    routed = routed && net->pend_paths[m]->n_links > 0;
-  if (n < 2 || !routed)
+  if (bytes == 0 || !bundleable (net->pend_paths, n))
     for (int m = 0; m < n; m++)
       sim_flow_net_start_path (net, net->pend_paths[m], bytes, weight, net->pend_cbs[m].done, net->pend_cbs[m].user,
                                net->pend_cbs[m].arg);
@@ -1235,6 +1238,7 @@ flush_batched (SimFlowNet *net)
       net->pend_paths = g_renew (SimFlowPath *, net->pend_paths, net->cap_pend_scratch);
       net->pend_cbs = g_renew (MemberCb, net->pend_cbs, net->cap_pend_scratch);
       net->pend_taken = g_renew (guint8, net->pend_taken, net->cap_pend_scratch);
+      net->pend_order = g_renew (int, net->pend_order, net->cap_pend_scratch);
     }
   /* the entries are read before any start: a callback never runs inside this */
   const struct Batched *p = net->pend;
@@ -1266,7 +1270,7 @@ flush_batched (SimFlowNet *net)
         }
       return;
     }
-  g_autofree int *order = g_new (int, n);
+  int *order = net->pend_order;
   for (int i = 0; i < n; i++)
     order[i] = i;
   g_qsort_with_data (order, n, sizeof *order, (GCompareDataFunc) batched_cmp, net);
@@ -1930,8 +1934,8 @@ split_bundle (SimFlowNet *net, guint32 i, int n_keep, int n)
   f->remaining -= f->rate * elapsed_s (f->updated_ns, now);
   f->updated_ns = now;
   double remaining = f->remaining;
-  guint32 j = start_members (net, net->msplit + n_keep, n - n_keep, f->bytes, net->hot[i].w, f->done, f->done_many, f->user,
-                             f->arg);
+  guint32 j = start_members (net, net->msplit + n_keep, n - n_keep, f->bytes, net->hot[i].w, f->done, f->done_many,
+                             f->user, f->arg);
   net->flows[j].remaining = remaining;
   if (net->flows[i].has_cbs)
     {
@@ -1971,6 +1975,17 @@ link_binds (SimFlowNet *net, guint32 link, double r, guint32 epoch)
     return FALSE;
   class_stats (net, cls, epoch);
   return is_bottleneck (net->classes[cls], r);
+}
+
+/* A fresh stamp for the per-link memo (lmark), clearing it when the stamps wrap. */
+static void
+next_lstamp (SimFlowNet *net)
+{
+  if (++net->lstamp == 0)
+    {
+      memset (net->lmark, 0, sizeof (guint32) * (gsize) MAX (net->n_links, 1));
+      net->lstamp = 1;
+    }
 }
 
 /* link_binds, remembered per link for the bundle being checked: an all-to-all's members share
@@ -2022,11 +2037,7 @@ hints_all_bind (SimFlowNet *net, const SimFlowPath *b, double r, guint32 epoch)
 static void
 hints_collect (SimFlowNet *net, SimFlowPath *b)
 {
-  if (++net->lstamp == 0)
-    {
-      memset (net->lmark, 0, sizeof (guint32) * (gsize) MAX (net->n_links, 1));
-      net->lstamp = 1;
-    }
+  next_lstamp (net);
   if (b->hints == NULL)
     b->hints = g_new (guint32, b->n_members);
   b->n_hints = 0;
@@ -2056,11 +2067,7 @@ check_bundles (SimFlowNet *net)
       Flow *f = &net->flows[i];
       if (f->next != FLOW_LIVE || f->bundle == NULL || f->rate <= 0 || isinf (f->rate))
         continue;
-      if (++net->lstamp == 0)
-        {
-          memset (net->lmark, 0, sizeof (guint32) * (gsize) MAX (net->n_links, 1));
-          net->lstamp = 1;
-        }
+      next_lstamp (net);
       SimFlowPath *b = f->bundle;
       double r = f->rate / net->hot[i].w;
       int n = b->n_members;

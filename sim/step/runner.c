@@ -679,7 +679,8 @@ hook_done (gpointer user, int gpu, guint32 op_index, gint64 start_ns)
                                                            "dp", "ep", "dp-gather" };
       SimRunnerTraceEvent ev = { st->rank, st->stage, op->stream, stream_names[op->stream],
                                  sim_breakdown_name ((SimBreakdown) op->cat), start_ns,
-                                 sim_engine_now (r->engine), op->kind == K_COMPUTE ? 0.0 : op->bytes, prog->names[op_index] };
+                                 sim_engine_now (r->engine), op->kind == K_COMPUTE ? 0.0 : op->bytes,
+                                 prog->names[op_index] };
       r->trace (r->trace_user, &ev);
     }
   st->done_n[op->stream]++;
