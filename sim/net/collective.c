@@ -207,12 +207,13 @@ struct SimCollectiveGroup {
   int *gpus;
   int n;
   guint hash;
-  SimCollectiveShape shape;
-  int *by_domain;              /* n GPUs */
-  int *domain_start;           /* domains + 1 offsets into by_domain */
+  /* first, beside n: a start reads these and the shape only on a memo miss */
   struct Start *starts;        /* memo of recent starts, allocated on first start */
   guint8 memo_bits;            /* it holds 1 << memo_bits of them */
   guint32 memo_misses;
+  SimCollectiveShape shape;
+  int *by_domain;              /* n GPUs */
+  int *domain_start;           /* domains + 1 offsets into by_domain */
 };
 
 typedef struct {
@@ -253,6 +254,9 @@ struct Start {
   double run_bytes;            /* the flows' bytes (LL: inflated by 1 / ll_bw_fraction) */
   gint64 fill_ns;              /* Run.fill_ns */
   gint64 total_ns;             /* >= 0: latency-bound, finishes after this without flows */
+  gint64 merge_ns;             /* >= 0: one phase with flows, whose start waits this long (its latency
+                                * and the fill), so starts of equal merge_ns may share an event
+                                * (sim_collective_start_many); -1: started on its own */
 };
 
 /* The bundles of a start event are a pure function of what it starts: each run's (plan, phase,
@@ -395,7 +399,7 @@ member_cmp (gconstpointer a, gconstpointer b)
 static const Group *
 group_get (SimCollective *c, const int *gpus, int n, GError **error)
 {
-  Group key = { (int *) gpus, n, hash_gpus (gpus, n), { 0 }, NULL, NULL };
+  Group key = { .gpus = (int *) gpus, .n = n, .hash = hash_gpus (gpus, n) };
   Group *g = g_hash_table_lookup (c->groups, &key);
   if (g)
     return g;
@@ -1256,7 +1260,7 @@ start_work_out (SimCollective *c, const Group *g, SimCollectiveOp op, SimCollect
       g_hash_table_add (c->plans, p);
     }
   *out = (struct Start) { bytes, op, algo_req, algo, p, bytes,
-                          sim_alphabeta_fill_ns (op, algo, &g->shape, &c->profile, bytes), -1 };
+                          sim_alphabeta_fill_ns (op, algo, &g->shape, &c->profile, bytes), -1, -1 };
   /* The latency before the flows: LL's (ring and tree, one phase) in place of Simple's and the fill,
    * every flow's bytes then at LL's share of the rate (as the closed form: the same links,
    * 1/ll_bw_fraction the bytes); else Simple's and the fill. */
@@ -1279,7 +1283,18 @@ start_work_out (SimCollective *c, const Group *g, SimCollectiveOp op, SimCollect
       if (total >= 0 && lat > 0 && (total - lat) * 100 < lat)
         out->total_ns = total;
     }
+  if (out->total_ns < 0 && p->phases->len == 1 && g_array_index (p->phases, PlanPhase, 0).n_flows > 0)
+    out->merge_ns = g_array_index (p->phases, PlanPhase, 0).latency_ns + out->fill_ns;
   return TRUE;
+}
+
+/* The memo's hash of (op, algo, bytes); a group's slot is its top memo_bits bits. */
+static inline guint64
+memo_key (SimCollectiveOp op, SimCollectiveAlgo algo, double bytes)
+{
+  guint64 bits;
+  memcpy (&bits, &bytes, sizeof bits);
+  return (bits + (guint64) op * 31u + (guint64) algo) * 0x9E3779B97F4A7C15ull;
 }
 
 /* The memo entry of (op, algo, bytes) on g, worked out on a miss; NULL with error set if nothing
@@ -1297,10 +1312,7 @@ start_lookup (SimCollective *c, const Group *g, SimCollectiveOp op, SimCollectiv
       for (guint i = 0; i < 1u << g->memo_bits; i++)
         g->starts[i].bytes = -1;
     }
-  guint64 bits;
-  memcpy (&bits, &bytes, sizeof bits);
-  struct Start *st
-    = &g->starts[((bits + (guint64) op * 31u + (guint64) algo) * 0x9E3779B97F4A7C15ull) >> (64 - g->memo_bits)];
+  struct Start *st = &g->starts[memo_key (op, algo, bytes) >> (64 - g->memo_bits)];
   if (!(st->bytes == bytes && st->op == op && st->algo_req == algo))
     {
       struct Start fresh;
@@ -1486,8 +1498,15 @@ sim_collective_start_many (SimCollective *c, SimCollectiveOp op, const SimCollec
   *b = (Batch) { c, done, user, arg, 1 };  /* held until every group is launched */
   Merged *merged[MERGE_MAX];
   int n_merged = 0;
+  /* Each group's memo entry is a cache miss of its own (two with the group) at a few hundred
+   * groups: fetched a few groups ahead, the misses overlap. */
+  guint64 key = memo_key (op, SIM_COLLECTIVE_ALGO_AUTO, bytes);
   for (int gi = 0; gi < n_groups; gi++)
     {
+      if (gi + 4 < n_groups)
+        __builtin_prefetch (groups[gi + 4]);
+      if (gi + 2 < n_groups && groups[gi + 2]->starts != NULL)
+        __builtin_prefetch (&groups[gi + 2]->starts[key >> (64 - groups[gi + 2]->memo_bits)]);
       const Group *g = groups[gi];
       const struct Start *st = NULL;
       if (bytes > 0)
@@ -1495,11 +1514,10 @@ sim_collective_start_many (SimCollective *c, SimCollectiveOp op, const SimCollec
           st = start_lookup (c, g, op, SIM_COLLECTIVE_ALGO_AUTO, bytes, error);
           if (!st)
             goto fail;
-          if (st->total_ns >= 0 || st->plan->phases->len != 1
-              || g_array_index (st->plan->phases, PlanPhase, 0).n_flows == 0)
+          if (st->merge_ns < 0)
             st = NULL;
         }
-      gint64 lat = st ? g_array_index (st->plan->phases, PlanPhase, 0).latency_ns + st->fill_ns : 0;
+      gint64 lat = st ? st->merge_ns : 0;
       int k = 0;
       while (st && k < n_merged && merged[k]->latency_ns != lat)
         k++;

@@ -264,6 +264,7 @@ kernel_ns (Builder *b, const LayerCtx *c, const ModelOp *op)
  * are the same in every micro-batch, and the GPU model is a pure function of op, plan and GPU. */
 typedef struct {
   gboolean known;
+  gboolean ub_own_sms;         /* sim_gpu_op_ub_own_sms, a string match on the op's name */
   gint64 ns;
   double sens[SIM_GPU_N_SENS];
 } OpCost;
@@ -276,6 +277,7 @@ op_cost_ns (Builder *b, const LayerCtx *c, const ModelOp *op, OpCost *cost)
   if (!cost->known)
     {
       cost->ns = kernel_ns (b, c, op);
+      cost->ub_own_sms = sim_gpu_op_ub_own_sms (c->plan, op);
       if (b->sens)
         memcpy (cost->sens, b->next_sens, sizeof cost->sens);
       cost->known = TRUE;
@@ -428,17 +430,19 @@ emit_range (Builder *b, const LayerCtx *c, const ModelOp *o, int n, int from, in
           && (o[i + 1].coll == MODEL_COLL_REDUCE_SCATTER || o[i + 1].coll == MODEL_COLL_ALL_REDUCE))
         {
           emit_comm (b, c, &o[i + 1], TRUE);
-          gint64 ns = op_cost_ns (b, c, &o[i], cost ? &cost[idx ? idx[i] : (guint32) i] : NULL);
+          OpCost *oc = cost ? &cost[idx ? idx[i] : (guint32) i] : NULL;
+          gint64 ns = op_cost_ns (b, c, &o[i], oc);
           int k = compute (b, o[i].name, ns, SIM_BD_COMPUTE);
-          g_array_index (b->ops, TOp, k).ub_own_sms = sim_gpu_op_ub_own_sms (c->plan, &o[i]);
+          g_array_index (b->ops, TOp, k).ub_own_sms = oc ? oc->ub_own_sms : sim_gpu_op_ub_own_sms (c->plan, &o[i]);
           *flops += o[i].flops;
           total += ns;
           i++;
           continue;
         }
-      gint64 ns = op_cost_ns (b, c, &o[i], cost ? &cost[idx ? idx[i] : (guint32) i] : NULL);
+      OpCost *oc = cost ? &cost[idx ? idx[i] : (guint32) i] : NULL;
+      gint64 ns = op_cost_ns (b, c, &o[i], oc);
       int k = compute (b, o[i].name, ns, o[i].phase == MODEL_PHASE_OPTIMIZER ? SIM_BD_OPTIMIZER : SIM_BD_COMPUTE);
-      g_array_index (b->ops, TOp, k).ub_own_sms = sim_gpu_op_ub_own_sms (c->plan, &o[i]);
+      g_array_index (b->ops, TOp, k).ub_own_sms = oc ? oc->ub_own_sms : sim_gpu_op_ub_own_sms (c->plan, &o[i]);
       if (o[i].kind != MODEL_OP_MEMBOUND)
         *flops += o[i].flops;
       total += ns;

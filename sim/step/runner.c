@@ -56,7 +56,11 @@
 /* ---------------------------------------------------------------------------------------------- */
 /* Execution */
 
+typedef struct Runner Runner;
+
 typedef struct {
+  Runner *runner;      /* the GPU's hook user: a hook finds its rank without a lookup */
+  const Program *prog;
   int rank, stage;
   SimGpu *gpu;
   /* Readiness: with few ranks, a counter per op of the dependencies still to end (deps); past a
@@ -78,6 +82,7 @@ typedef struct {
   int *members;        /* [n_groups * size] */
   int *sib_off, *sib;  /* per stage: groups whose first member is in that stage */
   int *sib_n;          /* per stage: how many of them a representative launches */
+  int *stage_of;       /* [n_groups]: the stage of the group's first member */
   const SimCollectiveGroup **handle;  /* [n_groups], made at the group's first collective */
   const SimCollectiveGroup **pair;    /* [n_groups * size]: member j -> j + 1, for ring steps */
   int *sim_off, *sim;  /* per group (CSR): its members that are simulated, in member order */
@@ -100,7 +105,7 @@ struct Pending {
   gint64 latency_ns;
 };
 
-typedef struct {
+struct Runner {
   const ModelPlan *plan;
   const SimTopology *topo;
   SimEngine *engine;
@@ -147,7 +152,7 @@ typedef struct {
    * sim_gpu_op_ns_sens), which are all the events carry. */
   int n_sens;
   int sens_dir[SIM_GPU_N_SENS];
-} Runner;
+};
 
 /* Keeps, in every program's per-op sensitivities, only the constants some op depends on (a BF16 run
  * carries 3 of the 8, not every dtype's), so events copy fewer of them; returns how many. */
@@ -229,7 +234,6 @@ static void
 launch_group_op (Runner *r, Pending *p, const TOp *op)
 {
   GroupTable *gt = &r->groups[p->kind];
-  int first = gt->members[(gsize) p->group * gt->size];
   int n_launch = 1;
   const int *launch = &p->group;
   if (r->tp_mirror)
@@ -242,9 +246,7 @@ launch_group_op (Runner *r, Pending *p, const TOp *op)
   else if (!r->full)
     {
       /* siblings: the groups whose first member sits in the same stage as this one's */
-      int coords[MODEL_DIM_COUNT];
-      model_plan_rank_coords (r->plan, first, coords);
-      int st = coords[MODEL_DIM_PP];
+      int st = gt->stage_of[p->group];
       launch = gt->sib + gt->sib_off[st];
       n_launch = gt->sib_n[st];
     }
@@ -563,7 +565,7 @@ complete (Runner *r, Pending *p)
       pending_release (r, p);
       if (rs != NULL && recv_op >= 0)
         {
-          const Program *prog = &r->progs[rs->stage];
+          const Program *prog = rs->prog;
           if (rs->deps ? --rs->deps[recv_op] == 0
                        : --rs->ext[prog->ops[recv_op].ext] == 0 && op_ready (rs, prog, (guint32) recv_op))
             {
@@ -592,17 +594,16 @@ complete (Runner *r, Pending *p)
 static gboolean
 hook_ready (gpointer user, int gpu, guint32 op)
 {
-  Runner *r = user;
-  RankState *st = r->state_of[gpu];
-  return op_ready (st, &r->progs[st->stage], op);
+  RankState *st = user;
+  return op_ready (st, st->prog, op);
 }
 
 static gint64
 hook_start (gpointer user, int gpu, guint32 op_index, gboolean overlapped)
 {
-  Runner *r = user;
-  RankState *st = r->state_of[gpu];
-  const TOp *op = &r->progs[st->stage].ops[op_index];
+  RankState *st = user;
+  Runner *r = st->runner;
+  const TOp *op = &st->prog->ops[op_index];
   gint64 now = sim_engine_now (r->engine);
   switch ((OpKind) op->kind)
     {
@@ -642,14 +643,20 @@ hook_start (gpointer user, int gpu, guint32 op_index, gboolean overlapped)
         st->bd[op->cat] += dur;
         st->bd[SIM_BD_SLOWDOWN] += extra;
         st->last_compute_end = now + dur + extra; /* provisional: the op's end */
-        const double *sens = r->progs[st->stage].sens;
+        const double *sens = st->prog->sens;
         if (sens && op->dur_ns > 0)
           {
-            /* stretched (straggler, slowdown) as the duration is */
-            double f = (double) (dur + extra) / op->dur_ns, dd[SIM_GPU_N_SENS];
-            for (int k = 0; k < r->n_sens; k++)
-              dd[k] = f * sens[(gsize) op_index * r->n_sens + k];
-            sim_engine_delay_sens (r->engine, dd);
+            const double *own = sens + (gsize) op_index * r->n_sens;
+            if (dur + extra == op->dur_ns)
+              sim_engine_delay_sens (r->engine, own);
+            else
+              {
+                /* stretched (straggler, slowdown) as the duration is */
+                double f = (double) (dur + extra) / op->dur_ns, dd[SIM_GPU_N_SENS];
+                for (int k = 0; k < r->n_sens; k++)
+                  dd[k] = f * own[k];
+                sim_engine_delay_sens (r->engine, dd);
+              }
           }
         return dur + extra;
       }
@@ -667,9 +674,9 @@ hook_start (gpointer user, int gpu, guint32 op_index, gboolean overlapped)
 static void
 hook_done (gpointer user, int gpu, guint32 op_index, gint64 start_ns)
 {
-  Runner *r = user;
-  RankState *st = r->state_of[gpu];
-  const Program *prog = &r->progs[st->stage];
+  RankState *st = user;
+  Runner *r = st->runner;
+  const Program *prog = st->prog;
   const TOp *op = &prog->ops[op_index];
   gboolean async = op->kind != K_COMPUTE;
   r->ops_executed++;
@@ -769,7 +776,7 @@ group_table_build (GroupTable *gt, const ModelPlan *plan, GroupKind kind)
   gt->open = g_new0 (Pending *, MAX (n_groups, 1));
   gt->sib_off = g_new0 (int, (gsize) MAX (plan->pp, 1) + 1);
   gt->sib = g_new (int, MAX (n_groups, 1));
-  int *stage_of_group = g_new (int, MAX (n_groups, 1));
+  int *stage_of_group = gt->stage_of = g_new (int, MAX (n_groups, 1));
   for (int g = 0; g < n_groups; g++)
     {
       int coords[MODEL_DIM_COUNT];
@@ -782,7 +789,6 @@ group_table_build (GroupTable *gt, const ModelPlan *plan, GroupKind kind)
   g_autofree int *fill = g_new0 (int, MAX (plan->pp, 1));
   for (int g = 0; g < n_groups; g++)
     gt->sib[gt->sib_off[stage_of_group[g]] + fill[stage_of_group[g]]++] = g;
-  g_free (stage_of_group);
   gt->sib_n = g_new (int, plan->pp);
   for (int s = 0; s < plan->pp; s++)
     gt->sib_n[s] = gt->sib_off[s + 1] - gt->sib_off[s];
@@ -796,6 +802,7 @@ group_table_clear (GroupTable *gt)
   g_free (gt->sib_off);
   g_free (gt->sib);
   g_free (gt->sib_n);
+  g_free (gt->stage_of);
   g_free (gt->handle);
   g_free (gt->pair);
   g_free (gt->sim_off);
@@ -1216,6 +1223,8 @@ sim_runner_run (const ModelShape *shape, const ModelPlan *plan, const SimGpuSpec
       model_plan_rank_coords (plan, st->rank, coords);
       st->stage = coords[MODEL_DIM_PP];
       const Program *prog = &r.progs[st->stage];
+      st->runner = &r;
+      st->prog = prog;
       if (stream_readiness)
         st->ext = g_memdup2 (prog->ext_init, sizeof (guint16) * prog->n_ext);
       else
@@ -1224,7 +1233,7 @@ sim_runner_run (const ModelShape *shape, const ModelPlan *plan, const SimGpuSpec
           for (int k = 0; k < prog->n_ops; k++)
             st->deps[k] = prog->ops[k].n_deps;
         }
-      st->gpu = sim_gpu_new (r.engine, st->rank, N_STREAMS, &hooks, &r);
+      st->gpu = sim_gpu_new (r.engine, st->rank, N_STREAMS, &hooks, st);
       for (int s = 0; s < N_STREAMS; s++)
         sim_gpu_set_stream (st->gpu, s, prog->stream_ops[s], prog->stream_n[s]);
       r.state_of[st->rank] = st;
