@@ -3,3 +3,4 @@ EXTRA_PROGRAMS += bench/calibration
 bench_targets += bench/calibration
 bench_calibration_SOURCES = bench/calibration.c
 bench_calibration_LDADD = $(TRAINSIM_LIBS)
+bench_calibration_LDFLAGS = $(LTO_LINK_FLAGS)

@@ -3,3 +3,4 @@ EXTRA_PROGRAMS += bench/collective
 bench_targets += bench/collective
 bench_collective_SOURCES = bench/collective.c
 bench_collective_LDADD = $(TRAINSIM_LIBS)
+bench_collective_LDFLAGS = $(LTO_LINK_FLAGS)

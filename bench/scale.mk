@@ -4,3 +4,4 @@ EXTRA_PROGRAMS += bench/scale
 bench_targets += bench/scale
 bench_scale_SOURCES = bench/scale.c
 bench_scale_LDADD = $(TRAINSIM_LIBS)
+bench_scale_LDFLAGS = $(LTO_LINK_FLAGS)

@@ -3,3 +3,4 @@ EXTRA_PROGRAMS += bench/search
 bench_targets += bench/search
 bench_search_SOURCES = bench/search.c
 bench_search_LDADD = $(TRAINSIM_LIBS)
+bench_search_LDFLAGS = $(LTO_LINK_FLAGS)

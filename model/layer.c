@@ -1287,7 +1287,7 @@ chunk_params (const ModelShape *s, const ModelPlan *plan, int pp_rank, int chunk
       if (s->encoder)
         {
           /* Token types, the MLM transform and its norm, decoder bias, pooler (model/shape.h). */
-          ModelParams mp;
+          ModelParams mp = { 0 };
           model_shape_params (s, s->vocab, &mp);
           r->dense += mp.encoder_extra;
         }
