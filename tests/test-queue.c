@@ -227,6 +227,60 @@ test_sequence_wrap (void)
   g_assert_false (sim_queue_pop (q, &ev));
 }
 
+/* Few cancelled events among many far apart in time: pulls carry the stale nodes down through the
+ * levels (queue.c, STALE_CARRY) and the front drops them at its head. Times span three bytes, so
+ * level-2 buckets are redistributed; about 1 push in 60 is cancelled, fewer than 1 node in 16 stays
+ * stale. Every pop must still be the reference's, and no cancelled event may come out. */
+static void
+test_carry_stale (void)
+{
+  for (guint32 seed = 1; seed <= 8; seed++)
+    {
+      g_autoptr (GRand) rng = g_rand_new_with_seed (seed);
+      g_autoptr (SimQueue) q = sim_queue_new ();
+      g_autoptr (GArray) ref = g_array_new (FALSE, FALSE, sizeof (Ref));
+      g_autoptr (GArray) live = g_array_new (FALSE, FALSE, sizeof (guint64));
+      guint64 order = 0;
+      gint64 now = 0;
+      for (int op = 0; op < 30000; op++)
+        {
+          int what = g_rand_int_range (rng, 0, 120);
+          if (what < 60 || ref->len == 0)
+            {
+              Ref r = { now + g_rand_int_range (rng, 0, 1 << 20), order++, 0, order };
+              r.id = sim_queue_push (q, r.time_ns, dummy, NULL, r.arg);
+              ref_insert (ref, r);
+              g_array_append_val (live, r.id);
+            }
+          else if (what < 119)
+            {
+              SimQueueEvent ev;
+              g_assert_true (sim_queue_pop (q, &ev));
+              Ref r = g_array_index (ref, Ref, 0);
+              g_array_remove_index (ref, 0);
+              g_assert_cmpuint (ev.id, ==, r.id);
+              g_assert_cmpint (ev.time_ns, ==, r.time_ns);
+              now = ev.time_ns;
+            }
+          else
+            {
+              guint k = g_rand_int_range (rng, 0, live->len);
+              guint64 id = g_array_index (live, guint64, k);
+              g_array_remove_index_fast (live, k);
+              g_assert_cmpint (sim_queue_cancel (q, id), ==, ref_cancel (ref, id));
+            }
+          g_assert_cmpuint (sim_queue_length (q), ==, ref->len);
+        }
+      SimQueueEvent ev;
+      for (guint i = 0; i < ref->len; i++)
+        {
+          g_assert_true (sim_queue_pop (q, &ev));
+          g_assert_cmpuint (ev.id, ==, g_array_index (ref, Ref, i).id);
+        }
+      g_assert_false (sim_queue_pop (q, &ev));
+    }
+}
+
 int
 main (int argc, char **argv)
 {
@@ -235,6 +289,7 @@ main (int argc, char **argv)
   g_test_add_func ("/sim/queue/ties-are-fifo", test_ties_are_fifo);
   g_test_add_func ("/sim/queue/cancel", test_cancel);
   g_test_add_func ("/sim/queue/cancel-many", test_cancel_many);
+  g_test_add_func ("/sim/queue/carry-stale", test_carry_stale);
   g_test_add_func ("/sim/queue/sequence-wrap", test_sequence_wrap);
   return g_test_run ();
 }

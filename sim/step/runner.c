@@ -62,6 +62,7 @@ typedef struct {
   Runner *runner;      /* the GPU's hook user: a hook finds its rank without a lookup */
   const Program *prog;
   int rank, stage;
+  int peer[2];         /* the PP peers at stage - 1 and stage + 1 (mod pp), -1 until first asked */
   SimGpu *gpu;
   /* Readiness: with few ranks, a counter per op of the dependencies still to end (deps); past a
    * cache's worth of those, the ops ended per stream and the PP receives awaited (Program.need). */
@@ -94,7 +95,6 @@ typedef struct {
 typedef struct Pending Pending;
 struct Pending {
   guint64 key;
-  Pending *next_free;
   Pending *next_open;  /* the group's next open rendezvous */
   int kind, group, op, stream;
   int arrived, expected, outstanding;
@@ -123,7 +123,8 @@ struct Runner {
   double stream_slowdown[N_STREAMS]; /* compute slowdown beside each communication stream */
   double (*compute_scale) (gpointer user, int gpu);
   gpointer compute_scale_user;
-  Pending *free_list;
+  Pending **free_stack;
+  gsize n_free, cap_free;
   GPtrArray *allocated;
   gint64 completing_dur;
   GError *error;
@@ -179,12 +180,15 @@ compact_sens (Runner *r)
   return r->n_sens;
 }
 
+/* Released Pendings wait on a stack of pointers: a pop reads the stack's top, not the cold
+ * Pending it names (a list threaded through them cost a cache miss before every rendezvous at
+ * 131,072 GPUs --full). */
 static Pending *
 pending_new (Runner *r)
 {
-  Pending *p = r->free_list;
-  if (p != NULL)
-    r->free_list = p->next_free;
+  Pending *p;
+  if (r->n_free > 0)
+    p = r->free_stack[--r->n_free];
   else
     {
       p = g_new (Pending, 1);
@@ -197,8 +201,12 @@ pending_new (Runner *r)
 static void
 pending_release (Runner *r, Pending *p)
 {
-  p->next_free = r->free_list;
-  r->free_list = p;
+  if (r->n_free == r->cap_free)
+    {
+      r->cap_free = MAX (64, 2 * r->cap_free);
+      r->free_stack = g_renew (Pending *, r->free_stack, r->cap_free);
+    }
+  r->free_stack[r->n_free++] = p;
 }
 
 static void
@@ -307,6 +315,18 @@ pp_peer (Runner *r, int rank, int stage)
   model_plan_rank_coords (r->plan, rank, coords);
   coords[MODEL_DIM_PP] = stage;
   return model_plan_rank_of (r->plan, coords);
+}
+
+/* The rank at `stage` with the others of `st`'s coordinates; the two neighbours remembered. */
+static int
+rank_peer (Runner *r, RankState *st, int stage)
+{
+  int pp = r->plan->pp, k = stage == (st->stage + 1) % pp;
+  if (!k && stage != (st->stage + pp - 1) % pp)
+    return pp_peer (r, st->rank, stage);
+  if (st->peer[k] < 0)
+    st->peer[k] = pp_peer (r, st->rank, stage);
+  return st->peer[k];
 }
 
 /* Latency of a PP send/recv between two GPUs: the collective profile's direct send/recv term on
@@ -448,7 +468,7 @@ launch_send (Runner *r, RankState *st, const TOp *op)
     {
       /* The sender's pair and its images at the other TP positions, as one flow over their
        * concatenated routes (as representatives send a stage's pairs). */
-      int dst = pp_peer (r, st->rank, p->recv_stage);
+      int dst = rank_peer (r, st, p->recv_stage);
       int i = r->stage_index[st->rank];
       p->latency_ns = pair_latency (r, st->rank, dst);
       if (r->pp_tp_path[k] == NULL)
@@ -474,7 +494,7 @@ launch_send (Runner *r, RankState *st, const TOp *op)
     }
   else if (r->full)
     {
-      int dst = pp_peer (r, st->rank, p->recv_stage);
+      int dst = rank_peer (r, st, p->recv_stage);
       int i = r->stage_index[st->rank];
       const int *off = r->pp_pair_off[k];
       p->latency_ns = pair_latency (r, st->rank, dst);
@@ -555,7 +575,7 @@ complete (Runner *r, Pending *p)
       /* A PP send: the sender's stream moves on; the receiver's slot may start. */
       RankState *rs = NULL;
       if (r->full || r->tp_mirror)
-        rs = r->state_of[pp_peer (r, p->sender->rank, p->recv_stage)];
+        rs = r->state_of[rank_peer (r, p->sender, p->recv_stage)];
       else
         rs = r->state_of[r->stage_ranks[(gsize) p->recv_stage * r->per_stage]];
       RankState *sender = p->sender;
@@ -1225,6 +1245,7 @@ sim_runner_run (const ModelShape *shape, const ModelPlan *plan, const SimGpuSpec
       const Program *prog = &r.progs[st->stage];
       st->runner = &r;
       st->prog = prog;
+      st->peer[0] = st->peer[1] = -1;
       if (stream_readiness)
         st->ext = g_memdup2 (prog->ext_init, sizeof (guint16) * prog->n_ext);
       else
@@ -1307,6 +1328,7 @@ sim_runner_run (const ModelShape *shape, const ModelPlan *plan, const SimGpuSpec
   g_free (r.states);
   g_free (r.state_of);
   g_ptr_array_free (r.allocated, TRUE);
+  g_free (r.free_stack);
   sim_collective_free (r.coll);
   for (int i = 0; i < 2 * plan->pp; i++)
     {
