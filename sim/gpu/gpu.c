@@ -410,6 +410,13 @@ stream_end (SimEngine *engine, gpointer data, guint64 arg)
   sim_gpu_finish (data, (int) arg);
 }
 
+void
+sim_gpu_prefetch (const SimGpu *gpu, int stream)
+{
+  __builtin_prefetch (gpu);
+  __builtin_prefetch (&gpu->streams[stream]);
+}
+
 int
 sim_gpu_pending (const SimGpu *gpu, int stream)
 {

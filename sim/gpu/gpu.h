@@ -159,6 +159,9 @@ void sim_gpu_poke (SimGpu *gpu, int stream);
 void sim_gpu_poke_ready (SimGpu *gpu, int stream, guint32 op);
 /* The running asynchronous op of `stream` completed now. */
 void sim_gpu_finish (SimGpu *gpu, int stream);
+/* A hint: the state that finishing or poking `stream` reads is fetched ahead (a caller about to
+ * finish many GPUs' streams, one after another). */
+void sim_gpu_prefetch (const SimGpu *gpu, int stream);
 /* Ops left on a stream (0 when it is drained). */
 int sim_gpu_pending (const SimGpu *gpu, int stream);
 gboolean sim_gpu_stream_busy (const SimGpu *gpu, int stream);

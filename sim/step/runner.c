@@ -93,17 +93,27 @@ typedef struct {
 } GroupTable;
 
 typedef struct Pending Pending;
+/* One cache line (they come in 64-byte aligned blocks, PENDING_BLOCK): a collective's completion
+ * reads it cold at scale, as a rendezvous does. */
 struct Pending {
-  guint64 key;
-  Pending *next_open;  /* the group's next open rendezvous */
-  int kind, group, op, stream;
-  int arrived, expected, outstanding;
   gint64 launch_ns;
-  RankState *sender;   /* K_SEND */
-  int recv_stage;
-  gint32 recv_op;
-  gint64 latency_ns;
+  int kind, stream, outstanding;
+  union {
+    struct {            /* a group's rendezvous (kind >= 0) */
+      guint64 key;
+      Pending *next_open; /* the group's next open rendezvous */
+      int group, op, arrived, expected;
+    };
+    struct {            /* a PP send (kind < 0) */
+      RankState *sender;
+      gint64 latency_ns;
+      int recv_stage;
+      gint32 recv_op;
+    };
+  };
 };
+G_STATIC_ASSERT (sizeof (Pending) <= 64);
+#define PENDING_BLOCK 256
 
 struct Runner {
   const ModelPlan *plan;
@@ -183,21 +193,6 @@ compact_sens (Runner *r)
 /* Released Pendings wait on a stack of pointers: a pop reads the stack's top, not the cold
  * Pending it names (a list threaded through them cost a cache miss before every rendezvous at
  * 131,072 GPUs --full). */
-static Pending *
-pending_new (Runner *r)
-{
-  Pending *p;
-  if (r->n_free > 0)
-    p = r->free_stack[--r->n_free];
-  else
-    {
-      p = g_new (Pending, 1);
-      g_ptr_array_add (r->allocated, p);
-    }
-  memset (p, 0, sizeof *p);
-  return p;
-}
-
 static void
 pending_release (Runner *r, Pending *p)
 {
@@ -207,6 +202,21 @@ pending_release (Runner *r, Pending *p)
       r->free_stack = g_renew (Pending *, r->free_stack, r->cap_free);
     }
   r->free_stack[r->n_free++] = p;
+}
+
+static Pending *
+pending_new (Runner *r)
+{
+  if (r->n_free == 0)
+    {
+      Pending *block = g_aligned_alloc (PENDING_BLOCK, 64, 64);
+      g_ptr_array_add (r->allocated, block);
+      for (int i = PENDING_BLOCK - 1; i >= 0; i--)
+        pending_release (r, (Pending *) (void *) ((char *) block + 64 * i));
+    }
+  Pending *p = r->free_stack[--r->n_free];
+  memset (p, 0, sizeof *p);
+  return p;
 }
 
 static void
@@ -604,8 +614,15 @@ complete (Runner *r, Pending *p)
   int stream = p->stream;
   gint64 dur = r->completing_dur;
   pending_release (r, p);
+  /* Each member's finish chases rank state, GPU and stream, cold at scale: fetched ahead. */
+  for (int i = 0; i < MIN (n, 4); i++)
+    __builtin_prefetch (r->state_of[m[i]]);
   for (int i = 0; i < n; i++)
     {
+      if (i + 4 < n)
+        __builtin_prefetch (r->state_of[m[i + 4]]);
+      if (i + 2 < n)
+        sim_gpu_prefetch (r->state_of[m[i + 2]]->gpu, stream);
       r->completing_dur = dur;
       sim_gpu_finish (r->state_of[m[i]]->gpu, stream);
     }
@@ -644,6 +661,16 @@ hook_start (gpointer user, int gpu, guint32 op_index, gboolean overlapped)
           }
         st->cause_cat = SIM_BD_COMPUTE;
         st->cause_dur = 0;
+        /* The stream's next op starts when this one ends at the earliest: fetch its entry (and its
+         * sensitivities) now, while this one runs. */
+        const Program *prog = st->prog;
+        if (op->pos + 1 < (guint32) prog->stream_n[ST_COMPUTE])
+          {
+            guint32 next = prog->stream_ops[ST_COMPUTE][op->pos + 1];
+            __builtin_prefetch (&prog->ops[next]);
+            if (prog->sens)
+              __builtin_prefetch (prog->sens + (gsize) next * r->n_sens);
+          }
         gint64 dur = op->dur_ns;
         if (r->compute_scale && dur > 0)
           dur = (gint64) llround (dur * r->compute_scale (r->compute_scale_user, gpu));
@@ -663,7 +690,7 @@ hook_start (gpointer user, int gpu, guint32 op_index, gboolean overlapped)
         st->bd[op->cat] += dur;
         st->bd[SIM_BD_SLOWDOWN] += extra;
         st->last_compute_end = now + dur + extra; /* provisional: the op's end */
-        const double *sens = st->prog->sens;
+        const double *sens = prog->sens;
         if (sens && op->dur_ns > 0)
           {
             const double *own = sens + (gsize) op_index * r->n_sens;
@@ -1217,7 +1244,7 @@ sim_runner_run (const ModelShape *shape, const ModelPlan *plan, const SimGpuSpec
       pp_route_build (&r, s, TRUE, (s + 1) % plan->pp);
       pp_route_build (&r, s, FALSE, (s + plan->pp - 1) % plan->pp);
     }
-  r.allocated = g_ptr_array_new_with_free_func (g_free);
+  r.allocated = g_ptr_array_new_with_free_func (g_aligned_free);
   r.state_of = g_new0 (RankState *, plan->gpus);
   r.n_states = r.full ? plan->gpus : r.tp_mirror ? plan->gpus / plan->tp : plan->pp;
   r.states = g_new0 (RankState, r.n_states);
