@@ -281,6 +281,59 @@ test_carry_stale (void)
     }
 }
 
+/* A front with a wide limit: after the pop at 0 the next pull makes a one-node level-2 bucket the
+ * front, its limit 65,536 ns on, and thousands of pushes land inside that window, in random order
+ * with ties, between pops. The front spills its later half back to the buckets (queue.c,
+ * FRONT_SPILL) again and again; every pop must still be the reference's. */
+static void
+test_front_spill (void)
+{
+  for (guint32 seed = 1; seed <= 6; seed++)
+    {
+      g_autoptr (GRand) rng = g_rand_new_with_seed (seed);
+      g_autoptr (SimQueue) q = sim_queue_new ();
+      g_autoptr (GArray) ref = g_array_new (FALSE, FALSE, sizeof (Ref));
+      guint64 order = 0;
+      gint64 starts[] = { 0, 1 << 20, 1 << 21 };
+      for (int i = 0; i < 3; i++)
+        {
+          Ref r = { starts[i], order++, 0, order };
+          r.id = sim_queue_push (q, r.time_ns, dummy, NULL, r.arg);
+          ref_insert (ref, r);
+        }
+      gint64 now = 0;
+      for (int op = 0; op < 20000; op++)
+        {
+          if (op < 2 || g_rand_int_range (rng, 0, 4) == 0)
+            {
+              SimQueueEvent ev;
+              g_assert_true (sim_queue_pop (q, &ev));
+              Ref r = g_array_index (ref, Ref, 0);
+              g_array_remove_index (ref, 0);
+              g_assert_cmpuint (ev.id, ==, r.id);
+              now = ev.time_ns;
+            }
+          else
+            {
+              /* inside the front's window, often on a time already queued */
+              gint64 t = (1 << 20) + g_rand_int_range (rng, 0, 4096) * 16;
+              t = MAX (t, now);
+              Ref r = { t, order++, 0, order };
+              r.id = sim_queue_push (q, r.time_ns, dummy, NULL, r.arg);
+              ref_insert (ref, r);
+            }
+          g_assert_cmpuint (sim_queue_length (q), ==, ref->len);
+        }
+      SimQueueEvent ev;
+      for (guint i = 0; i < ref->len; i++)
+        {
+          g_assert_true (sim_queue_pop (q, &ev));
+          g_assert_cmpuint (ev.id, ==, g_array_index (ref, Ref, i).id);
+        }
+      g_assert_false (sim_queue_pop (q, &ev));
+    }
+}
+
 int
 main (int argc, char **argv)
 {
@@ -290,6 +343,7 @@ main (int argc, char **argv)
   g_test_add_func ("/sim/queue/cancel", test_cancel);
   g_test_add_func ("/sim/queue/cancel-many", test_cancel_many);
   g_test_add_func ("/sim/queue/carry-stale", test_carry_stale);
+  g_test_add_func ("/sim/queue/front-spill", test_front_spill);
   g_test_add_func ("/sim/queue/sequence-wrap", test_sequence_wrap);
   return g_test_run ();
 }

@@ -254,6 +254,8 @@ struct Start {
   double run_bytes;            /* the flows' bytes (LL: inflated by 1 / ll_bw_fraction) */
   gint64 fill_ns;              /* Run.fill_ns */
   gint64 total_ns;             /* >= 0: latency-bound, finishes after this without flows */
+  gint64 first_ns;             /* phase 0's latency and the fill (with phases) */
+  guint n_phases;              /* the plan's */
   gint64 merge_ns;             /* >= 0: one phase with flows, whose start waits this long (its latency
                                 * and the fill), so starts of equal merge_ns may share an event
                                 * (sim_collective_start_many); -1: started on its own */
@@ -1260,7 +1262,8 @@ start_work_out (SimCollective *c, const Group *g, SimCollectiveOp op, SimCollect
       g_hash_table_add (c->plans, p);
     }
   *out = (struct Start) { bytes, op, algo_req, algo, p, bytes,
-                          sim_alphabeta_fill_ns (op, algo, &g->shape, &c->profile, bytes), -1, -1 };
+                          sim_alphabeta_fill_ns (op, algo, &g->shape, &c->profile, bytes), -1, 0, p->phases->len,
+                          -1 };
   /* The latency before the flows: LL's (ring and tree, one phase) in place of Simple's and the fill,
    * every flow's bytes then at LL's share of the rate (as the closed form: the same links,
    * 1/ll_bw_fraction the bytes); else Simple's and the fill. */
@@ -1283,8 +1286,10 @@ start_work_out (SimCollective *c, const Group *g, SimCollectiveOp op, SimCollect
       if (total >= 0 && lat > 0 && (total - lat) * 100 < lat)
         out->total_ns = total;
     }
+  if (p->phases->len > 0)
+    out->first_ns = g_array_index (p->phases, PlanPhase, 0).latency_ns + out->fill_ns;
   if (out->total_ns < 0 && p->phases->len == 1 && g_array_index (p->phases, PlanPhase, 0).n_flows > 0)
-    out->merge_ns = g_array_index (p->phases, PlanPhase, 0).latency_ns + out->fill_ns;
+    out->merge_ns = out->first_ns;
   return TRUE;
 }
 
@@ -1383,14 +1388,13 @@ sim_collective_start_group (SimCollective *c, SimCollectiveOp op, SimCollectiveA
   Run *r = c->free_runs->len ? g_ptr_array_steal_index_fast (c->free_runs, c->free_runs->len - 1) : g_new (Run, 1);
   *r = (Run) { c, st->plan, st->run_bytes, st->fill_ns, 0, 0, done, user, arg };
   c->active++;
-  if (bytes <= 0)
-    r->phase = (int) st->plan->phases->len; /* nothing to move: done now */
+  /* run_advance from phase 0, from the memo (the plan is cold when hundreds of groups start) */
+  if (bytes <= 0 || st->n_phases == 0)
+    sim_engine_after (c->engine, 0, run_finish, r, 0); /* nothing to move: done now */
   else if (st->total_ns >= 0)
-    {
-      sim_engine_after (c->engine, st->total_ns, run_finish, r, 0);
-      return TRUE;
-    }
-  run_advance (r);
+    sim_engine_after (c->engine, st->total_ns, run_finish, r, 0);
+  else
+    sim_engine_after (c->engine, st->first_ns, run_phase_start, r, 0);
   return TRUE;
 }
 
