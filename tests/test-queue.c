@@ -227,6 +227,29 @@ test_sequence_wrap (void)
   g_assert_false (sim_queue_pop (q, &ev));
 }
 
+/* Pops one event, which must be the reference's first (removed); returns its time. */
+static gint64
+pop_expect (SimQueue *q, GArray *ref)
+{
+  SimQueueEvent ev;
+  g_assert_true (sim_queue_pop (q, &ev));
+  Ref r = g_array_index (ref, Ref, 0);
+  g_array_remove_index (ref, 0);
+  g_assert_cmpuint (ev.id, ==, r.id);
+  g_assert_cmpint (ev.time_ns, ==, r.time_ns);
+  return ev.time_ns;
+}
+
+/* Pops everything left, in the reference's order, and then nothing. */
+static void
+drain_expect (SimQueue *q, GArray *ref)
+{
+  while (ref->len > 0)
+    pop_expect (q, ref);
+  SimQueueEvent ev;
+  g_assert_false (sim_queue_pop (q, &ev));
+}
+
 /* Few cancelled events among many far apart in time: pulls carry the stale nodes down through the
  * levels (queue.c, STALE_CARRY) and the front drops them at its head. Times span three bytes, so
  * level-2 buckets are redistributed; about 1 push in 60 is cancelled, fewer than 1 node in 16 stays
@@ -253,15 +276,7 @@ test_carry_stale (void)
               g_array_append_val (live, r.id);
             }
           else if (what < 119)
-            {
-              SimQueueEvent ev;
-              g_assert_true (sim_queue_pop (q, &ev));
-              Ref r = g_array_index (ref, Ref, 0);
-              g_array_remove_index (ref, 0);
-              g_assert_cmpuint (ev.id, ==, r.id);
-              g_assert_cmpint (ev.time_ns, ==, r.time_ns);
-              now = ev.time_ns;
-            }
+            now = pop_expect (q, ref);
           else
             {
               guint k = g_rand_int_range (rng, 0, live->len);
@@ -271,13 +286,7 @@ test_carry_stale (void)
             }
           g_assert_cmpuint (sim_queue_length (q), ==, ref->len);
         }
-      SimQueueEvent ev;
-      for (guint i = 0; i < ref->len; i++)
-        {
-          g_assert_true (sim_queue_pop (q, &ev));
-          g_assert_cmpuint (ev.id, ==, g_array_index (ref, Ref, i).id);
-        }
-      g_assert_false (sim_queue_pop (q, &ev));
+      drain_expect (q, ref);
     }
 }
 
@@ -305,14 +314,7 @@ test_front_spill (void)
       for (int op = 0; op < 20000; op++)
         {
           if (op < 2 || g_rand_int_range (rng, 0, 4) == 0)
-            {
-              SimQueueEvent ev;
-              g_assert_true (sim_queue_pop (q, &ev));
-              Ref r = g_array_index (ref, Ref, 0);
-              g_array_remove_index (ref, 0);
-              g_assert_cmpuint (ev.id, ==, r.id);
-              now = ev.time_ns;
-            }
+            now = pop_expect (q, ref);
           else
             {
               /* inside the front's window, often on a time already queued */
@@ -324,13 +326,7 @@ test_front_spill (void)
             }
           g_assert_cmpuint (sim_queue_length (q), ==, ref->len);
         }
-      SimQueueEvent ev;
-      for (guint i = 0; i < ref->len; i++)
-        {
-          g_assert_true (sim_queue_pop (q, &ev));
-          g_assert_cmpuint (ev.id, ==, g_array_index (ref, Ref, i).id);
-        }
-      g_assert_false (sim_queue_pop (q, &ev));
+      drain_expect (q, ref);
     }
 }
 
