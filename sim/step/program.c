@@ -26,16 +26,57 @@ static const guint8 group_stream[G_COUNT] = { ST_TP, ST_CP, ST_DP, ST_EP, ST_DP,
 
 #define MAX_WAITS 64
 
+/* An array the builder appends to, whose storage the program then owns (g_free): a push is a store
+ * and a compare, where a GArray append was a call and a memcpy (each op took four). */
 typedef struct {
-  GArray *ops;         /* TOp */
-  GArray *names;       /* const char *, per op */
-  GArray *edges;       /* guint32 pairs (from, to) */
-  GArray *streams[N_STREAMS];
+  gpointer v;
+  guint len, cap;
+} Vec;
+
+static void
+vec_init (Vec *a, guint cap, gsize size)
+{
+  a->cap = MAX (cap, 16);
+  a->len = 0;
+  a->v = g_malloc (a->cap * size);
+}
+
+static G_GNUC_NO_INLINE void
+vec_grow (Vec *a, gsize size)
+{
+  a->cap *= 2;
+  a->v = g_realloc (a->v, a->cap * size);
+}
+
+#define VEC_AT(a, T, i) (((T *) (a).v)[i])
+#define VEC_PUSH(a, T, x) \
+  do \
+    { \
+      if (G_UNLIKELY ((a).len == (a).cap)) \
+        vec_grow (&(a), sizeof (T)); \
+      VEC_AT (a, T, (a).len++) = (x); \
+    } \
+  while (0)
+
+typedef struct {
+  guint32 from, to;
+} Edge;
+
+typedef struct {
+  double d[SIM_GPU_N_SENS];
+} SensRow;
+
+typedef struct {
+  Vec ops;             /* TOp */
+  Vec names;           /* const char *, per op */
+  Vec edges;           /* Edge */
+  Vec streams[N_STREAMS]; /* guint32 */
   int last_compute;
   int waits[MAX_WAITS], n_waits; /* the next compute (or send) depends on these */
   int later[MAX_WAITS], n_later; /* ... and the compute after that on these */
   guint32 seq[G_COUNT];
-  GArray *sens;        /* double × SIM_GPU_N_SENS per op, or NULL */
+  gboolean sens;       /* sensitivities: a SensRow per op in sens_rows */
+  Vec sens_rows;
   double next_sens[SIM_GPU_N_SENS]; /* of the next op added */
 } Builder;
 
@@ -43,35 +84,36 @@ static void
 builder_init (Builder *b, const LayerCtx *c)
 {
   memset (b, 0, sizeof *b);
-  b->ops = g_array_sized_new (FALSE, TRUE, sizeof (TOp), c->last_ops);
-  b->names = g_array_sized_new (FALSE, FALSE, sizeof (const char *), c->last_ops);
-  b->edges = g_array_sized_new (FALSE, FALSE, sizeof (guint32), c->last_edges);
+  vec_init (&b->ops, c->last_ops, sizeof (TOp));
+  vec_init (&b->names, c->last_ops, sizeof (const char *));
+  vec_init (&b->edges, c->last_edges, sizeof (Edge));
   for (int i = 0; i < N_STREAMS; i++)
-    b->streams[i] = g_array_sized_new (FALSE, FALSE, sizeof (guint32), c->last_stream[i]);
+    vec_init (&b->streams[i], c->last_stream[i], sizeof (guint32));
   b->last_compute = -1;
 }
 
 static void
 edge (Builder *b, int from, int to)
 {
-  guint32 e[2] = { (guint32) from, (guint32) to };
-  g_array_append_vals (b->edges, e, 2);
+  Edge e = { (guint32) from, (guint32) to };
+  VEC_PUSH (b->edges, Edge, e);
 }
 
 static int
 add_op (Builder *b, const TOp *op, const char *name)
 {
-  int i = (int) b->ops->len;
-  g_array_append_vals (b->ops, op, 1);
-  g_array_append_val (b->names, name);
-  g_array_index (b->ops, TOp, i).pos = b->streams[op->stream]->len;
+  int i = (int) b->ops.len;
+  VEC_PUSH (b->ops, TOp, *op);
+  VEC_PUSH (b->names, const char *, name);
+  VEC_AT (b->ops, TOp, i).pos = b->streams[op->stream].len;
   if (b->sens)
     {
-      g_array_append_vals (b->sens, b->next_sens, SIM_GPU_N_SENS);
+      SensRow row;
+      memcpy (row.d, b->next_sens, sizeof row.d);
+      VEC_PUSH (b->sens_rows, SensRow, row);
       memset (b->next_sens, 0, sizeof b->next_sens);
     }
-  guint32 u = (guint32) i;
-  g_array_append_val (b->streams[op->stream], u);
+  VEC_PUSH (b->streams[op->stream], guint32, (guint32) i);
   return i;
 }
 
@@ -143,21 +185,21 @@ collective (Builder *b, const char *name, GroupKind g, SimCollectiveOp coll, dou
 static void
 program_from_builder (Program *p, Builder *b, LayerCtx *c)
 {
-  c->last_ops = b->ops->len;
-  c->last_edges = b->edges->len;
+  c->last_ops = b->ops.len;
+  c->last_edges = b->edges.len;
   for (int s = 0; s < N_STREAMS; s++)
-    c->last_stream[s] = b->streams[s]->len;
-  p->n_ops = (int) b->ops->len;
-  p->ops = (TOp *) g_array_free (b->ops, FALSE);
-  p->names = (const char **) (void *) g_array_free (b->names, FALSE);
-  p->sens = b->sens ? (double *) (void *) g_array_free (b->sens, FALSE) : NULL;
-  guint n_edges = b->edges->len / 2;
-  guint32 *e = (guint32 *) b->edges->data;
+    c->last_stream[s] = b->streams[s].len;
+  p->n_ops = (int) b->ops.len;
+  p->ops = b->ops.v;
+  p->names = b->names.v;
+  p->sens = b->sens ? (double *) b->sens_rows.v : NULL;
+  guint n_edges = b->edges.len;
+  const Edge *e = b->edges.v;
   for (guint i = 0; i < n_edges; i++)
     {
-      p->ops[e[2 * i]].n_succ++;
-      g_assert (p->ops[e[2 * i + 1]].n_deps < G_MAXUINT16);
-      p->ops[e[2 * i + 1]].n_deps++;
+      p->ops[e[i].from].n_succ++;
+      g_assert (p->ops[e[i].to].n_deps < G_MAXUINT16);
+      p->ops[e[i].to].n_deps++;
     }
   guint32 off = 0;
   for (int i = 0; i < p->n_ops; i++)
@@ -169,15 +211,15 @@ program_from_builder (Program *p, Builder *b, LayerCtx *c)
   p->succ = g_new (guint32, MAX (off, 1));
   for (guint i = 0; i < n_edges; i++)
     {
-      TOp *from = &p->ops[e[2 * i]];
-      p->succ[from->succ_off + from->n_succ++] = e[2 * i + 1];
+      TOp *from = &p->ops[e[i].from];
+      p->succ[from->succ_off + from->n_succ++] = e[i].to;
     }
   for (int s = 0; s < N_STREAMS; s++)
     {
-      p->stream_n[s] = (int) b->streams[s]->len;
-      p->stream_ops[s] = (guint32 *) g_array_free (b->streams[s], FALSE);
+      p->stream_n[s] = (int) b->streams[s].len;
+      p->stream_ops[s] = b->streams[s].v;
     }
-  g_array_free (b->edges, TRUE);
+  g_free (b->edges.v);
   for (int i = 0; i < p->n_ops; i++)
     p->ops[i].ext = -1;
 }
@@ -433,7 +475,7 @@ emit_range (Builder *b, const LayerCtx *c, const ModelOp *o, int n, int from, in
           OpCost *oc = cost ? &cost[idx ? idx[i] : (guint32) i] : NULL;
           gint64 ns = op_cost_ns (b, c, &o[i], oc);
           int k = compute (b, o[i].name, ns, SIM_BD_COMPUTE);
-          g_array_index (b->ops, TOp, k).ub_own_sms = oc ? oc->ub_own_sms : sim_gpu_op_ub_own_sms (c->plan, &o[i]);
+          VEC_AT (b->ops, TOp, k).ub_own_sms = oc ? oc->ub_own_sms : sim_gpu_op_ub_own_sms (c->plan, &o[i]);
           *flops += o[i].flops;
           total += ns;
           i++;
@@ -442,7 +484,7 @@ emit_range (Builder *b, const LayerCtx *c, const ModelOp *o, int n, int from, in
       OpCost *oc = cost ? &cost[idx ? idx[i] : (guint32) i] : NULL;
       gint64 ns = op_cost_ns (b, c, &o[i], oc);
       int k = compute (b, o[i].name, ns, o[i].phase == MODEL_PHASE_OPTIMIZER ? SIM_BD_OPTIMIZER : SIM_BD_COMPUTE);
-      g_array_index (b->ops, TOp, k).ub_own_sms = oc ? oc->ub_own_sms : sim_gpu_op_ub_own_sms (c->plan, &o[i]);
+      VEC_AT (b->ops, TOp, k).ub_own_sms = oc ? oc->ub_own_sms : sim_gpu_op_ub_own_sms (c->plan, &o[i]);
       if (o[i].kind != MODEL_OP_MEMBOUND)
         *flops += o[i].flops;
       total += ns;
@@ -834,7 +876,10 @@ sim_runner_build_program (Program *p, LayerCtx *c, int stage, int dpcp)
   Builder bb, *b = &bb;
   builder_init (b, c);
   if (c->sens)
-    b->sens = g_array_sized_new (FALSE, FALSE, sizeof (double), c->last_ops * SIM_GPU_N_SENS);
+    {
+      b->sens = TRUE;
+      vec_init (&b->sens_rows, c->last_ops, sizeof (SensRow));
+    }
   p->entry = g_new (gint32, 2 * m * v);
   gint64 h = s->hidden;
   /* Gradient bytes: the stage's parameters (model/layer.h) less the embedding / LM head shards,
