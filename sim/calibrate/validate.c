@@ -356,7 +356,12 @@ row_settings (const SimValidateRow *r, const char *files[ROW_FILES], GError **er
       add (list, "parallel.pp_blocking=true");
       /* Its ZeRO-3 rows ran DeepSpeed of early 2021 (<= 0.3.16): per-parameter all-gathers after a
        * torch.cuda.synchronize() each ("the async version is not async at all", DeepSpeed PR #1188,
-       * June 2021) and stage-3 gradient reduction on the compute stream (overlap_comm off). */
+       * June 2021) and stage-3 gradient reduction on the compute stream (overlap_comm off).
+       * ASSUMPTION, overlap_comm: v0.3.16 defaults it to true at stage 3 (zero/config.py,
+       * ZERO3_OPTIMIZATION_OVERLAP_COMM_DEFAULT) and the paper gives no DeepSpeed config; with the
+       * reduce-scatters beside the compute the six rows read 1.1-2.3 points faster (529B at 2,240
+       * GPUs −27.6% instead of −25.3%, shipped constants, 2026-11-27), further from the
+       * measurements, so off is kept. */
       if (r->zero >= 3 && !r->fsdp)
         add (list, "parallel.zero3_blocking=true");
       /* examples/sc21/CONFIG.sh passes --fp16 without --accumulate-allreduce-grads-in-fp32, so
