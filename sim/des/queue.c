@@ -26,7 +26,8 @@
  * at 10^5 pending, all of this ~65 (cachegrind on bench/engine; ~450 -> ~210 per event in all).
  * A push below front_limit is inserted into the front after its equal times (found by binary
  * search), shifting the shorter side: the nodes after it, or those before it into the room the pops
- * left before the head. So no push ever falls below the base.
+ * left before the head. So no push ever falls below the base. A front grown past FRONT_SPILL nodes
+ * by such pushes first gives its later half back to the buckets (front_spill).
  *
  * Ties: order among equal times is push order, with no sequence number stored. In every bucket,
  * nodes of equal time are in push order: pushes append, a pull redistributes a bucket in order into
@@ -187,9 +188,23 @@ release_slot (SimQueue *q, guint32 s)
     slot->gen++;
 }
 
-/* After the equal times (binary search), moving the shorter side: a push at the current time, the
- * common case with thousands of flow completions pending in the front, lands near the head, so it
- * shifts the few nodes before it into the room the pops left, not the many after it. */
+/* The first place in the front past every node of time <= t (binary search). */
+static guint32
+front_after (const SimQueue *q, guint64 t)
+{
+  const SimQueueBucket *f = &q->front;
+  guint32 lo = q->head, hi = f->len;
+  while (lo < hi)
+    {
+      guint32 mid = lo + (hi - lo) / 2;
+      if (f->v[mid].time_ns > t)
+        hi = mid;
+      else
+        lo = mid + 1;
+    }
+  return lo;
+}
+
 /* A front whose limit lies far ahead (a small bucket of a high level became it) fills up with the
  * pushes below that limit, and each insertion shifts half of it: at 32,768 GPUs --full, 4.5% of the
  * time was those shifts. Past FRONT_SPILL nodes the later half goes back to the buckets, in order,
@@ -204,40 +219,20 @@ front_spill (SimQueue *q)
 {
   SimQueueBucket *f = &q->front;
   guint64 first = f->v[q->head].time_ns;
-  guint32 mid = q->head + (f->len - q->head) / 2;
-  guint64 t = f->v[mid].time_ns;
-  guint32 lo = q->head, hi = f->len;
-  if (t == first)
-    {
-      /* the first time greater than the head's */
-      while (lo < hi)
-        {
-          guint32 m = lo + (hi - lo) / 2;
-          if (f->v[m].time_ns > first)
-            hi = m;
-          else
-            lo = m + 1;
-        }
-      if (lo == f->len)
-        return;  /* one time throughout: inserts append after it */
-      t = f->v[lo].time_ns;
-    }
-  else
-    while (lo < hi)
-      {
-        /* the first node at time t */
-        guint32 m = lo + (hi - lo) / 2;
-        if (f->v[m].time_ns >= t)
-          hi = m;
-        else
-          lo = m + 1;
-      }
-  for (guint32 i = lo; i < f->len; i++)
+  guint64 t = f->v[q->head + (f->len - q->head) / 2].time_ns;
+  /* from the first node at the middle's time, or past the head's time if that is the middle's */
+  guint32 cut = front_after (q, t == first ? first : t - 1);
+  if (cut == f->len)
+    return;  /* one time throughout: inserts append after it */
+  for (guint32 i = cut; i < f->len; i++)
     sim_queue_append (q, sim_queue_bucket_of (f->v[i].time_ns, q->base), f->v[i]);
-  f->len = lo;
-  q->front_limit = t;
+  q->front_limit = f->v[cut].time_ns;
+  f->len = cut;
 }
 
+/* After the equal times, moving the shorter side: a push at the current time, the common case with
+ * thousands of flow completions pending in the front, lands near the head, so it shifts the few
+ * nodes before it into the room the pops left, not the many after it. */
 static void
 front_insert (SimQueue *q, SimQueueNode node)
 {
@@ -251,16 +246,7 @@ front_insert (SimQueue *q, SimQueueNode node)
           return;
         }
     }
-  guint32 lo = q->head, hi = f->len;
-  while (lo < hi)
-    {
-      guint32 mid = lo + (hi - lo) / 2;
-      if (f->v[mid].time_ns > node.time_ns)
-        hi = mid;
-      else
-        lo = mid + 1;
-    }
-  guint32 i = lo;
+  guint32 i = front_after (q, node.time_ns);
   if (q->head > 0 && i - q->head <= f->len - i)
     {
       memmove (&f->v[q->head - 1], &f->v[q->head], (i - q->head) * sizeof (SimQueueNode));
