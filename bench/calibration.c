@@ -19,6 +19,7 @@
 #include "sim/calibrate/calibration.h"
 #include "sim/step/runner.h"
 #include "sim/scenario/scenario.h"
+#include "sim/des/heap.h"
 
 static double
 seed (const char *file, const char *set, double measured, double *lo, double *hi)
@@ -45,6 +46,7 @@ seed (const char *file, const char *set, double measured, double *lo, double *hi
 int
 main (int argc, char **argv)
 {
+  sim_heap_setup (argv);
   int threads = 1;
   gboolean fit = TRUE;
   const char *deck_path = TRAINSIM_SRCDIR "/../shared/validation/deck.csv";

@@ -13,6 +13,7 @@
 #include "sim/net/alphabeta.h"
 #include "sim/net/collective.h"
 #include "sim/scenario/scenario.h"
+#include "sim/des/heap.h"
 
 typedef struct {
   SimEngine *engine;
@@ -31,6 +32,7 @@ on_done (gpointer user, guint64 arg)
 int
 main (int argc, char **argv)
 {
+  sim_heap_setup (argv);
   gint64 t_start = g_get_monotonic_time ();
   g_autoptr (GError) error = NULL;
   const char *files[] = { argc > 1 ? argv[1] : SIM_SCENARIO_DEFAULT, NULL };

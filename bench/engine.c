@@ -20,6 +20,7 @@ cpu_us (void)
   return (gint64) ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
 }
 #include "sim/des/engine.h"
+#include "sim/des/heap.h"
 
 #define MEAN_INCREMENT_NS 1e6
 
@@ -82,6 +83,7 @@ run_hold (guint64 n_pending, guint64 n_events, guint64 seed)
 int
 main (int argc, char **argv)
 {
+  sim_heap_setup (argv);
   guint64 seed = argc > 1 ? g_ascii_strtoull (argv[1], NULL, 10) : 20241122;
   guint64 sizes[] = { 1000, 100000, 1000000 };
   if (argc > 2)  /* one size only, for profiling: bench/engine SEED N [EVENTS] */

@@ -23,6 +23,7 @@ cpu_us (void)
 }
 #include "sim/des/engine.h"
 #include "sim/net/flow.h"
+#include "sim/des/heap.h"
 
 #define HOSTS 10752
 #define PER_LEAF 32
@@ -107,6 +108,7 @@ run (gboolean staggered, guint32 seed)
 int
 main (int argc, char **argv)
 {
+  sim_heap_setup (argv);
   guint32 seed = argc > 1 ? (guint32) g_ascii_strtoull (argv[1], NULL, 10) : 1;
   printf ("# %d flows, %d links (%d leaves x %d spines, 4:1), random permutation, seed %u\n",
           HOSTS, N_LINKS, LEAVES, SPINES, seed);

@@ -18,6 +18,7 @@
 #include <gsl/gsl_statistics_double.h>
 #include "sim/scenario/scenario.h"
 #include "sim/step/runner.h"
+#include "sim/des/heap.h"
 
 #define RUNS "/trainsim/scenarios/runs/"
 
@@ -139,6 +140,7 @@ predict (const char *const *files, const char *const *sets, Row *row, GError **e
 int
 main (int argc, char **argv)
 {
+  sim_heap_setup (argv);
   const char *tsv_path = NULL;
   for (int i = 1; i < argc; i++)
     if (strcmp (argv[i], "--tsv") == 0 && i + 1 < argc)

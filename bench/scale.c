@@ -29,6 +29,7 @@
 #include <glib.h>
 #include "sim/step/runner.h"
 #include "sim/scenario/scenario.h"
+#include "sim/des/heap.h"
 
 typedef struct {
   double wall_s, step_s;
@@ -139,6 +140,7 @@ report_case (const char *name, int gpus, gboolean full, gboolean moe, FILE *tsv)
 int
 main (int argc, char **argv)
 {
+  sim_heap_setup (argv);
   int full_max = 10752, max = 1048576;
   const char *tsv_path = NULL, *plot_path = NULL;
   gboolean moe = FALSE;

@@ -17,10 +17,12 @@
 #include "sim/scenario/scenario.h"
 #include "sim/plan/search.h"
 #include "sim/step/runner.h"
+#include "sim/des/heap.h"
 
 int
 main (int argc, char **argv)
 {
+  sim_heap_setup (argv);
   g_autoptr (GPtrArray) files = g_ptr_array_new ();
   g_autoptr (GPtrArray) sets = g_ptr_array_new ();
   int simulate = 0;

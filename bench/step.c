@@ -14,6 +14,7 @@
 #include <glib.h>
 #include "sim/step/runner.h"
 #include "sim/scenario/scenario.h"
+#include "sim/des/heap.h"
 
 static double
 rss_mib (void)
@@ -48,6 +49,7 @@ one (const SimScenario *sc, gboolean full, gboolean representatives, double *wal
 int
 main (int argc, char **argv)
 {
+  sim_heap_setup (argv);
   g_autoptr (GPtrArray) files = g_ptr_array_new ();
   g_autoptr (GPtrArray) sets = g_ptr_array_new ();
   gboolean skip_full = FALSE, representatives = FALSE;

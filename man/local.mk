@@ -11,7 +11,7 @@ man_trainsim_pages = man/trainsim.1 man/trainsim-run.1 man/trainsim-sweep.1 man/
 	man/trainsim-collective.1 man/trainsim-topology.1 man/trainsim-fit.1 man/trainsim-calib-plan.1 \
 	man/trainsim-compare.1 man/trainsim-straggler.1 man/trainsim-goodput.1 man/trainsim-validate.1 \
 	man/trainsim-sensitivity.1 man/trainsim-import.1
-man_fragments = man/exit-status.inc man/scenarios.inc man/plots.inc man/progress.inc man/mpi.inc \
+man_fragments = man/exit-status.inc man/scenarios.inc man/heap.inc man/plots.inc man/progress.inc man/mpi.inc \
 	man/trainsim.inc man/trainer.inc
 man_MANS = $(man_trainsim_pages)
 man_see_also = trainsim trainsim-run trainsim-sweep trainsim-search trainsim-collective trainsim-topology \
@@ -28,7 +28,7 @@ MAN_FROM_HELP = AWK='$(AWK)' $(SHELL) $(srcdir)/man/man-from-help -V '$(PACKAGE_
 man/pages.stamp: trainsim$(EXEEXT) $(srcdir)/man/man-from-help $(man_fragments)
 	@$(MKDIR_P) man
 	$(AM_V_GEN)for c in '' $(man_commands); do \
-	  page=trainsim$${c:+-$$c}; f="-i $(srcdir)/man/exit-status.inc -i $(srcdir)/man/scenarios.inc"; \
+	  page=trainsim$${c:+-$$c}; f="-i $(srcdir)/man/exit-status.inc -i $(srcdir)/man/scenarios.inc -i $(srcdir)/man/heap.inc"; \
 	  case $$c in \
 	    '') f="$$f -i $(srcdir)/man/trainsim.inc" ;; \
 	    run|fit|validate) f="$$f -i $(srcdir)/man/plots.inc" ;; \

@@ -17,3 +17,7 @@ check_PROGRAMS += tests/test-queue-paths
 TESTS += tests/test-queue-paths
 tests_test_queue_paths_SOURCES = tests/test-queue-paths.c
 tests_test_queue_paths_LDADD = $(TEST_LIBS)
+check_PROGRAMS += tests/test-heap
+TESTS += tests/test-heap
+tests_test_heap_SOURCES = tests/test-heap.c
+tests_test_heap_LDADD = $(TEST_LIBS)

@@ -2,13 +2,11 @@
  * Each subcommand lives in sim/cmd_<name>.c and parses its own options with GOption. */
 #include "config.h"
 #include <locale.h>
-#ifdef __GLIBC__
-#include <malloc.h>
-#endif
 #include <stdio.h>
 #include <string.h>
 #include <glib.h>
 #include "sim/cli/cmd.h"
+#include "sim/des/heap.h"
 
 typedef struct {
   const char *name;
@@ -55,15 +53,7 @@ main (int argc, char **argv)
    * and in the C locale prints '?' for every non-ASCII character (OPTION…). Numbers stay in the C
    * locale's format (LC_NUMERIC is left alone). */
   setlocale (LC_CTYPE, "");
-#ifdef __GLIBC__
-  /* A simulation allocates and frees its programs, counters and flow tables in blocks of tens of
-   * MiB, row after row of a deck. glibc maps such blocks afresh each time (and trims the heap),
-   * and the kernel zeroes every page again: `trainsim validate` of the deck spent 1.2 s of 22 s
-   * CPU in the kernel, 0.5 s with the blocks kept in the heap (2026-11-27). */
-  mallopt (M_MMAP_THRESHOLD, 256 << 20);
-  mallopt (M_TRIM_THRESHOLD, 512 << 20);
-  mallopt (M_TOP_PAD, 64 << 20);
-#endif
+  sim_heap_setup (argv);
   if (argc < 2 || argv[1][0] == '-')
     {
       if (argc >= 2 && (strcmp (argv[1], "--version") == 0 || strcmp (argv[1], "-V") == 0))
