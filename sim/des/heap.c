@@ -30,7 +30,10 @@ gboolean
 sim_heap_huge_pages (void)
 {
   const char *t = g_getenv ("GLIBC_TUNABLES");
-  return t != NULL && strstr (t, HUGETLB_KEY "=1") != NULL;
+  if (t == NULL)
+    return FALSE;
+  g_auto (GStrv) settings = g_strsplit (t, ":", -1);
+  return g_strv_contains ((const char *const *) settings, HUGETLB_KEY "=1");
 }
 
 gboolean
