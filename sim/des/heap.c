@@ -1,12 +1,12 @@
-/* Heap policy. At scale a step touches hundreds of MiB of rank state, queue nodes and flow tables
- * in event order, not address order, so address translation misses as much as the caches do:
- * with 4 KiB pages the 131,072-GPU `--full` step's 420 MiB spans 10^5 pages, far beyond the TLB.
- * glibc's glibc.malloc.hugetlb=1 tunable has malloc advise every heap extension and mapped chunk
- * MADV_HUGEPAGE, so the kernel backs them with 2 MiB pages where its THP mode is "madvise" (under
- * "always" it does so anyway; under "never" it cannot). Measured on a 2-core AMD EPYC VM
- * (2026-11-27, THP mode madvise): 131,072 GPUs `--full` 61.3 s -> 53.7 s, 32,768 GPUs `--full`
- * 9.56/9.80 s -> 9.20/9.25 s, the 10,752-GPU default step (bench/step) 0.062 s -> 0.035 s, the
- * latter mostly fewer page faults. glibc reads tunables only at start-up, hence the re-exec. */
+/* Heap policy. A step allocates tens to hundreds of MiB of rank state, queue nodes and flow tables
+ * and touches them in event order, not address order. glibc's glibc.malloc.hugetlb=1 tunable has
+ * malloc advise every heap extension and mapped chunk MADV_HUGEPAGE, so the kernel backs them
+ * with 2 MiB pages where its THP mode is "madvise" (under "always" it does so anyway; under "never"
+ * it cannot): 512 times fewer page faults and TLB entries. Measured on a 2-core AMD EPYC VM
+ * (2026-11-27, THP mode madvise, bench/step, four interleaved runs each): the 10,752-GPU default
+ * step 0.043-0.056 s with huge pages, 0.058-0.071 s without, mostly the faults of its fresh pages;
+ * 131,072 and 32,768 GPUs --full showed no difference above that machine's noise. glibc reads
+ * tunables only at start-up, hence the re-exec. */
 #include "config.h"
 #include <stdlib.h>
 #include <string.h>
