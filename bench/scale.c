@@ -171,7 +171,7 @@ main (int argc, char **argv)
     }
   const char *head = "case\tgpus\tmode\twall_s\tpeak_rss_mib\tevents\tevents_per_s\tranks_simulated\tlinks\t"
                      "rss_kib_per_rank\tstep_s";
-  const char *heap = sim_heap_huge_pages () ? "2 MiB transparent huge pages (glibc.malloc.hugetlb=1)" : "small pages";
+  const char *heap = sim_heap_describe ();
   if (tsv)
     fprintf (tsv, "# bench/scale: GPT-3 175B (MLPerf v3.1 scenario), one step per case and mode; heap in %s\n%s\n",
              heap, head);

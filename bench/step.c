@@ -74,7 +74,7 @@ main (int argc, char **argv)
       fprintf (stderr, "bench/step: %s\n", error->message);
       return 2;
     }
-  printf ("# heap in %s\n", sim_heap_huge_pages () ? "2 MiB transparent huge pages (glibc.malloc.hugetlb=1)" : "small pages");
+  printf ("# heap in %s\n", sim_heap_describe ());
   double dw = 0, dr = 0, fw = 0, fr = 0;
   if (!one (sc, FALSE, representatives, &dw, &dr, &error)
       || (!skip_full && !one (sc, TRUE, FALSE, &fw, &fr, &error)))

@@ -8,7 +8,6 @@
  * 131,072 and 32,768 GPUs --full showed no difference above that machine's noise. glibc reads
  * tunables only at start-up, hence the re-exec. */
 #include "config.h"
-#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #ifdef __GLIBC__
@@ -25,6 +24,10 @@
 #define SANITIZED_ALLOCATOR 1
 #endif
 #endif
+/* glibc's tunables reach malloc (a sanitizer brings its own allocator). */
+#if defined(__GLIBC__) && !defined(SANITIZED_ALLOCATOR)
+#define GLIBC_MALLOC 1
+#endif
 
 gboolean
 sim_heap_huge_pages (void)
@@ -36,10 +39,16 @@ sim_heap_huge_pages (void)
   return g_strv_contains ((const char *const *) settings, HUGETLB_KEY "=1");
 }
 
+const char *
+sim_heap_describe (void)
+{
+  return sim_heap_huge_pages () ? "2 MiB transparent huge pages (glibc.malloc.hugetlb=1)" : "small pages";
+}
+
 gboolean
 sim_heap_can_request (void)
 {
-#if defined(__GLIBC__) && !defined(SANITIZED_ALLOCATOR)
+#ifdef GLIBC_MALLOC
   /* The kernel grants huge pages on request only in mode "madvise". */
   g_autofree char *mode = NULL;
   if (!g_file_get_contents ("/sys/kernel/mm/transparent_hugepage/enabled", &mode, NULL, NULL))
@@ -50,8 +59,7 @@ sim_heap_can_request (void)
 #endif
 }
 
-#if defined(__GLIBC__) && !defined(SANITIZED_ALLOCATOR)
-
+#ifdef GLIBC_MALLOC
 static void
 reexec_huge (char **argv)
 {
@@ -78,10 +86,11 @@ reexec_huge (char **argv)
 void
 sim_heap_setup (char **argv)
 {
-#ifdef __GLIBC__
-#ifndef SANITIZED_ALLOCATOR
+  (void) argv; /* without glibc's malloc, nothing to re-execute for */
+#ifdef GLIBC_MALLOC
   reexec_huge (argv);
 #endif
+#ifdef __GLIBC__
   /* A simulation allocates and frees its programs, counters and flow tables in blocks of tens of
    * MiB, row after row of a deck. glibc maps such blocks afresh each time (and trims the heap),
    * and the kernel zeroes every page again: `trainsim validate` of the deck spent 1.2 s of 22 s
@@ -89,7 +98,5 @@ sim_heap_setup (char **argv)
   mallopt (M_MMAP_THRESHOLD, 256 << 20);
   mallopt (M_TRIM_THRESHOLD, 512 << 20);
   mallopt (M_TOP_PAD, 64 << 20);
-#else
-  (void) argv;
 #endif
 }

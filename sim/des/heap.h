@@ -19,3 +19,5 @@ gboolean sim_heap_can_request (void);
 /* Whether this process's glibc heap asks for huge pages (glibc.malloc.hugetlb=1 in its
  * GLIBC_TUNABLES). */
 gboolean sim_heap_huge_pages (void);
+/* The heap's pages in words, for a benchmark's header: huge or small. */
+const char *sim_heap_describe (void);

@@ -1302,6 +1302,13 @@ memo_key (SimCollectiveOp op, SimCollectiveAlgo algo, double bytes)
   return (bits + (guint64) op * 31u + (guint64) algo) * 0x9E3779B97F4A7C15ull;
 }
 
+/* The memo slot of a key on g (which has its memo). */
+static inline struct Start *
+memo_slot (const Group *g, guint64 key)
+{
+  return &g->starts[key >> (64 - g->memo_bits)];
+}
+
 /* The memo entry of (op, algo, bytes) on g, worked out on a miss; NULL with error set if nothing
  * applies. */
 static const struct Start *
@@ -1317,7 +1324,7 @@ start_lookup (SimCollective *c, const Group *g, SimCollectiveOp op, SimCollectiv
       for (guint i = 0; i < 1u << g->memo_bits; i++)
         g->starts[i].bytes = -1;
     }
-  struct Start *st = &g->starts[memo_key (op, algo, bytes) >> (64 - g->memo_bits)];
+  struct Start *st = memo_slot (g, memo_key (op, algo, bytes));
   if (!(st->bytes == bytes && st->op == op && st->algo_req == algo))
     {
       struct Start fresh;
@@ -1510,7 +1517,7 @@ sim_collective_start_many (SimCollective *c, SimCollectiveOp op, const SimCollec
       if (gi + 4 < n_groups)
         __builtin_prefetch (groups[gi + 4]);
       if (gi + 2 < n_groups && groups[gi + 2]->starts != NULL)
-        __builtin_prefetch (&groups[gi + 2]->starts[key >> (64 - groups[gi + 2]->memo_bits)]);
+        __builtin_prefetch (memo_slot (groups[gi + 2], key));
       const Group *g = groups[gi];
       const struct Start *st = NULL;
       if (bytes > 0)
