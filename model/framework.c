@@ -55,6 +55,10 @@
  *    backward hooks fetch them again (pre_sub_module_backward_function). Prefetch of the next uses
  *    up to prefetch_bucket_size (5e7 elements; zero/partitioned_param_coordinator.py
  *    fetch_sub_module), at least one layer ahead in the simulator, which gathers whole layers.
+ *    A parameter used again within stage3_max_reuse_distance (1e9 elements) is not released
+ *    (stage3.py _keep_for_later, PrefetchCoordinator.get_reuse_distance_in_numel): with full
+ *    recompute the layer's last matrix serves its backward straight after its recompute, so that
+ *    gather is one matrix short (sim/step/program.c zero3_last_matrix).
  *    Gradients reduce-scattered every micro-batch in 5e8-element buckets (zero/stage3.py
  *    reduce_independent_p_g_buckets_and_remove_grads) on their own stream (overlap_comm defaults to
  *    true at stage 3), and each backward ends waiting for them (stage3.py
@@ -132,7 +136,6 @@ model_framework_name (ModelFramework f)
   return names[f];
 }
 
-#define DS_BUCKET_ELEMS 5e8     /* reduce_bucket_size, allgather_bucket_size, MEMORY_OPT_ALLREDUCE_SIZE */
 #define DS_PREFETCH_ELEMS 5e7   /* stage3_prefetch_bucket_size */
 #define TORCH_DDP_BUCKET_BYTES (25.0 * 1048576.0) /* torch DDP bucket_cap_mb */
 
@@ -156,8 +159,8 @@ model_framework_dp_schedule (const ModelPlan *plan, ModelDpSchedule *out)
     {
     case MODEL_FW_DEEPSPEED:
       d.bucket = MODEL_DP_BUCKET_ELEMS;
-      d.bucket_elems = DS_BUCKET_ELEMS;
-      d.param_ag_elems = DS_BUCKET_ELEMS;
+      d.bucket_elems = MODEL_DS_BUCKET_ELEMS;
+      d.param_ag_elems = MODEL_DS_BUCKET_ELEMS;
       if (z <= 1)
         {
           d.reduce = MODEL_DP_REDUCE_LAST_MB;

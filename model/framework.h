@@ -8,6 +8,10 @@
 
 const char *model_framework_name (ModelFramework f);
 
+/* DeepSpeed's bucket sizes in elements: reduce_bucket_size, allgather_bucket_size and
+ * MEMORY_OPT_ALLREDUCE_SIZE (deepspeed/runtime/zero/config.py, engine.py defaults). */
+#define MODEL_DS_BUCKET_ELEMS 5e8
+
 /* When a micro-batch's gradients are reduced over DP (with CP). */
 typedef enum {
   MODEL_DP_REDUCE_LAST_MB,   /* only the last micro-batch's backward, bucket by bucket as they fill */

@@ -707,19 +707,42 @@ test_zero3 (void)
   g_assert_cmpfloat ((double) (rl.step_ns - rb.step_ns), >=, host_ns - zl.n_host);
   g_assert_cmpfloat ((rl.breakdown_s[SIM_BD_DP] - rb.breakdown_s[SIM_BD_DP]) * 1e9, >=, host_ns - zl.n_host);
   /* With an HBM rate the list buffers cost 3× each gathered byte (zero-fill, copy out) and 2× each
-   * reduce-scattered one (copy in), at hbm_bw · mem_eff: 1 TB/s here. */
+   * reduce-scattered one (copy in), at hbm_bw · mem_eff: 1 TB/s here. Around the reduce-scatters,
+   * per backward: every gradient copied into the 5e8-element bucket (2×; all of this model's
+   * tensors are smaller than the bucket, and its L layers never fill it), and the epilogue's
+   * reduction divides the whole bucket buffer in place (2 × 5e8 elements): per gradient byte
+   * 2 + 2·5e8 / (L·(12h² + 2h)) more. */
   double hbm = w.g.hbm_bw_bytes_per_s, eff = w.g.mem_eff;
   w.g.hbm_bw_bytes_per_s = 1e12;
   w.g.mem_eff = 1.0;
   SimRunnerResult rm;
   DpBytes zm = run_dp_bytes (&w.s, &w.p, &w.g, &w.c, &w.f, &w.cp, &rm);
-  double moved_ns = (3.0 * zm.gather + 2.0 * zm.dp_rs) / 1e12 * 1e9;
+  double rs_moved = 2.0 + 2.0 + 2.0 * 5e8 / (L * (12 * h * h + 2 * h));
+  double moved_ns = (3.0 * zm.gather + rs_moved * zm.dp_rs) / 1e12 * 1e9;
   g_test_message ("list buffers: %.0f ns over %.0f B gathered, %.0f B reduce-scattered", zm.host_ns - zl.host_ns,
                   zm.gather, zm.dp_rs);
   g_assert_cmpfloat (fabs (zm.host_ns - zl.host_ns - moved_ns), <, zm.n_host);
   w.g.hbm_bw_bytes_per_s = hbm;
   w.g.mem_eff = eff;
   w.g.eager_op_ns = 0;
+  /* DeepSpeed keeps what it uses again within stage3_max_reuse_distance: with full recompute the
+   * last matrix of a layer's recompute (dense_4h_to_h, 4h² elements, bf16) serves its backward, so
+   * each micro-batch gathers L of them fewer, in the blocking fetch (one piece fewer per layer)
+   * and in DeepSpeed's own ZeRO-3 (the same bytes, one gather per use); Megatron's ZeRO-3 (z3,
+   * above) gathers all three times. */
+  w.p.recompute = MODEL_RECOMPUTE_FULL;
+  SimRunnerResult rk;
+  DpBytes zk = run_dp_bytes (&w.s, &w.p, &w.g, &w.c, &w.f, &w.cp, &rk);
+  double fc2 = m * L * 4 * h * h * 2.0;
+  g_test_message ("kept for the backward: %.0f B gathered against %.0f", zk.gather, z3.gather);
+  g_assert_cmpfloat (fabs (zk.gather - (z3.gather - fc2)), <, 1e-9 * z3.gather);
+  g_assert_cmpint (zk.n_gather, ==, 4 * z3.n_gather - m * L);
+  w.p.zero3_blocking = FALSE;
+  w.p.framework = MODEL_FW_DEEPSPEED;
+  zk = run_dp_bytes (&w.s, &w.p, &w.g, &w.c, &w.f, &w.cp, &rk);
+  g_assert_cmpfloat (fabs (zk.gather - (z3.gather - fc2)), <, 1e-9 * z3.gather);
+  g_assert_cmpint (zk.n_gather, ==, z3.n_gather);
+  w.p.framework = MODEL_FW_MEGATRON;
 }
 
 /* Rank 0's DP-stream and compute intervals, from the trace hook. */

@@ -538,6 +538,9 @@ typedef struct {
   gboolean blocking;
   int pieces;
   int layer_tensors, persistent;  /* all parameter tensors of a layer; those kept gathered */
+  double kept_bytes;   /* the layer's last weight matrix, kept from its recompute to its backward */
+  double rs_moved;     /* HBM bytes per gradient byte around each reduce-scatter (zero3_reduce_moved) */
+  int last_use_layer, last_use_slot;
   gint64 list_ns;
   double stream_bps;   /* HBM rate of the list collectives' buffer copies: hbm_bw · mem_eff */
   /* Distributed optimizer with overlap_param_gather: parameter all-gather buckets of the previous
@@ -603,57 +606,138 @@ list_host (Builder *b, Buckets *k, double tensors, double moved)
   host_gap (b, "zero3_list_host", (gint64) llround (ns), SIM_BD_DP);
 }
 
-/* The parameter tensors of one transformer layer as DeepSpeed's ZeRO-3 hooks them (Megatron's GPT
- * layer: the weight matrices, a bias each where the model has biases, the two norms' weights and
- * biases), and how many stay gathered: stage 3 keeps a parameter of fewer than
- * param_persistence_threshold = 1e5 elements (zero/config.py default; stage3.py
+/* The parameter tensors of one transformer layer as DeepSpeed's ZeRO-3 hooks them, in forward
+ * order (Megatron's GPT layer: input norm, qkv, attention output, post-attention norm, the two MLP
+ * matrices, a bias after each matrix where the model has biases; a Llama-style layer: q, k, v, o,
+ * gate, up, down); `matrix` marks the weight matrices. Returns how many. */
+typedef struct {
+  gint64 numel;
+  gboolean matrix;
+} Z3Tensor;
+
+static int
+zero3_layer_list (const ModelShape *s, const ModelPlan *plan, int pieces, Z3Tensor *t)
+{
+  gint64 h = s->hidden, hd = s->head_dim > 0 ? s->head_dim : h / MAX (s->heads, 1);
+  gint64 q = (gint64) s->heads * hd / plan->tp, kv = (gint64) s->kv_heads * hd / plan->tp;
+  gint64 f = (gint64) s->ffn_hidden / plan->tp;
+  int norm_tensors = s->norm == MODEL_NORM_LAYERNORM && s->bias ? 2 : 1;
+  gint64 rows[7], cols[7];
+  int n = 0, nm = 0;
+  if (pieces == 4)
+    {
+      gint64 r4[4] = { h, q, h, f }, c4[4] = { q + 2 * kv, h, (model_shape_glu (s) ? 2 : 1) * f, h };
+      for (int i = 0; i < 4; i++)
+        rows[i] = r4[i], cols[i] = c4[i];
+      nm = 4;
+    }
+  else
+    {
+      gint64 r7[7] = { h, h, h, q, h, h, f }, c7[7] = { q, kv, kv, h, f, f, h };
+      for (int i = 0; i < 7; i++)
+        rows[i] = r7[i], cols[i] = c7[i];
+      nm = 7;
+    }
+  int mlp_first = pieces == 4 ? 2 : 4;
+  for (int i = 0; i < nm; i++)
+    {
+      if (i == 0 || i == mlp_first)
+        for (int j = 0; j < norm_tensors; j++)
+          t[n++] = (Z3Tensor) { h, FALSE };
+      t[n++] = (Z3Tensor) { rows[i] * cols[i], TRUE };
+      if (s->bias)
+        t[n++] = (Z3Tensor) { cols[i], FALSE };
+    }
+  return n;
+}
+
+/* All the parameter tensors of a layer, and how many stay gathered: stage 3 keeps a parameter of
+ * fewer than param_persistence_threshold = 1e5 elements (zero/config.py default; stage3.py
  * persistent_parameters) resident instead of releasing it after each use, and re-gathers all of
  * them once after every optimizer step (stage3.py _post_step -> all_gather of the list, whose
  * _allgather_params copies each parameter out of every rank's partition in a Python loop). */
 static void
 zero3_layer_tensors (const ModelShape *s, const ModelPlan *plan, int pieces, int *tensors, int *persistent)
 {
-  gint64 h = s->hidden, hd = s->head_dim > 0 ? s->head_dim : h / MAX (s->heads, 1);
-  gint64 q = (gint64) s->heads * hd / plan->tp, kv = (gint64) s->kv_heads * hd / plan->tp;
-  gint64 f = (gint64) s->ffn_hidden / plan->tp;
-  gint64 sizes[16];
-  int n = 0;
-  if (s->bias)
-    {
-      if (pieces == 4)
-        {
-          sizes[n++] = q + 2 * kv;
-          sizes[n++] = h;
-          sizes[n++] = (model_shape_glu (s) ? 2 : 1) * f;
-          sizes[n++] = h;
-        }
-      else
-        {
-          gint64 b7[7] = { q, kv, kv, h, f, f, h };
-          for (int i = 0; i < 7; i++)
-            sizes[n++] = b7[i];
-        }
-    }
-  int norm_tensors = s->norm == MODEL_NORM_LAYERNORM && s->bias ? 2 : 1;
-  for (int i = 0; i < 2 * norm_tensors; i++)
-    sizes[n++] = h;
-  *tensors = pieces + n;
+  Z3Tensor t[32];
+  int n = zero3_layer_list (s, plan, pieces, t);
+  *tensors = n;
   *persistent = 0;
   for (int i = 0; i < n; i++)
-    *persistent += (int) (sizes[i] < 100000);
+    *persistent += (int) (!t[i].matrix && t[i].numel < 100000);
+}
+
+/* Elements of the layer's last weight matrix (its forward's last use of parameters). After the
+ * recompute of a layer the next module to need parameters is that matrix's own backward:
+ * DeepSpeed's release_sub_module keeps a parameter whose reuse distance (the elements of the
+ * modules used in between, PrefetchCoordinator.get_reuse_distance_in_numel) is below
+ * stage3_max_reuse_distance (1e9 by default, stage3.py _keep_for_later), and that distance is 0
+ * here, so the backward gathers every matrix but this one. The forward's last use is followed by
+ * the rest of the model, beyond any reuse distance (the last layer of a model whose head has
+ * fewer than 1e9 elements excepted; not modelled). */
+static gint64
+zero3_last_matrix (const ModelShape *s, const ModelPlan *plan, int pieces)
+{
+  Z3Tensor t[32];
+  int n = zero3_layer_list (s, plan, pieces, t);
+  for (int i = n - 1; i >= 0; i--)
+    if (t[i].matrix)
+      return t[i].numel;
+  return 0;
+}
+
+/* HBM bytes moved per gradient byte when DeepSpeed <= 0.3.16's stage 3 reduces the gradients of
+ * a backward, beyond the list reduce-scatter's own flat-buffer copy (list_host). Its gradient
+ * hooks (stage3.py reduce_independent_p_g_buckets_and_remove_grads, contiguous_gradients on by
+ * default) take the parameters in backward order into a bucket of `bucket` elements
+ * (reduce_bucket_size): a parameter larger than the bucket is reduced on its own gradient, any
+ * other is copied into the bucket buffer (read and write); a parameter that would overflow the
+ * bucket first reduces what is pending (reduce_ipg_grads), and the backward's end reduces the rest
+ * (independent_gradient_partition_epilogue). Each reduction divides every tensor of its list by the
+ * group size in place (average_tensor: tensor.div_), and that list always holds the whole bucket
+ * buffer, however little of it is filled, plus the large gradient if any. Walked over the
+ * `layers` transformer layers of a backward (the embedding and head not counted). */
+static double
+zero3_reduce_moved (const ModelShape *s, const ModelPlan *plan, int pieces, double bucket, int layers)
+{
+  Z3Tensor t[32];
+  int n = zero3_layer_list (s, plan, pieces, t);
+  double elems = 0, moved = 0, total = 0;
+  gboolean large = FALSE;
+  for (int l = 0; l <= layers; l++)
+    for (int i = n - 1; i >= 0; i--)
+      {
+        /* one step past the last tensor: the epilogue's reduction of what is pending */
+        double e = l < layers ? (double) t[i].numel : 0;
+        if (l == layers ? i == n - 1 : elems + e > bucket)
+          {
+            moved += 2.0 * bucket + (large ? 2.0 * elems : 0);
+            elems = 0;
+            large = FALSE;
+          }
+        if (l == layers)
+          continue;
+        if (e > bucket)
+          large = TRUE;
+        else
+          moved += 2.0 * e;
+        elems += e;
+        total += e;
+      }
+  return total > 0 ? moved / total : 0;
 }
 
 /* ZeRO-3: all-gather `bytes` of parameters before the next compute op; issued once the previous
  * use of parameters has started. */
 static void
-zero3_gather (Builder *b, Buckets *k, double bytes)
+zero3_gather (Builder *b, Buckets *k, double bytes, int pieces)
 {
   if (bytes <= 0 || k->dpcp <= 1)
     return;
   /* Blocking (DeepSpeed <= 0.3.16, partition_parameters.py _allgather_param): a
    * torch.cuda.synchronize() before each parameter's all_gather, so each of the pieces starts after
    * every queued kernel and the next kernel waits for it; the stream keeps them in order. */
-  int pieces = k->blocking ? k->pieces : 1;
+  pieces = k->blocking ? MAX (pieces, 1) : 1;
   int ahead = k->n_uses >= k->prefetch ? k->use_start[(k->n_uses - k->prefetch) % 16] : -1;
   for (int j = 0; j < pieces; j++)
     {
@@ -675,8 +759,16 @@ param_use (Builder *b, const LayerCtx *c, int layer, gpointer data)
   Buckets *k = data;
   if (k->zero3)
     {
+      /* The backward use right after the same layer's recompute finds its last matrix kept
+       * (zero3_last_matrix). */
+      gboolean after_recompute = !k->fwd && k->last_use_slot == k->slot && k->last_use_layer == layer;
+      k->last_use_slot = k->slot;
+      k->last_use_layer = layer;
       if (unit_use (k, layer_unit (k, layer), k->fw->reshard_after_forward))
-        zero3_gather (b, k, k->gather_per_layer);
+        {
+          double kept = after_recompute ? k->kept_bytes : 0;
+          zero3_gather (b, k, k->gather_per_layer - kept, k->pieces - (kept > 0));
+        }
       else
         k->use_start[k->n_uses++ % 16] = b->last_compute; /* a use all the same, for the prefetch */
     }
@@ -815,7 +907,8 @@ bucket_flush (Builder *b, const LayerCtx *c, Buckets *k, gboolean flush)
   /* One reduce-scatter per parameter of the bucket (partition_parameters.py
    * _reduce_scatter_gradients): every parameter tensor of a layer, the persistent ones included
    * (stage3.py hooks every parameter that requires a gradient). */
-  list_host (b, k, k->per_layer > 0 ? k->layer_tensors * k->pending / k->per_layer : 0, 2.0 * k->pending);
+  list_host (b, k, k->per_layer > 0 ? k->layer_tensors * k->pending / k->per_layer : 0,
+             (2.0 + k->rs_moved) * k->pending);
   TOp t = { .kind = K_COLL, .stream = ST_DP, .cat = SIM_BD_DP, .group = G_DPCP, .coll = op,
             .bytes = k->pending, .seq = b->seq[G_DPCP]++ };
   int i = add_op (b, &t, op == SIM_COLLECTIVE_ALLREDUCE ? "dp_grad_ar" : "dp_grad_rs");
@@ -998,6 +1091,15 @@ sim_runner_build_program (Program *p, LayerCtx *c, int stage, int dpcp)
   k.blocking = zero3 && plan->zero >= 3 && plan->zero3_blocking;
   k.pieces = model_shape_glu (s) ? 7 : 4;
   zero3_layer_tensors (s, plan, k.pieces, &k.layer_tensors, &k.persistent);
+  k.last_use_layer = k.last_use_slot = -1;
+  /* DeepSpeed's reuse-distance release, for its stage 3 (the blocking fetch of <= 0.3.16 and the
+   * framework's own); full recompute only: without it a layer's backward follows the rest of the
+   * model. */
+  if (zero3 && (k.blocking || (plan->framework == MODEL_FW_DEEPSPEED && plan->zero >= 3))
+      && plan->recompute == MODEL_RECOMPUTE_FULL)
+    k.kept_bytes = (double) zero3_last_matrix (s, plan, k.pieces) * c->param_bytes;
+  if (k.blocking)
+    k.rs_moved = zero3_reduce_moved (s, plan, k.pieces, MODEL_DS_BUCKET_ELEMS, rank_layers);
   k.list_ns = c->gpu->eager_op_ns;
   k.stream_bps = c->gpu->hbm_bw_bytes_per_s * c->gpu->mem_eff;
   k.ag_ops = ag_ops;
@@ -1086,7 +1188,7 @@ sim_runner_build_program (Program *p, LayerCtx *c, int stage, int dpcp)
                                         && unit_use (&k, &k.unit_head, fw.head_reshard_after_forward)
                                     ? last_extra
                                     : 0);
-              zero3_gather (b, &k, extra * c->param_bytes);
+              zero3_gather (b, &k, extra * c->param_bytes, k.pieces);
             }
         }
       if (np == 1)
