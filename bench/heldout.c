@@ -1,6 +1,7 @@
 /* bench/heldout: the error a user meets outside the calibration deck. Every embedded run scenario
  * that carries a published step time (`measured_step_time_s`), plus the published variants that the
- * scenarios' comments cite at another size or setting (below), simulated with the shipped layers:
+ * scenarios' comments cite at another size or setting, torchtitan's and llm-foundry's benchmark
+ * tables (below), simulated with the shipped layers:
  * predicted step, 90% band, measured, error, inside the band; then the count, median |error|, MAPE,
  * max |error| and band coverage. None of these runs is a row of ../shared/validation/deck.csv, so
  * none was used in a fit (`trainsim fit --runs`).
@@ -109,6 +110,36 @@ static const Titan titan[] = {
   { "torchtitan 8B compile FP8 H200 @64", "hardware/h200-sxm.ini", 64, TRUE, TRUE, 1.524 },
 };
 
+/* llm-foundry's MPT training benchmarks (mosaicml/llm-foundry scripts/train/benchmarking/README.md,
+ * table "H100 80GB BF16"): Composer with FSDP FULL_SHARD, amp_bf16, one node of 8 GPUs or more. Per
+ * model size, its 2,048-token runs on the most and on the fewest GPUs the table gives (a rule fixed
+ * before any of them was simulated). The shapes are the MPT yamls' (scripts/train/yamls/pretrain/
+ * mpt-*.yaml: d_model, n_heads, n_layers, 4x MLP, vocab 50,368, tied, no biases); the table's
+ * NumParams grow by d_model per token of max_seq_len, so its runs carry learned position embeddings,
+ * not ALiBi. step = GlobalBatchSize x 2,048 / (Throughput (T/s/GPU) x GPUs). */
+typedef struct {
+  const char *label;
+  int layers, hidden, heads, gpus, micro_batch, global_batch;
+  gboolean recompute;
+  double tokens_per_s_per_gpu;
+} Mpt;
+
+static const Mpt mpt[] = {
+  { "MPT-70B llm-foundry @64", 80, 8192, 64, 64, 8, 2048, TRUE, 1039 },
+  { "MPT-70B llm-foundry @32", 80, 8192, 64, 32, 2, 1024, TRUE, 882 },
+  { "MPT-30B llm-foundry @32", 48, 7168, 56, 32, 14, 1344, TRUE, 2308 },
+  { "MPT-30B llm-foundry @8", 48, 7168, 56, 8, 3, 504, TRUE, 2002 },
+  { "MPT-13B llm-foundry @64", 40, 5120, 40, 64, 2, 128, FALSE, 4800 },
+  { "MPT-13B llm-foundry @8", 40, 5120, 40, 8, 2, 16, FALSE, 4792 },
+  { "MPT-7B llm-foundry @8", 32, 4096, 32, 8, 6, 48, FALSE, 10643 },
+  { "MPT-3B llm-foundry @64", 32, 2560, 20, 64, 6, 1152, FALSE, 22525 },
+  { "MPT-3B llm-foundry @16", 32, 2560, 20, 16, 10, 480, FALSE, 24142 },
+  { "MPT-1B llm-foundry @64", 24, 2048, 16, 64, 20, 1280, FALSE, 44402 },
+  { "MPT-1B llm-foundry @8", 24, 2048, 16, 8, 14, 112, FALSE, 45455 },
+  { "MPT-760M llm-foundry @32", 24, 1536, 12, 32, 24, 768, FALSE, 67971 },
+  { "MPT-760M llm-foundry @8", 24, 1536, 12, 8, 24, 384, FALSE, 63147 },
+};
+
 typedef struct {
   char *label;
   int gpus;
@@ -200,6 +231,28 @@ main (int argc, char **argv)
                              t->fp8 ? "parallel.matmul_dtype=fp8" : "parallel.matmul_dtype=bf16",
                              t->fp8 ? "parallel.fp8_scaling=current" : NULL, NULL };
       Row r = { g_strdup (t->label), .measured = t->measured_s };
+      if (predict (files, sets, &r, &error))
+        g_array_append_val (rows, r);
+    }
+  for (guint i = 0; error == NULL && i < G_N_ELEMENTS (mpt); i++)
+    {
+      const Mpt *m = &mpt[i];
+      const char *files[] = { "hardware/h100-sxm.ini", "fabrics/ndr400-rail-optimized.ini", "models/mpt-70b.ini", NULL };
+      g_autofree char *layers = g_strdup_printf ("model.layers=%d", m->layers);
+      g_autofree char *hidden = g_strdup_printf ("model.hidden=%d", m->hidden);
+      g_autofree char *heads = g_strdup_printf ("model.heads=%d", m->heads);
+      g_autofree char *kv = g_strdup_printf ("model.kv_heads=%d", m->heads);
+      g_autofree char *ffn = g_strdup_printf ("model.ffn_hidden=%d", 4 * m->hidden);
+      g_autofree char *gpus = g_strdup_printf ("cluster.gpus=%d", m->gpus);
+      g_autofree char *mb = g_strdup_printf ("parallel.micro_batch=%d", m->micro_batch);
+      g_autofree char *gb = g_strdup_printf ("parallel.global_batch=%d", m->global_batch);
+      const char *sets[] = { layers, hidden, heads, kv, ffn, "model.position=learned", gpus, mb, gb,
+                             "parallel.framework=composer", "parallel.zero=3", "parallel.fsdp=true",
+                             "parallel.matmul_dtype=bf16", "parallel.param_dtype=bf16", "parallel.dp_overlap=true",
+                             m->recompute ? "parallel.recompute=full" : "parallel.recompute=none",
+                             "training.seq_len=2048", NULL };
+      Row r = { g_strdup (m->label),
+                .measured = (double) m->global_batch * 2048 / (m->tokens_per_s_per_gpu * m->gpus) };
       if (predict (files, sets, &r, &error))
         g_array_append_val (rows, r);
     }
