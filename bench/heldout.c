@@ -111,33 +111,44 @@ static const Titan titan[] = {
 };
 
 /* llm-foundry's MPT training benchmarks (mosaicml/llm-foundry scripts/train/benchmarking/README.md,
- * table "H100 80GB BF16"): Composer with FSDP FULL_SHARD, amp_bf16, one node of 8 GPUs or more. Per
- * model size, its 2,048-token runs on the most and on the fewest GPUs the table gives (a rule fixed
- * before any of them was simulated). The shapes are the MPT yamls' (scripts/train/yamls/pretrain/
+ * tables "H100 80GB BF16" and "A100 80GB with 1600 Gbps node-node interconnect (RoCE)"): Composer
+ * with FSDP FULL_SHARD, BF16, one node of 8 GPUs or more; the H100 runs used the image
+ * mosaicml/pytorch:2.0.1_cu118 (its sweep.sh). Per table and model size from 760M to 70B, its
+ * 2,048-token runs on the most and on the fewest GPUs the table gives (a rule fixed before any of
+ * them was simulated; the A100 table has one such run below 70B). The shapes are the MPT yamls' (scripts/train/yamls/pretrain/
  * mpt-*.yaml: d_model, n_heads, n_layers, 4x MLP, vocab 50,368, tied, no biases); the table's
  * NumParams grow by d_model per token of max_seq_len, so its runs carry learned position embeddings,
  * not ALiBi. step = GlobalBatchSize x 2,048 / (Throughput (T/s/GPU) x GPUs). */
 typedef struct {
   const char *label;
+  gboolean a100;
   int layers, hidden, heads, gpus, micro_batch, global_batch;
   gboolean recompute;
   double tokens_per_s_per_gpu;
 } Mpt;
 
 static const Mpt mpt[] = {
-  { "MPT-70B llm-foundry @64", 80, 8192, 64, 64, 8, 2048, TRUE, 1039 },
-  { "MPT-70B llm-foundry @32", 80, 8192, 64, 32, 2, 1024, TRUE, 882 },
-  { "MPT-30B llm-foundry @32", 48, 7168, 56, 32, 14, 1344, TRUE, 2308 },
-  { "MPT-30B llm-foundry @8", 48, 7168, 56, 8, 3, 504, TRUE, 2002 },
-  { "MPT-13B llm-foundry @64", 40, 5120, 40, 64, 2, 128, FALSE, 4800 },
-  { "MPT-13B llm-foundry @8", 40, 5120, 40, 8, 2, 16, FALSE, 4792 },
-  { "MPT-7B llm-foundry @8", 32, 4096, 32, 8, 6, 48, FALSE, 10643 },
-  { "MPT-3B llm-foundry @64", 32, 2560, 20, 64, 6, 1152, FALSE, 22525 },
-  { "MPT-3B llm-foundry @16", 32, 2560, 20, 16, 10, 480, FALSE, 24142 },
-  { "MPT-1B llm-foundry @64", 24, 2048, 16, 64, 20, 1280, FALSE, 44402 },
-  { "MPT-1B llm-foundry @8", 24, 2048, 16, 8, 14, 112, FALSE, 45455 },
-  { "MPT-760M llm-foundry @32", 24, 1536, 12, 32, 24, 768, FALSE, 67971 },
-  { "MPT-760M llm-foundry @8", 24, 1536, 12, 8, 24, 384, FALSE, 63147 },
+  { "MPT-70B llm-foundry @64", FALSE, 80, 8192, 64, 64, 8, 2048, TRUE, 1039 },
+  { "MPT-70B llm-foundry @32", FALSE, 80, 8192, 64, 32, 2, 1024, TRUE, 882 },
+  { "MPT-30B llm-foundry @32", FALSE, 48, 7168, 56, 32, 14, 1344, TRUE, 2308 },
+  { "MPT-30B llm-foundry @8", FALSE, 48, 7168, 56, 8, 3, 504, TRUE, 2002 },
+  { "MPT-13B llm-foundry @64", FALSE, 40, 5120, 40, 64, 2, 128, FALSE, 4800 },
+  { "MPT-13B llm-foundry @8", FALSE, 40, 5120, 40, 8, 2, 16, FALSE, 4792 },
+  { "MPT-7B llm-foundry @8", FALSE, 32, 4096, 32, 8, 6, 48, FALSE, 10643 },
+  { "MPT-3B llm-foundry @64", FALSE, 32, 2560, 20, 64, 6, 1152, FALSE, 22525 },
+  { "MPT-3B llm-foundry @16", FALSE, 32, 2560, 20, 16, 10, 480, FALSE, 24142 },
+  { "MPT-1B llm-foundry @64", FALSE, 24, 2048, 16, 64, 20, 1280, FALSE, 44402 },
+  { "MPT-1B llm-foundry @8", FALSE, 24, 2048, 16, 8, 14, 112, FALSE, 45455 },
+  { "MPT-760M llm-foundry @32", FALSE, 24, 1536, 12, 32, 24, 768, FALSE, 67971 },
+  { "MPT-760M llm-foundry @8", FALSE, 24, 1536, 12, 8, 24, 384, FALSE, 63147 },
+  { "MPT-70B llm-foundry A100 @64", TRUE, 80, 8192, 64, 64, 8, 2048, TRUE, 410 },
+  { "MPT-70B llm-foundry A100 @32", TRUE, 80, 8192, 64, 32, 2, 1024, TRUE, 373 },
+  { "MPT-30B llm-foundry A100 @8", TRUE, 48, 7168, 56, 8, 3, 504, TRUE, 916 },
+  { "MPT-13B llm-foundry A100 @8", TRUE, 40, 5120, 40, 8, 2, 48, FALSE, 2262 },
+  { "MPT-7B llm-foundry A100 @8", TRUE, 32, 4096, 32, 8, 6, 96, FALSE, 4641 },
+  { "MPT-3B llm-foundry A100 @8", TRUE, 32, 2560, 20, 8, 10, 160, FALSE, 10811 },
+  { "MPT-1B llm-foundry A100 @8", TRUE, 24, 2048, 16, 8, 14, 448, FALSE, 20513 },
+  { "MPT-760M llm-foundry A100 @8", TRUE, 24, 1536, 12, 8, 24, 384, FALSE, 32434 },
 };
 
 typedef struct {
@@ -237,7 +248,9 @@ main (int argc, char **argv)
   for (guint i = 0; error == NULL && i < G_N_ELEMENTS (mpt); i++)
     {
       const Mpt *m = &mpt[i];
-      const char *files[] = { "hardware/h100-sxm.ini", "fabrics/ndr400-rail-optimized.ini", "models/mpt-70b.ini", NULL };
+      const char *files[] = { m->a100 ? "hardware/a100-sxm-80g.ini" : "hardware/h100-sxm.ini",
+                              m->a100 ? "fabrics/hdr200-rail-optimized.ini" : "fabrics/ndr400-rail-optimized.ini",
+                              "models/mpt-70b.ini", NULL };
       g_autofree char *layers = g_strdup_printf ("model.layers=%d", m->layers);
       g_autofree char *hidden = g_strdup_printf ("model.hidden=%d", m->hidden);
       g_autofree char *heads = g_strdup_printf ("model.heads=%d", m->heads);
