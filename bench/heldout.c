@@ -261,6 +261,7 @@ main (int argc, char **argv)
       g_autofree char *gb = g_strdup_printf ("parallel.global_batch=%d", m->global_batch);
       const char *sets[] = { layers, hidden, heads, kv, ffn, "model.position=learned", gpus, mb, gb,
                              "parallel.framework=composer", "parallel.zero=3", "parallel.fsdp=true",
+                             "parallel.grad_accum=autograd", /* model/framework.c: Composer accumulates in autograd */
                              "parallel.matmul_dtype=bf16", "parallel.param_dtype=bf16", "parallel.dp_overlap=true",
                              m->recompute ? "parallel.recompute=full" : "parallel.recompute=none",
                              "training.seq_len=2048", NULL };
