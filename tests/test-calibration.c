@@ -5,9 +5,12 @@
 #include <math.h>
 #include <string.h>
 #include <glib.h>
+#include <glib/gstdio.h>
+#include <unistd.h>
 #include <gsl/gsl_rng.h>
 #include <gsl/gsl_randist.h>
 #include "sim/calibrate/calibration.h"
+#include "sim/scenario/scenario.h"
 
 #define N 40
 #define NP 3
@@ -356,6 +359,29 @@ test_fit_recovers_simulated (void)
   g_autofree char *layer = sim_calibration_layer (&r, deck, SIM_CALIBRATION_HOPPER, "fit");
   g_assert_nonnull (strstr (layer, "[calibration]\ngeneration = hopper\n"));
   g_assert_nonnull (strstr (layer, "gemm_insitu_bf16.source = fitted on deck rows"));
+  /* Each constant's 1σ is the square root of its covariance diagonal (in φ: se · φ² for a scale);
+   * the layer's covariance loads and holds the generation's constants. */
+  for (int k = 0; k < r.np; k++)
+    {
+      const SimCalibrationParam *p = &r.params[k];
+      double phi = p->inverse ? 1.0 / p->value : p->value;
+      double sphi = sqrt (r.cov[k * SIM_CALIBRATION_MAX_PARAMS + k]);
+      g_assert_cmpfloat (fabs ((p->inverse ? sphi / (phi * phi) : sphi) - p->se), <, 1e-9 * MAX (p->se, 1e-12));
+    }
+  g_assert_nonnull (strstr (layer, "\ncovariance = "));
+  g_autofree char *layer_path = g_build_filename (g_get_tmp_dir (), "trainsim-test-layer-XXXXXX.ini", NULL);
+  int fd = g_mkstemp (layer_path);
+  g_assert_cmpint (fd, >=, 0);
+  close (fd);
+  g_assert_true (g_file_set_contents (layer_path, layer, -1, NULL));
+  const char *files[] = { "runs/gpt3-175b-mlperf-v3.1.ini", layer_path, NULL };
+  g_autoptr (SimScenario) sc = sim_scenario_load (files, NULL, &error);
+  g_assert_no_error (error);
+  int in_gen = 0;
+  for (int k = 0; k < r.np; k++)
+    in_gen += r.params[k].generation == SIM_CALIBRATION_HOPPER;
+  g_assert_cmpint (sim_scenario_run (sc)->n_cov, ==, MIN (in_gen, 8));
+  g_remove (layer_path);
   g_assert_null (sim_calibration_layer (&r, deck, SIM_CALIBRATION_AMPERE, "fit"));
   sim_calibration_result_clear (&r);
   gsl_rng_free (rng);

@@ -9,6 +9,8 @@
 #include <json-glib/json-glib.h>
 #include "sim/scenario/scenario.h"
 #include "sim/report/report.h"
+#include "sim/step/runner.h"
+#include <gsl/gsl_cdf.h>
 #include "model/memory.h"
 #include "model/flops.h"
 #include "model/layer.h"
@@ -693,11 +695,78 @@ test_recompute_modules (void)
   g_clear_error (&error);
 }
 
+/* [calibration] covariance: parsed with errors that name the key; and the band it adds to. With the
+ * step overhead alone (its sensitivity is exact: 1 ms of step per ms) the band's σ² is
+ * band_log_sigma² + (√C / step)², to the digit; with a GEMM scale, √C · ∂step/∂φ / step, the
+ * derivative the same simulation's sensitivities give. */
+static void
+test_calibration_covariance (void)
+{
+  const char *files[] = { "runs/gpt3-175b-mlperf-v3.1.ini", NULL };
+  static const struct { const char *value, *says; } bad[] = {
+    { "mem_insitu 1", "no ':'" },
+    { "foo: 1", "'foo' is not a fitted constant" },
+    { "mem_insitu launch_us: 1 0 0", "3 numbers for 2 constants" },
+    { "mem_insitu launch_us: 1 2 3 4", "not symmetric" },
+    { "mem_insitu: -1", "the variance of 'mem_insitu' is negative" },
+    { "mem_insitu mem_insitu: 1 0 0 1", "'mem_insitu' appears twice" },
+    { "mem_insitu: nan", "'nan' is not a finite number" },
+  };
+  for (gsize i = 0; i < G_N_ELEMENTS (bad); i++)
+    {
+      g_autofree char *set = g_strdup_printf ("calibration.covariance=%s", bad[i].value);
+      const char *sets[] = { set, NULL };
+      g_autoptr (GError) error = NULL;
+      g_autoptr (SimScenario) sc = sim_scenario_load (files, sets, &error);
+      g_assert_null (sc);
+      g_assert_nonnull (error);
+      g_test_message ("%s -> %s", bad[i].value, error->message);
+      g_assert_nonnull (strstr (error->message, "[calibration] covariance"));
+      g_assert_nonnull (strstr (error->message, bad[i].says));
+    }
+  double z = gsl_cdf_ugaussian_Pinv (0.95);
+  const char *sets_ms[] = { "calibration.band_log_sigma=0.05", "calibration.covariance=step_overhead_ms: 100", NULL };
+  g_autoptr (SimScenario) sc = load_ok (files, sets_ms);
+  g_assert_cmpint (sim_scenario_run (sc)->n_cov, ==, 1);
+  SimPredictOptions o = { 0 };
+  sim_runner_options_init (&o.run);
+  SimRunnerPrediction p;
+  g_assert_true (sim_runner_predict (sc, &o, &p, NULL));
+  double ps = 10e6 / (double) p.step.step_ns, sigma = sqrt (0.05 * 0.05 + ps * ps);
+  g_test_message ("step %.6f s: parameter σ %.6f, band %.6f-%.6f", p.step_s, p.param_sigma, p.step_lo_s, p.step_hi_s);
+  g_assert_cmpfloat (fabs (p.param_sigma - ps), <, 1e-12);
+  g_assert_cmpfloat (fabs (p.step_hi_s - p.step_s * exp (z * sigma)), <, 1e-9 * p.step_s);
+  g_assert_cmpfloat (fabs (p.step_lo_s - p.step_s * exp (-z * sigma)), <, 1e-9 * p.step_s);
+  /* A GEMM scale's variance: √C · ∂step/∂φ / step, ∂step/∂φ from a simulation with sensitivities. */
+  const char *sets_g[] = { "calibration.band_log_sigma=0.05", "calibration.covariance=gemm_insitu_fp8: 0.0004", NULL };
+  g_autoptr (SimScenario) sg = load_ok (files, sets_g);
+  g_assert_true (sim_runner_predict (sg, &o, &p, NULL));
+  SimRunnerOptions ro;
+  sim_runner_options_init (&ro);
+  ro.sensitivities = TRUE;
+  SimCollectiveProfile prof;
+  g_assert_true (sim_scenario_collective_profile (sg, &prof, NULL));
+  SimRunnerResult r;
+  g_assert_true (sim_runner_run (sim_scenario_shape (sg), sim_scenario_plan (sg), sim_scenario_gpu (sg),
+                                 sim_scenario_cluster (sg), sim_scenario_fabric (sg), &prof, &ro, &r, NULL));
+  double want = 0.02 * fabs (r.step_sens[MODEL_DTYPE_FP8]) / (double) r.step_ns;
+  g_test_message ("FP8 GEMM scale: parameter σ %.6f (∂step/∂φ %.4g ns)", p.param_sigma, r.step_sens[MODEL_DTYPE_FP8]);
+  g_assert_cmpfloat (want, >, 0.005);
+  g_assert_cmpfloat (fabs (p.param_sigma - want), <, 1e-9);
+  /* A zero covariance: the band is band_log_sigma's alone. */
+  const char *sets_none[] = { "calibration.band_log_sigma=0.05", "calibration.covariance=step_overhead_ms: 0", NULL };
+  g_autoptr (SimScenario) sn = load_ok (files, sets_none);
+  g_assert_true (sim_runner_predict (sn, &o, &p, NULL));
+  g_assert_cmpfloat (p.param_sigma, ==, 0);
+  g_assert_cmpfloat (fabs (p.step_hi_s - p.step_s * exp (z * 0.05)), <, 1e-9 * p.step_s);
+}
+
 int
 main (int argc, char **argv)
 {
   g_test_init (&argc, &argv, NULL);
   g_test_add_func ("/scenario/readme-agrees", test_readme_agrees);
+  g_test_add_func ("/scenario/calibration-covariance", test_calibration_covariance);
   g_test_add_func ("/scenario/tp-overlap-presets", test_tp_overlap_presets);
   g_test_add_func ("/scenario/resources-complete", test_resources_complete);
   g_test_add_func ("/scenario/embedded-default", test_embedded_default);

@@ -711,6 +711,9 @@ sim_calibration_fit (const SimValidateDeck *deck, const SimCalibrationOptions *o
           out->fit_pct[i] = use[i] ? pct_of (T[i], m) : NAN;
         }
       for (int k = 0; k < np; k++)
+        for (int l = 0; l < np; l++)
+          out->cov[k * SIM_CALIBRATION_MAX_PARAMS + l] = cov[k * np + l];
+      for (int k = 0; k < np; k++)
         {
           SimCalibrationParam *p = &out->params[k];
           double sphi = sqrt (MAX (0.0, cov[k * np + k]));
@@ -878,6 +881,32 @@ sim_calibration_layer (const SimCalibrationResult *r, const SimValidateDeck *dec
                             "/ 1.645\n",
                             r->band_log_sigma[generation], r->band_rows[generation], gname,
                             sim_validate_deck_name (deck));
+  /* The generation's block of the covariance, in φ (the scenario key's format). */
+  int ks[SIM_CALIBRATION_MAX_PARAMS], nk = 0;
+  for (int k = 0; k < r->np; k++)
+    if (r->params[k].generation == generation && nk < 8)
+      ks[nk++] = k;
+  if (nk > 0)
+    {
+      g_string_append (s, "covariance =");
+      for (int a = 0; a < nk; a++)
+        g_string_append_printf (s, " %s", r->params[ks[a]].key);
+      g_string_append (s, ":");
+      for (int a = 0; a < nk; a++)
+        for (int b = 0; b < nk; b++)
+          {
+            /* symmetric to the digit, as the key requires */
+            double v = 0.5 * (r->cov[ks[a] * SIM_CALIBRATION_MAX_PARAMS + ks[b]]
+                              + r->cov[ks[b] * SIM_CALIBRATION_MAX_PARAMS + ks[a]]);
+            g_string_append_printf (s, " %.6g", v);
+          }
+      g_string_append_printf (s,
+                              "\ncovariance.source = fitted on deck rows (%u %s rows of %s): the fit's covariance of "
+                              "these constants (its last linear step's, from which their 1σ come), in its "
+                              "coordinates: 1/scale for gemm_insitu_* and mem_insitu, µs for "
+                              "launch_us, ms for step_overhead_ms\n",
+                              rows, gname, sim_validate_deck_name (deck));
+    }
   g_string_append (s, "\n[hardware]\n");
   for (int k = 0; k < r->np; k++)
     {

@@ -63,7 +63,11 @@
  * its rows simulated at that fold's constants: a fold never reads its source's step times, and the
  * folds cost one simulation per row (the full fit's one-step gap says how near one step lands).
  * Band: per generation, σ_band = q90(|r_loso|) / 1.645 over its rows, so that a 90% band
- * T·exp(±z·σ_band) would have covered 90% of the deck's rows out of sample. */
+ * T·exp(±z·σ_band) would have covered 90% of the deck's rows out of sample; each prediction adds,
+ * in quadrature, its own parameter term √(gᵀCg)/T, C the generation's covariance of the constants
+ * (SimCalibrationResult.cov, the layer's [calibration] covariance) and g the step's sensitivity to
+ * them (sim_runner_param_sigma): wider where a prediction leans on a constant the deck pins poorly
+ * (FP16 on Hopper, which no row runs) than where it leans on one it pins well. */
 #pragma once
 #include <glib.h>
 #include "sim/calibrate/validate.h"
@@ -146,6 +150,10 @@ typedef struct {
   double *row_sim_s;           /* per row: seconds spent simulating it (all its simulations) */
   double band_log_sigma[SIM_CALIBRATION_N_GENERATIONS];
   guint band_rows[SIM_CALIBRATION_N_GENERATIONS];
+  /* The fitted constants' covariance in φ (params[k] × params[l] at k·MAX_PARAMS + l): the last
+   * linear step's, as each constant's 1σ (se) is. Each generation's block goes into its layer
+   * ([calibration] covariance), where it widens every prediction's band (sim_runner_param_sigma). */
+  double cov[SIM_CALIBRATION_MAX_PARAMS * SIM_CALIBRATION_MAX_PARAMS];
   double one_step_gap;         /* max |φ_one-step-from-prior − φ_fit| / σ0 (prior sd): how linear the model is */
   int iterations;               /* Gauss–Newton steps taken */
   double jacobian_s, steps_s, loso_s; /* wall time of the prior Jacobian, the later steps, the folds */

@@ -44,7 +44,7 @@ typedef struct {
   gboolean sweep_interval;
   gboolean simulate;
   int cached_gpus;            /* the last simulated scale, reused by the interval sweep */
-  double cached_step_s, cached_work_s;
+  double cached_step_s, cached_work_s, cached_param_sigma;
   char *sweep_gpus;
   char *format;
   const char *step_source;
@@ -102,6 +102,7 @@ evaluate (Options *o, const SimScenario *sc, double ref_step_s, int ref_gpus, do
             return FALSE;
           o->cached_gpus = row->gpus;
           o->cached_step_s = pred.step_s;
+          o->cached_param_sigma = pred.param_sigma;
           o->cached_work_s = pred.time_to_train_s - run->init_s;
         }
       row->step_s = o->cached_step_s;
@@ -114,7 +115,7 @@ evaluate (Options *o, const SimScenario *sc, double ref_step_s, int ref_gpus, do
     }
   /* The band belongs to a simulated step, not to a given or measured one. */
   if (o->simulate)
-    sim_runner_band (sim_scenario_run (sc), 0, row->step_s, &row->step_lo_s, &row->step_hi_s);
+    sim_runner_band (sim_scenario_run (sc), 0, row->step_s, o->cached_param_sigma, &row->step_lo_s, &row->step_hi_s);
   if (!sim_goodput_from_scenario (sc, row->step_s, work, &row->in, error))
     return FALSE;
   if (interval_s > 0)

@@ -54,6 +54,7 @@ confirm (const SimScenario *sc, gboolean simulate, SimSearchCandidate *c)
   SimRunnerOptions ro;
   sim_runner_options_init (&ro);
   ro.memory_overhead_bytes = sim_scenario_run (sc)->memory_overhead_bytes;
+  ro.sensitivities = sim_scenario_run (sc)->n_cov > 0; /* the band's parameter term */
   SimRunnerResult r;
   GError *error = NULL;
   if (!sim_scenario_collective_profile (sc, &prof, &error)
@@ -67,6 +68,7 @@ confirm (const SimScenario *sc, gboolean simulate, SimSearchCandidate *c)
     }
   double vf = 1.0 + sim_scenario_run (sc)->virtualization_overhead;
   c->confirmed_s = r.step_ns * 1e-9 * vf;
+  c->param_sigma = sim_runner_param_sigma (sim_scenario_run (sc), &r);
   for (int i = 0; i < SIM_EST_COUNT; i++)
     c->confirmed_part_s[i] = r.breakdown_s[i] * vf;
   c->estimate.mfu = r.mfu / vf;
@@ -331,7 +333,7 @@ sim_cmd_search (int argc, char **argv)
           static const char *const rc[] = { "none", "selective", "full", "selective_op" };
           double lo = 0, hi = 0;
           if (!no_simulate)
-            sim_runner_band (run, 0, c->confirmed_s, &lo, &hi);
+            sim_runner_band (run, 0, c->confirmed_s, c->param_sigma, &lo, &hi);
           printf ("%u\t%.6g\t%.6g\t%.6g\t%.6g\t%.4f\t%.2f\t%.6g\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%s\t%d\t%d\t%d\t", i + 1,
                   c->confirmed_s, lo, hi, c->estimate_s, c->estimate.mfu, c->memory_bytes / GIB,
                   steps > 0 ? run->init_s + steps * c->confirmed_s : 0.0, p->tp, p->pp, p->vpp, p->cp, p->dp, p->ep,
@@ -364,7 +366,7 @@ sim_cmd_search (int argc, char **argv)
           while (i + 1 + same < ranked->len && same_shape (c, &g_array_index (ranked, SimSearchCandidate, i + 1 + same)))
             same++;
           double lo = 0, hi = 0;
-          g_autofree char *band = !no_simulate && sim_runner_band (run, 0, c->confirmed_s, &lo, &hi)
+          g_autofree char *band = !no_simulate && sim_runner_band (run, 0, c->confirmed_s, c->param_sigma, &lo, &hi)
                                       ? g_strdup_printf ("%.4f–%.4f", lo, hi)
                                       : g_strdup ("-");
           printf ("%4u %9.4f %-15s %6.1f %8.1f %9.2f  %s\n", i + 1, c->confirmed_s, band, 100.0 * c->estimate.mfu,

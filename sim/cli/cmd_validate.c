@@ -64,8 +64,10 @@ sim_cmd_validate (int argc, char **argv)
     "gemm_eff_max_*, mem_eff, attn_eff and the NCCL constants are public microbenchmarks (each\n"
     "profile key names its source); gemm_insitu_*, mem_insitu, launch_us, step_overhead_ms and\n"
     "the band are fitted on this deck per GPU generation (scenarios/calibration/<generation>.ini;\n"
-    "the model: sim/calibrate/calibration.h). Each row's band is predicted·exp(±z·σ), σ from the\n"
-    "leave-one-source-out errors; --cross-validate source gives those errors, the figure to quote.");
+    "the model: sim/calibrate/calibration.h). Each row's band is predicted·exp(±z·σ), σ² the square of\n"
+    "the leave-one-source-out scatter plus the fitted constants' own variance carried through the row's\n"
+    "sensitivity to them ([calibration] covariance); --cross-validate source gives the leave-one-source-out\n"
+    "errors, the figure to quote.");
   g_option_context_add_main_entries (ctx, entries, NULL);
   g_autofree char *argv_text = g_strjoinv (" ", argv);
   g_autoptr (GError) error = NULL;

@@ -273,8 +273,9 @@ sim_search_candidate_to_line (const SimSearchCandidate *c)
                           p->sp, (int) p->schedule);
   for (int i = 0; i < MODEL_DIM_COUNT; i++)
     g_string_append_printf (s, " %d", (int) p->order[i]);
-  g_string_append_printf (s, " %d %.17g %.17g %.17g %.17g %.17g %.17g", p->etp, c->estimate_s, c->confirmed_s,
-                          c->memory_bytes, c->estimate.mfu, c->estimate.tokens_per_s, c->estimate.model_flops);
+  g_string_append_printf (s, " %d %.17g %.17g %.17g %.17g %.17g %.17g %.17g", p->etp, c->estimate_s, c->confirmed_s,
+                          c->param_sigma, c->memory_bytes, c->estimate.mfu, c->estimate.tokens_per_s,
+                          c->estimate.model_flops);
   for (int i = 0; i < SIM_EST_COUNT; i++)
     g_string_append_printf (s, " %.17g %.17g %.17g", c->estimate.part_s[i], c->estimate.comm_s[i],
                             c->confirmed_part_s[i]);
@@ -285,7 +286,7 @@ gboolean
 sim_search_candidate_from_line (const char *line, SimSearchCandidate *c)
 {
   g_auto (GStrv) f = g_strsplit (line, " ", -1);
-  guint want = 14 + MODEL_DIM_COUNT + 7 + 3 * SIM_EST_COUNT;
+  guint want = 14 + MODEL_DIM_COUNT + 8 + 3 * SIM_EST_COUNT;
   if (g_strv_length (f) != want)
     return FALSE;
   ModelPlan *p = &c->plan;
@@ -305,6 +306,7 @@ sim_search_candidate_from_line (const char *line, SimSearchCandidate *c)
   p->etp = atoi (f[k++]);
   c->estimate_s = g_ascii_strtod (f[k++], NULL);
   c->confirmed_s = g_ascii_strtod (f[k++], NULL);
+  c->param_sigma = g_ascii_strtod (f[k++], NULL);
   c->memory_bytes = g_ascii_strtod (f[k++], NULL);
   c->estimate.mfu = g_ascii_strtod (f[k++], NULL);
   c->estimate.tokens_per_s = g_ascii_strtod (f[k++], NULL);

@@ -32,6 +32,7 @@ typedef struct {
   double estimate_s;          /* closed-form step */
   SimEstimate estimate;
   double confirmed_s;         /* confirm_fn's step (= estimate_s when there is none) */
+  double param_sigma;         /* its band's parameter term (sim_runner_param_sigma); 0: none */
   double confirmed_part_s[SIM_EST_COUNT];
   double memory_bytes;
 } SimSearchCandidate;

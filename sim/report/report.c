@@ -632,6 +632,9 @@ json_prediction (JsonBuilder *b, const SimScenario *sc, const SimRunnerPredictio
   sim_report_json_double_or_null (b, "step_time_hi_s", p->step_hi_s > 0, p->step_hi_s);
   json_builder_set_member_name (b, "band_level");
   json_builder_add_double_value (b, p->band_level);
+  /* the band's two relative σ: the calibration's out-of-sample scatter and the fitted constants' */
+  sim_report_json_double_or_null (b, "band_log_sigma", p->step_hi_s > 0, sim_scenario_run (sc)->band_log_sigma);
+  sim_report_json_double_or_null (b, "band_param_sigma", p->step_hi_s > 0, p->param_sigma);
   json_builder_set_member_name (b, "mfu");
   json_builder_add_double_value (b, r->mfu);
   json_builder_set_member_name (b, "tokens_per_s");

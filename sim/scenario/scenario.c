@@ -997,6 +997,86 @@ add_value (SimScenario *sc, const Key *k, const Entry *e)
   g_array_append_val (sc->values, v);
 }
 
+/* [calibration] covariance = KEY KEY …: C11 C12 … (keys of one generation's calibration, then the
+ * n × n matrix row by row): symmetric within rounding, a non-negative diagonal. */
+static gboolean
+parse_covariance (SimScenario *sc, GError **error)
+{
+  SimScenarioRun *run = &sc->run;
+  const Entry *e = get_entry (sc, "calibration", "covariance");
+  run->n_cov = 0;
+  if (e == NULL)
+    return TRUE;
+  const char *colon = strchr (e->value, ':');
+  if (colon == NULL)
+    return fail_at (sc, error, SIM_SCENARIO_ERROR_VALUE, "calibration", "covariance",
+                    "'%s' has no ':'; write the constants' names, a colon, then the matrix row by row", e->value);
+  g_autofree char *names = g_strndup (e->value, (gsize) (colon - e->value));
+  g_auto (GStrv) keys = g_strsplit_set (g_strstrip (names), " \t,", -1);
+  g_auto (GStrv) nums = g_strsplit_set (colon + 1, " \t,", -1);
+  int n = 0, m = 0;
+  const char *name[SIM_SCENARIO_MAX_COV];
+  for (int i = 0; keys[i]; i++)
+    {
+      if (!*keys[i])
+        continue;
+      if (n == SIM_SCENARIO_MAX_COV)
+        return fail_at (sc, error, SIM_SCENARIO_ERROR_VALUE, "calibration", "covariance",
+                        "more than %d constants", SIM_SCENARIO_MAX_COV);
+      ModelDtype d;
+      const char *k = keys[i];
+      if (g_str_has_prefix (k, "gemm_insitu_") && model_dtype_parse (k + strlen ("gemm_insitu_"), &d))
+        run->cov_dir[n] = (int) d;
+      else if (strcmp (k, "mem_insitu") == 0)
+        run->cov_dir[n] = SIM_GPU_SENS_MEM;
+      else if (strcmp (k, "launch_us") == 0)
+        run->cov_dir[n] = SIM_GPU_SENS_LAUNCH;
+      else if (strcmp (k, "step_overhead_ms") == 0)
+        run->cov_dir[n] = -1;
+      else
+        return fail_at (sc, error, SIM_SCENARIO_ERROR_VALUE, "calibration", "covariance",
+                        "'%s' is not a fitted constant; use gemm_insitu_<dtype>, mem_insitu, launch_us or "
+                        "step_overhead_ms", k);
+      for (int j = 0; j < n; j++)
+        if (run->cov_dir[j] == run->cov_dir[n])
+          return fail_at (sc, error, SIM_SCENARIO_ERROR_VALUE, "calibration", "covariance", "'%s' appears twice", k);
+      name[n++] = k;
+    }
+  for (int i = 0; nums[i]; i++)
+    {
+      if (!*nums[i])
+        continue;
+      char *end = NULL;
+      double v = g_ascii_strtod (nums[i], &end);
+      if (end == nums[i] || *end != '\0' || !isfinite (v))
+        return fail_at (sc, error, SIM_SCENARIO_ERROR_VALUE, "calibration", "covariance",
+                        "'%s' is not a finite number", nums[i]);
+      if (m == n * n)
+        return fail_at (sc, error, SIM_SCENARIO_ERROR_VALUE, "calibration", "covariance",
+                        "more than the %d × %d = %d numbers of its %d constants", n, n, n * n, n);
+      run->cov[m++] = v;
+    }
+  if (n == 0 || m != n * n)
+    return fail_at (sc, error, SIM_SCENARIO_ERROR_VALUE, "calibration", "covariance",
+                    "%d numbers for %d constants; give the %d × %d matrix row by row", m, n, n, n);
+  for (int a = 0; a < n; a++)
+    {
+      if (run->cov[a * n + a] < 0)
+        return fail_at (sc, error, SIM_SCENARIO_ERROR_VALUE, "calibration", "covariance",
+                        "the variance of '%s' is negative (%g)", name[a], run->cov[a * n + a]);
+      for (int b = 0; b < a; b++)
+        {
+          double x = run->cov[a * n + b], y = run->cov[b * n + a];
+          if (fabs (x - y) > 1e-6 * MAX (fabs (x), fabs (y)) + 1e-300)
+            return fail_at (sc, error, SIM_SCENARIO_ERROR_VALUE, "calibration", "covariance",
+                            "not symmetric: row %d column %d is %g, row %d column %d is %g", a + 1, b + 1, x,
+                            b + 1, a + 1, y);
+        }
+    }
+  run->n_cov = n;
+  return TRUE;
+}
+
 gboolean
 sim_scenario_resolve (SimScenario *sc, GError **error)
 {
@@ -1030,6 +1110,9 @@ sim_scenario_resolve (SimScenario *sc, GError **error)
   if ((run->measured_step_time_s > 0 || run->measured_time_to_train_s > 0) && run->measured_gpus == 0)
     return fail_at (sc, error, SIM_SCENARIO_ERROR_MISSING, "scenario", "measured_gpus",
                     "a measurement without measured_gpus; give the GPU count it was taken at");
+
+  if (!parse_covariance (sc, error))
+    return FALSE;
 
   /* An announced part is named so wherever a report names the GPU. */
   if (sc->gpu.announced)

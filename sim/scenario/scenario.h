@@ -34,6 +34,8 @@ typedef enum {
 
 /* Scenario-level facts that are neither the model, the plan nor the hardware. Strings are owned
  * by the SimScenario. Optional numbers are 0 when the scenario does not give them. */
+#define SIM_SCENARIO_MAX_COV 8 /* constants of one generation's calibration */
+
 typedef struct {
   const char *name;
   const char *description;
@@ -56,6 +58,13 @@ typedef struct {
   /* [calibration] (scenarios/calibration/<generation>.ini, written by `trainsim fit --runs`) */
   const char *calibration;          /* the generation calibrated on the deck; NULL: uncalibrated */
   double band_log_sigma;            /* σ of ln(measured / predicted) out of sample; 0: no band */
+  /* [calibration] covariance: the fitted constants' covariance in the fit's own coordinates φ
+   * (1/scale for gemm_insitu_* and mem_insitu, µs for launch_us, ms for step_overhead_ms), and
+   * each constant's SimRunnerResult.step_sens direction (-1: step_overhead_ms, which adds 1 ms of
+   * step per ms); n_cov 0: none. */
+  int n_cov;
+  int cov_dir[SIM_SCENARIO_MAX_COV];
+  double cov[SIM_SCENARIO_MAX_COV * SIM_SCENARIO_MAX_COV];
   /* Derived from [cluster] */
   int nodes;                        /* gpus / gpus_per_node */
   int domains;                      /* NVLink domains used: ceil(gpus / gpus_per_domain_used) */

@@ -1397,7 +1397,8 @@ sim_runner_run (const ModelShape *shape, const ModelPlan *plan, const SimGpuSpec
 }
 
 gboolean
-sim_runner_band (const SimScenarioRun *run, double level, double step_s, double *lo, double *hi)
+sim_runner_band (const SimScenarioRun *run, double level, double step_s, double param_sigma, double *lo,
+                 double *hi)
 {
   *lo = *hi = 0;
   if (run->band_log_sigma <= 0 || step_s <= 0)
@@ -1405,9 +1406,31 @@ sim_runner_band (const SimScenarioRun *run, double level, double step_s, double 
   if (level <= 0)
     level = 0.9;
   double z = gsl_cdf_ugaussian_Pinv (0.5 + 0.5 * CLAMP (level, 0.01, 0.999));
-  *lo = step_s * exp (-z * run->band_log_sigma);
-  *hi = step_s * exp (z * run->band_log_sigma);
+  double sigma = sqrt (run->band_log_sigma * run->band_log_sigma + param_sigma * param_sigma);
+  *lo = step_s * exp (-z * sigma);
+  *hi = step_s * exp (z * sigma);
   return TRUE;
+}
+
+double
+sim_runner_param_sigma (const SimScenarioRun *run, const SimRunnerResult *r)
+{
+  if (run->n_cov <= 0 || r->step_ns <= 0)
+    return 0;
+  /* A step simulated with sensitivities has some (every kernel is a GEMM, memory-bound or
+   * launched); without them the additive term alone would understate the band. */
+  double any = 0, g[SIM_SCENARIO_MAX_COV];
+  for (int d = 0; d < SIM_GPU_N_SENS; d++)
+    any += fabs (r->step_sens[d]);
+  if (any == 0)
+    return 0;
+  for (int k = 0; k < run->n_cov; k++)
+    g[k] = run->cov_dir[k] < 0 ? 1e6 : r->step_sens[run->cov_dir[k]]; /* ns of step per φ unit (1 ms = 1e6 ns) */
+  double var = 0;
+  for (int a = 0; a < run->n_cov; a++)
+    for (int b = 0; b < run->n_cov; b++)
+      var += g[a] * g[b] * run->cov[a * run->n_cov + b];
+  return sqrt (MAX (var, 0.0)) / (double) r->step_ns;
 }
 
 gboolean
@@ -1424,6 +1447,12 @@ sim_runner_predict (const SimScenario *sc, const SimPredictOptions *options, Sim
     return FALSE;
   SimRunnerOptions ro = options->run;
   ro.memory_overhead_bytes = run->memory_overhead_bytes;
+  /* The band's parameter term needs the step's sensitivities to the fitted constants: carried by
+   * this simulation, or for --full (where they cost 20-30% of the wall time) by a second one of
+   * the representatives alone, whose sensitivities relative to its step stand for the full one's. */
+  gboolean param_band = run->n_cov > 0 && run->band_log_sigma > 0;
+  if (param_band && !ro.full)
+    ro.sensitivities = TRUE;
   if (!sim_runner_run (shape, plan, sim_scenario_gpu (sc), sim_scenario_cluster (sc),
                        sim_scenario_fabric (sc), &prof, &ro, &out->step, error))
     return FALSE;
@@ -1448,7 +1477,22 @@ sim_runner_predict (const SimScenario *sc, const SimPredictOptions *options, Sim
     }
   if (out->steps > 0)
     out->time_to_train_s = run->init_s + out->steps * out->step_s + out->evals * out->eval_s;
-  sim_runner_band (run, options->band_level, out->step_s, &out->step_lo_s, &out->step_hi_s);
+  if (param_band && ro.sensitivities)
+    out->param_sigma = sim_runner_param_sigma (run, &out->step);
+  else if (param_band)
+    {
+      SimRunnerOptions so = ro;
+      so.full = FALSE;
+      so.force_symmetric = TRUE;
+      so.sensitivities = TRUE;
+      so.trace = NULL;
+      so.link_stats = NULL;
+      SimRunnerResult rep;
+      if (sim_runner_run (shape, plan, sim_scenario_gpu (sc), sim_scenario_cluster (sc), sim_scenario_fabric (sc),
+                          &prof, &so, &rep, NULL))
+        out->param_sigma = sim_runner_param_sigma (run, &rep);
+    }
+  sim_runner_band (run, options->band_level, out->step_s, out->param_sigma, &out->step_lo_s, &out->step_hi_s);
   out->band_level = out->step_hi_s > 0 ? (options->band_level > 0 ? options->band_level : 0.9) : 0;
   int base_gpus = options->base_gpus > 0 ? options->base_gpus : run->base_gpus;
   gboolean weak = options->base_gpus > 0 ? options->weak : run->weak_scaling;

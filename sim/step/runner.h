@@ -150,9 +150,10 @@ typedef struct {
   gboolean weak;
   double base_step_s;
   double scaling_efficiency;
-  /* The band of the calibration ([calibration] band_log_sigma): step_s · exp(±z·σ) at band_level;
-   * all 0 for an uncalibrated profile. */
+  /* The band of the calibration: step_s · exp(±z·σ) at band_level, σ² = band_log_sigma² +
+   * param_sigma² (sim_runner_band); all 0 for an uncalibrated profile. */
   double step_lo_s, step_hi_s, band_level;
+  double param_sigma;         /* relative σ of step_s from the fitted constants' covariance; 0: none */
 } SimRunnerPrediction;
 
 typedef struct {
@@ -162,10 +163,18 @@ typedef struct {
   double band_level;          /* central probability of the band; 0: 0.9 */
 } SimPredictOptions;
 
-/* The calibration's band around step_s at `level` (0: 90%): [step·e^(−zσ), step·e^(zσ)] with σ the
- * profile's [calibration] band_log_sigma, the leave-one-source-out scatter of ln(measured/predicted)
- * on the deck. FALSE (and 0s) when the profile is not calibrated. */
-gboolean sim_runner_band (const SimScenarioRun *run, double level, double step_s, double *lo, double *hi);
+/* The calibration's band around step_s at `level` (0: 90%): [step·e^(−zσ), step·e^(zσ)] with
+ * σ² = s_b² + s_p², s_b the profile's [calibration] band_log_sigma (the leave-one-source-out scatter
+ * of ln(measured/predicted) on the deck) and s_p = `param_sigma` (sim_runner_param_sigma; 0 where
+ * the step's sensitivities were not simulated). FALSE (and 0s) when the profile is not calibrated. */
+gboolean sim_runner_band (const SimScenarioRun *run, double level, double step_s, double param_sigma, double *lo,
+                          double *hi);
+
+/* The relative σ of a simulated step from the fitted constants' covariance ([calibration]
+ * covariance, C in the fit's coordinates φ): √(gᵀ C g) / step, g_k = ∂step/∂φ_k from the step's
+ * sensitivities (SimRunnerOptions.sensitivities; 1 ms per ms for step_overhead_ms). 0 without a
+ * covariance or without sensitivities. */
+double sim_runner_param_sigma (const SimScenarioRun *run, const SimRunnerResult *r);
 
 gboolean sim_runner_predict (const SimScenario *sc, const SimPredictOptions *options,
                              SimRunnerPrediction *out, GError **error);
