@@ -357,7 +357,7 @@ const Key sim_scenario_keys[] = {
   { "calibration", "band_log_sigma", T_DOUBLE, "", 1, OPT, 0, 5, NULL, TRUE, S_DOUBLE, RU (band_log_sigma),
     "σ of ln(measured / predicted step) over the deck's rows of the generation, each predicted by a fit "
     "that left its source out: the width of every prediction's band; absent: no band" },
-  { "calibration", "covariance", T_STRING, "", 1, OPT, 0, 0, NULL, FALSE, S_NONE, NO ("(the band)"),
+  { "calibration", "covariance", T_STRING, "", 1, OPT, 0, 0, NULL, TRUE, S_NONE, NO ("(the band)"),
     "the fitted constants' covariance, `KEY KEY …: C11 C12 …` (row-major, in the fit's coordinates: 1/scale "
     "for gemm_insitu_* and mem_insitu, µs for launch_us, ms for step_overhead_ms): widens each "
     "prediction's band by the constants' own uncertainty through the step's sensitivity to them" },
