@@ -3,8 +3,9 @@
  * scenarios' comments cite at another size or setting, torchtitan's and llm-foundry's benchmark
  * tables (below), simulated with the shipped layers:
  * predicted step, 90% band, measured, error, inside the band; then the count, median |error|, MAPE,
- * max |error| and band coverage. None of these runs is a row of ../shared/validation/deck.csv, so
- * none was used in a fit (`trainsim fit --runs`).
+ * max |error| and band coverage, overall and per source family (with its mean signed error: a family
+ * the model is fast or slow on shows as a bias, not only as scatter). None of these runs is a row of
+ * ../shared/validation/deck.csv, so none was used in a fit (`trainsim fit --runs`).
  *
  * Usage: bench/heldout [--tsv FILE]
  *   --tsv: the table as TSV (run, gpus, predicted_s, lo_s, hi_s, measured_s, error_pct, in_band) */
@@ -153,9 +154,13 @@ static const Mpt mpt[] = {
 
 typedef struct {
   char *label;
+  const char *family;  /* the source family the summary groups by */
   int gpus;
   double pred, lo, hi, measured, err;
 } Row;
+
+static const char *const families[] = { "run scenarios and their variants", "torchtitan", "llm-foundry MPT, H100",
+                                        "llm-foundry MPT, A100" };
 
 static gboolean
 predict (const char *const *files, const char *const *sets, Row *row, GError **error)
@@ -219,14 +224,14 @@ main (int argc, char **argv)
       if (sim_scenario_run (sc)->measured_step_time_s <= 0
           || sim_scenario_run (sc)->measured_gpus != sim_scenario_cluster (sc)->gpus)
         continue;
-      Row r = { g_strndup (names[i], strlen (names[i]) - strlen (".ini")) };
+      Row r = { g_strndup (names[i], strlen (names[i]) - strlen (".ini")), families[0] };
       if (!predict (files, NULL, &r, &error))
         break;
       g_array_append_val (rows, r);
     }
   for (guint i = 0; error == NULL && i < G_N_ELEMENTS (variants); i++)
     {
-      Row r = { g_strdup (variants[i].label), .measured = variants[i].measured_s };
+      Row r = { g_strdup (variants[i].label), families[0], .measured = variants[i].measured_s };
       if (predict (variants[i].files, variants[i].sets, &r, &error))
         g_array_append_val (rows, r);
     }
@@ -241,7 +246,7 @@ main (int argc, char **argv)
                              t->compile ? "parallel.compile=true" : "parallel.compile=false",
                              t->fp8 ? "parallel.matmul_dtype=fp8" : "parallel.matmul_dtype=bf16",
                              t->fp8 ? "parallel.fp8_scaling=current" : NULL, NULL };
-      Row r = { g_strdup (t->label), .measured = t->measured_s };
+      Row r = { g_strdup (t->label), families[1], .measured = t->measured_s };
       if (predict (files, sets, &r, &error))
         g_array_append_val (rows, r);
     }
@@ -265,7 +270,7 @@ main (int argc, char **argv)
                              "parallel.matmul_dtype=bf16", "parallel.param_dtype=bf16", "parallel.dp_overlap=true",
                              m->recompute ? "parallel.recompute=full" : "parallel.recompute=none",
                              "training.seq_len=2048", NULL };
-      Row r = { g_strdup (m->label),
+      Row r = { g_strdup (m->label), families[m->a100 ? 3 : 2],
                 .measured = (double) m->global_batch * 2048 / (m->tokens_per_s_per_gpu * m->gpus) };
       if (predict (files, sets, &r, &error))
         g_array_append_val (rows, r);
@@ -311,6 +316,28 @@ main (int argc, char **argv)
       printf ("%u runs never fitted: median |error| %.1f%%, MAPE %.1f%%, max %.1f%%; measured inside the 90%% band "
               "in %u of %u\n",
               n, gsl_stats_median_from_sorted_data (abs_err, 1, n), mape, abs_err[n - 1], inside, banded);
+    }
+  /* Per family: where the error sits by source and framework. */
+  g_autofree double *fam_err = g_new (double, MAX (n, 1));
+  for (gsize f = 0; f < G_N_ELEMENTS (families); f++)
+    {
+      guint m = 0, in_f = 0;
+      double mape = 0, bias = 0;
+      for (guint i = 0; i < n; i++)
+        {
+          const Row *r = &g_array_index (rows, Row, i);
+          if (r->family != families[f])
+            continue;
+          fam_err[m++] = fabs (r->err);
+          mape += fabs (r->err);
+          bias += r->err;
+          in_f += r->hi > 0 && r->lo <= r->measured && r->measured <= r->hi;
+        }
+      if (m == 0)
+        continue;
+      gsl_sort (fam_err, 1, m);
+      printf ("  %-36s %2u runs: median |error| %.1f%%, MAPE %.1f%%, mean error %+.1f%%, %u in band\n", families[f], m,
+              gsl_stats_median_from_sorted_data (fam_err, 1, m), mape / m, bias / m, in_f);
     }
   for (guint i = 0; i < n; i++)
     g_free (g_array_index (rows, Row, i).label);
