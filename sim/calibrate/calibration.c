@@ -317,14 +317,7 @@ run_jobs (Ctx *c, Job *jobs, guint n)
 static int
 sens_of (const SimCalibrationParam *p)
 {
-  ModelDtype d;
-  if (g_str_has_prefix (p->key, "gemm_insitu_") && model_dtype_parse (p->key + strlen ("gemm_insitu_"), &d))
-    return d;
-  if (strcmp (p->key, "mem_insitu") == 0)
-    return SIM_GPU_SENS_MEM;
-  if (strcmp (p->key, "launch_us") == 0)
-    return SIM_GPU_SENS_LAUNCH;
-  return -1;
+  return sim_gpu_sens_of_key (p->key);
 }
 
 static double
@@ -884,7 +877,7 @@ sim_calibration_layer (const SimCalibrationResult *r, const SimValidateDeck *dec
   /* The generation's block of the covariance, in φ (the scenario key's format). */
   int ks[SIM_CALIBRATION_MAX_PARAMS], nk = 0;
   for (int k = 0; k < r->np; k++)
-    if (r->params[k].generation == generation && nk < 8)
+    if (r->params[k].generation == generation && nk < SIM_SCENARIO_MAX_COV)
       ks[nk++] = k;
   if (nk > 0)
     {

@@ -44,6 +44,7 @@
  * same GPU is flagged `overlapped` so the caller can apply the profile's slowdown. */
 #include "config.h"
 #include <math.h>
+#include <string.h>
 #include "sim/gpu/gpu.h"
 
 /* FP8 over FP16 fraction of peak of a fused attention kernel (the header comment). */
@@ -446,4 +447,18 @@ gint64
 sim_gpu_last_end_ns (const SimGpu *gpu, int stream)
 {
   return gpu->streams[stream].last_end_ns;
+}
+
+int
+sim_gpu_sens_of_key (const char *key)
+{
+  static const char prefix[] = "gemm_insitu_";
+  ModelDtype d;
+  if (g_str_has_prefix (key, prefix) && model_dtype_parse (key + strlen (prefix), &d))
+    return (int) d;
+  if (strcmp (key, "mem_insitu") == 0)
+    return SIM_GPU_SENS_MEM;
+  if (strcmp (key, "launch_us") == 0)
+    return SIM_GPU_SENS_LAUNCH;
+  return -1;
 }

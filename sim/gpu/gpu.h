@@ -121,6 +121,9 @@ gint64 sim_gpu_op_ns (const SimGpuSpec *spec, const ModelPlan *plan, const Model
  * from the host). A kernel's time is max(F-term, B-term): the derivative goes to the branch that
  * binds (at a tie, the F-term). */
 enum { SIM_GPU_SENS_MEM = MODEL_DTYPE_COUNT, SIM_GPU_SENS_LAUNCH, SIM_GPU_N_SENS };
+/* The sensitivity direction of a calibration key: gemm_insitu_<dtype> → the dtype, mem_insitu →
+ * SIM_GPU_SENS_MEM, launch_us → SIM_GPU_SENS_LAUNCH; -1 for any other key. */
+int sim_gpu_sens_of_key (const char *key);
 /* sim_gpu_op_ns, with ∂ns/∂(each constant above) in sens[SIM_GPU_N_SENS]. */
 gint64 sim_gpu_op_ns_sens (const SimGpuSpec *spec, const ModelPlan *plan, const ModelOp *op, double *sens);
 /* Whether `op` is such a userbuffers GEMM whose TP communication takes none of its SMs (a margin,

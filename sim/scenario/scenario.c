@@ -1023,17 +1023,9 @@ parse_covariance (SimScenario *sc, GError **error)
       if (n == SIM_SCENARIO_MAX_COV)
         return fail_at (sc, error, SIM_SCENARIO_ERROR_VALUE, "calibration", "covariance",
                         "more than %d constants", SIM_SCENARIO_MAX_COV);
-      ModelDtype d;
       const char *k = keys[i];
-      if (g_str_has_prefix (k, "gemm_insitu_") && model_dtype_parse (k + strlen ("gemm_insitu_"), &d))
-        run->cov_dir[n] = (int) d;
-      else if (strcmp (k, "mem_insitu") == 0)
-        run->cov_dir[n] = SIM_GPU_SENS_MEM;
-      else if (strcmp (k, "launch_us") == 0)
-        run->cov_dir[n] = SIM_GPU_SENS_LAUNCH;
-      else if (strcmp (k, "step_overhead_ms") == 0)
-        run->cov_dir[n] = -1;
-      else
+      run->cov_dir[n] = sim_gpu_sens_of_key (k);
+      if (run->cov_dir[n] < 0 && strcmp (k, "step_overhead_ms") != 0)
         return fail_at (sc, error, SIM_SCENARIO_ERROR_VALUE, "calibration", "covariance",
                         "'%s' is not a fitted constant; use gemm_insitu_<dtype>, mem_insitu, launch_us or "
                         "step_overhead_ms", k);

@@ -622,23 +622,11 @@ zero3_layer_list (const ModelShape *s, const ModelPlan *plan, int pieces, Z3Tens
   gint64 q = (gint64) s->heads * hd / plan->tp, kv = (gint64) s->kv_heads * hd / plan->tp;
   gint64 f = (gint64) s->ffn_hidden / plan->tp;
   int norm_tensors = s->norm == MODEL_NORM_LAYERNORM && s->bias ? 2 : 1;
-  gint64 rows[7], cols[7];
-  int n = 0, nm = 0;
-  if (pieces == 4)
-    {
-      gint64 r4[4] = { h, q, h, f }, c4[4] = { q + 2 * kv, h, (model_shape_glu (s) ? 2 : 1) * f, h };
-      for (int i = 0; i < 4; i++)
-        rows[i] = r4[i], cols[i] = c4[i];
-      nm = 4;
-    }
-  else
-    {
-      gint64 r7[7] = { h, h, h, q, h, h, f }, c7[7] = { q, kv, kv, h, f, f, h };
-      for (int i = 0; i < 7; i++)
-        rows[i] = r7[i], cols[i] = c7[i];
-      nm = 7;
-    }
-  int mlp_first = pieces == 4 ? 2 : 4;
+  /* each matrix rows × cols, its bias cols */
+  const gint64 r4[4] = { h, q, h, f }, c4[4] = { q + 2 * kv, h, (model_shape_glu (s) ? 2 : 1) * f, h };
+  const gint64 r7[7] = { h, h, h, q, h, h, f }, c7[7] = { q, kv, kv, h, f, f, h };
+  const gint64 *rows = pieces == 4 ? r4 : r7, *cols = pieces == 4 ? c4 : c7;
+  int n = 0, nm = pieces == 4 ? 4 : 7, mlp_first = pieces == 4 ? 2 : 4;
   for (int i = 0; i < nm; i++)
     {
       if (i == 0 || i == mlp_first)
@@ -704,19 +692,16 @@ zero3_reduce_moved (const ModelShape *s, const ModelPlan *plan, int pieces, doub
   int n = zero3_layer_list (s, plan, pieces, t);
   double elems = 0, moved = 0, total = 0;
   gboolean large = FALSE;
-  for (int l = 0; l <= layers; l++)
+  for (int l = 0; l < layers; l++)
     for (int i = n - 1; i >= 0; i--)
       {
-        /* one step past the last tensor: the epilogue's reduction of what is pending */
-        double e = l < layers ? (double) t[i].numel : 0;
-        if (l == layers ? i == n - 1 : elems + e > bucket)
+        double e = (double) t[i].numel;
+        if (elems + e > bucket)
           {
             moved += 2.0 * bucket + (large ? 2.0 * elems : 0);
             elems = 0;
             large = FALSE;
           }
-        if (l == layers)
-          continue;
         if (e > bucket)
           large = TRUE;
         else
@@ -724,6 +709,7 @@ zero3_reduce_moved (const ModelShape *s, const ModelPlan *plan, int pieces, doub
         elems += e;
         total += e;
       }
+  moved += 2.0 * bucket + (large ? 2.0 * elems : 0); /* the epilogue's reduction of what is pending */
   return total > 0 ? moved / total : 0;
 }
 
