@@ -33,6 +33,17 @@
  *                     19 of 30 held the measurement (24 before): a constant that fits the deck only.
  *                     A looser GEMM tie (GEMM_TIE_SD 0.25, /tmp/fitA) moved Blackwell FP8 down, not
  *                     up (0.638 -> 0.625), and LOSO to 7.8%.
+ *                     net_insitu (a scale on nic_eff for every scale-out link, prior 1 ± 0.5, range
+ *                     [0.3, 1], its slope carried by the flows that cross a NIC): tried 2026-11-27
+ *                     (/tmp/fitnet). Ampere took 0.40 ± 0.04 from the SC21 ZeRO-3 rows (whose
+ *                     misses fit a collective ~2.3x slower than NCCL's model, at every GPU count),
+ *                     in-sample max 26.9% -> 12.3%, Ampere in-sample MAPE 6.2% -> 3.1%; but Hopper
+ *                     (0.80 ± 0.16) and Blackwell (0.66 ± 0.13) LOSO went 5.4 -> 6.2% and 5.5 -> 5.8%,
+ *                     and bench/heldout went MAPE 8.6% -> 9.7%, max 21.4% -> 44.5%: BERT on 4,320
+ *                     A100 of the same Selene +16.8% -> +44.5% (its all-reduce ran on SHARP, which
+ *                     is not modelled, so part of that is ours), MPT on A100 mean -4.8% -> -9.1%
+ *                     (the GEMM scale rose 0.868 -> 0.941 once ZeRO-3 no longer pulled it), B200 on
+ *                     64 GPUs +10% -> +23%. A constant that fits the deck only; not kept.
  *   launch_us         per-kernel launch and host gap added to every kernel. Range [0, 30] µs.
  *                     Prior 3 ± 3 µs (ASSUMPTION: a CUDA kernel launch costs a few µs of host time;
  *                     CUDA graphs remove most of it, eager PyTorch does not).
