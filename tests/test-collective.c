@@ -10,10 +10,11 @@
 #include "sim/net/collective.h"
 #include "coll-profile.h"
 
-/* nodes x per_node GPUs, one NVLink domain per node, one NIC per GPU on a 2-tier fabric. */
+/* nodes x per_node GPUs, one NVLink domain per node, one NIC per GPU on a 2-tier fabric; `sharp`:
+ * its switches reduce. */
 static SimTopology *
-cluster (int nodes, int per_node, double nvlink_GBps, double nic_GBps, gboolean nvls, SimFabricKind kind,
-         int radix, double oversub)
+cluster_sharp (int nodes, int per_node, double nvlink_GBps, double nic_GBps, gboolean nvls, SimFabricKind kind,
+               int radix, double oversub, gboolean sharp)
 {
   SimClusterSpec c = { 0 };
   c.gpus = nodes * per_node;
@@ -32,10 +33,18 @@ cluster (int nodes, int per_node, double nvlink_GBps, double nic_GBps, gboolean 
   f.oversubscription[0] = oversub;
   f.oversubscription[1] = 1;
   f.hop_latency_ns = 500;
+  f.sharp = sharp;
   g_autoptr (GError) error = NULL;
   SimTopology *t = sim_topology_new (&c, &f, &error);
   g_assert_no_error (error);
   return t;
+}
+
+static SimTopology *
+cluster (int nodes, int per_node, double nvlink_GBps, double nic_GBps, gboolean nvls, SimFabricKind kind,
+         int radix, double oversub)
+{
+  return cluster_sharp (nodes, per_node, nvlink_GBps, nic_GBps, nvls, kind, radix, oversub, FALSE);
 }
 
 /* nodes x 8 GPUs of a fully connected mesh each (MI300X: 7 Infinity Fabric links of 64 GB/s per
@@ -374,6 +383,57 @@ test_overlap_and_callbacks (void)
   sim_engine_run (s.engine, -1);
   g_assert_cmpint (s.done_ns[4] - t0, ==, solo);
   sim_teardown (&s);
+}
+
+/* CollNet Direct (InfiniBand SHARP): applicable to all-reduce across domains on a reducing fabric only;
+ * the flow model agrees with the closed form, which is max(2 (L-1)/L S/Bn, (S/L)/Bi) / collnet_eff
+ * plus NCCL's latency; on A100-like nodes (300 GB/s NVLink, 25 GB/s NICs) auto takes it over the ring,
+ * whose NICs carry twice the bytes. */
+static void
+test_collnet (void)
+{
+  SimCollectiveProfile p;
+  coll_profile_reference (&p, FALSE);
+  p.collnet_eff = 0.85;
+  p.collnet_nvlink_latency_ns = 3700;
+  p.collnet_arity_ns = 400;
+  p.collnet_net_latency_ns = 31000;
+  p.base_latency_ns[SIM_COLLECTIVE_ALGO_COLLNET] = 0;
+  int g[32];
+  iota (g, 32, 0, 1);
+  double S = 1024.0 * (1 << 20);
+  g_autoptr (SimTopology) plain = cluster (4, 8, 300, 25, FALSE, SIM_FABRIC_RAIL_OPTIMIZED, 64, 1);
+  g_autoptr (SimTopology) t = cluster_sharp (4, 8, 300, 25, FALSE, SIM_FABRIC_RAIL_OPTIMIZED, 64, 1, TRUE);
+  SimCollectiveShape sh;
+  g_assert_true (sim_collective_shape (plain, g, 32, &sh, NULL));
+  g_assert_false (sim_alphabeta_applicable (SIM_COLLECTIVE_ALLREDUCE, SIM_COLLECTIVE_ALGO_COLLNET, &sh));
+  g_assert_cmpint (sim_alphabeta_best (SIM_COLLECTIVE_ALLREDUCE, &sh, &p, S, NULL), !=, SIM_COLLECTIVE_ALGO_COLLNET);
+  g_assert_true (sim_collective_shape (t, g, 32, &sh, NULL));
+  g_assert_true (sh.sharp);
+  g_assert_true (sim_alphabeta_applicable (SIM_COLLECTIVE_ALLREDUCE, SIM_COLLECTIVE_ALGO_COLLNET, &sh));
+  g_assert_false (sim_alphabeta_applicable (SIM_COLLECTIVE_REDUCE_SCATTER, SIM_COLLECTIVE_ALGO_COLLNET, &sh));
+  g_assert_false (sim_alphabeta_applicable (SIM_COLLECTIVE_ALLGATHER, SIM_COLLECTIVE_ALGO_COLLNET, &sh));
+  g_assert_true (sim_collective_shape (t, g, 8, &sh, NULL));  /* one domain: nothing to reduce in switches */
+  g_assert_false (sim_alphabeta_applicable (SIM_COLLECTIVE_ALLREDUCE, SIM_COLLECTIVE_ALGO_COLLNET, &sh));
+
+  g_assert_true (sim_collective_shape (t, g, 32, &sh, NULL));
+  double bn = 300e9 * p.nvlink_eff, bi = 25e9 * p.nic_eff;
+  double xfer = MAX (2.0 * 7 / 8 * S / bn, S / 8 / bi) / 0.85;
+  gint64 lat = 2 * (3700 + sh.nvlink_latency_ns + 7 * 400) + 31000 + 2 * sh.net_latency_ns;
+  g_assert_cmpint (sim_alphabeta_latency_ns (SIM_COLLECTIVE_ALLREDUCE, SIM_COLLECTIVE_ALGO_COLLNET, &sh, &p), ==, lat);
+  g_assert_cmpint (closed (t, &p, SIM_COLLECTIVE_ALLREDUCE, SIM_COLLECTIVE_ALGO_COLLNET, g, 32, S), ==,
+                   lat + (gint64) llround (xfer * 1e9));
+  assert_agree (t, &p, SIM_COLLECTIVE_ALLREDUCE, SIM_COLLECTIVE_ALGO_COLLNET, g, 32, S);
+  int two[16];
+  iota (two, 16, 8, 1);
+  assert_agree (t, &p, SIM_COLLECTIVE_ALLREDUCE, SIM_COLLECTIVE_ALGO_COLLNET, two, 16, S);
+  gint64 ring = closed (t, &p, SIM_COLLECTIVE_ALLREDUCE, SIM_COLLECTIVE_ALGO_RING, g, 32, S);
+  gint64 best = -1;
+  g_assert_cmpint (sim_alphabeta_best (SIM_COLLECTIVE_ALLREDUCE, &sh, &p, S, &best), ==, SIM_COLLECTIVE_ALGO_COLLNET);
+  g_assert_cmpint (best, <, ring);
+  /* Without the profile's factor the closed form gives no time (no time from a missing figure). */
+  p.collnet_eff = 0;
+  g_assert_cmpint (sim_alphabeta_time_ns (SIM_COLLECTIVE_ALLREDUCE, SIM_COLLECTIVE_ALGO_COLLNET, &sh, &p, S), ==, -1);
 }
 
 static void
@@ -739,6 +799,7 @@ main (int argc, char **argv)
   g_test_add_func ("/sim/collective/concurrent-groups-balanced", test_concurrent_groups_balanced);
   g_test_add_func ("/sim/collective/channel-shares", test_channel_shares);
   g_test_add_func ("/sim/collective/overlap-and-callbacks", test_overlap_and_callbacks);
+  g_test_add_func ("/sim/collective/collnet", test_collnet);
   g_test_add_func ("/sim/collective/bad-input", test_bad_input);
   g_test_add_func ("/sim/collective/published-busbw", test_published_busbw);
   g_test_add_func ("/sim/collective/start-many", test_start_many);

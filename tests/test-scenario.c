@@ -761,10 +761,41 @@ test_calibration_covariance (void)
   g_assert_cmpfloat (fabs (p.step_hi_s - p.step_s * exp (z * 0.05)), <, 1e-9 * p.step_s);
 }
 
+/* [fabric] sharp: BERT on 4,320 A100 (SBATCH_NETWORK=sharp) all-reduces its gradients through the
+ * switches, so its step is shorter than without; a profile with no CollNet factor is refused, with the
+ * key named. */
+static void
+test_sharp (void)
+{
+  const char *files[] = { "runs/bert-large-mlperf-v1.1-nvidia-4320.ini", NULL };
+  const char *off[] = { "fabric.sharp=false", NULL };
+  g_autoptr (SimScenario) on = load_ok (files, NULL);
+  g_autoptr (SimScenario) plain = load_ok (files, off);
+  g_assert_true (sim_scenario_fabric (on)->sharp);
+  SimPredictOptions o = { 0 };
+  sim_runner_options_init (&o.run);
+  SimRunnerPrediction a, b;
+  g_assert_true (sim_runner_predict (on, &o, &a, NULL));
+  g_assert_true (sim_runner_predict (plain, &o, &b, NULL));
+  g_test_message ("BERT 4,320 A100: %.4f s with SHARP, %.4f s without", a.step_s, b.step_s);
+  g_assert_cmpfloat (a.step_s, <, 0.97 * b.step_s);
+  const char *sets[] = { "hardware.collnet_eff=0", NULL };
+  GError *error = NULL;
+  g_autoptr (SimScenario) sc = sim_scenario_load (files, sets, &error);
+  g_assert_no_error (error);
+  SimCollectiveProfile prof;
+  g_assert_false (sim_scenario_collective_profile (sc, &prof, &error));
+  g_assert_nonnull (error);
+  g_test_message ("%s", error->message);
+  g_assert_nonnull (strstr (error->message, "collnet_eff"));
+  g_clear_error (&error);
+}
+
 int
 main (int argc, char **argv)
 {
   g_test_init (&argc, &argv, NULL);
+  g_test_add_func ("/scenario/sharp", test_sharp);
   g_test_add_func ("/scenario/readme-agrees", test_readme_agrees);
   g_test_add_func ("/scenario/calibration-covariance", test_calibration_covariance);
   g_test_add_func ("/scenario/tp-overlap-presets", test_tp_overlap_presets);

@@ -126,7 +126,7 @@ sim_cmd_collective (int argc, char **argv)
     { "group", 'g', 0, G_OPTION_ARG_STRING, &group_s, "tp, cp, ep, dp, pp or world (dp)", "DIM" },
     { "rank", 'r', 0, G_OPTION_ARG_INT, &rank, "the group of this global rank (0)", "R" },
     { "sizes", 0, 0, G_OPTION_ARG_STRING, &sizes_s, "MIN:MAX bytes, doubling, K/M/G suffixes (1K:16G)", "MIN:MAX" },
-    { "algo", 'a', 0, G_OPTION_ARG_STRING, &algo_s, "ring, tree, nvls, hier, direct or auto (auto)", "ALGO" },
+    { "algo", 'a', 0, G_OPTION_ARG_STRING, &algo_s, "ring, tree, nvls, hier, direct, collnet (fabrics with sharp) or auto (auto)", "ALGO" },
     { "concurrent", 0, 0, G_OPTION_ARG_NONE, &concurrent, "run every group of the dimension at once", NULL },
     { "set", 's', 0, G_OPTION_ARG_STRING_ARRAY, &sets, "override a key: group.key=value (repeatable)", "G.K=V" },
     { G_OPTION_REMAINING, 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &files, NULL, "SCENARIO…" },

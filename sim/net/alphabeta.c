@@ -45,6 +45,10 @@ sim_alphabeta_applicable (SimCollectiveOp op, SimCollectiveAlgo algo, const SimC
       return reduce_like && shape->domains > 1 && shape->uniform && shape->ranks_per_domain > 1;
     case SIM_COLLECTIVE_ALGO_DIRECT:
       return op == SIM_COLLECTIVE_ALLTOALL || op == SIM_COLLECTIVE_SENDRECV;
+    case SIM_COLLECTIVE_ALGO_COLLNET:
+      /* NCCL runs reduce-scatter and all-gather on CollNet only with a network plugin that has them
+       * (tuning.cc: busBw 0 without iallgather/ireducescatter); all-reduce is the case SHARP serves. */
+      return op == SIM_COLLECTIVE_ALLREDUCE && shape->sharp && shape->domains > 1 && shape->uniform;
     case SIM_COLLECTIVE_ALGO_AUTO:
     case SIM_COLLECTIVE_ALGO_COUNT:
     default:
@@ -225,6 +229,15 @@ sim_alphabeta_latency_ns (SimCollectiveOp op, SimCollectiveAlgo algo, const SimC
     return -1;
   if (s->ranks <= 1)
     return 0;
+  if (algo == SIM_COLLECTIVE_ALGO_COLLNET)
+    {
+      /* tuning.cc: 2 (min(1, L-1) intraLat + (L-1) 0.4 us) + interLat, the local scatter and gather
+       * around one reduction round trip through the switches */
+      int l = s->ranks_per_domain;
+      return p->base_latency_ns[algo]
+             + 2 * (MIN (1, l - 1) * (p->collnet_nvlink_latency_ns + s->nvlink_latency_ns) + (l - 1) * p->collnet_arity_ns)
+             + p->collnet_net_latency_ns + 2 * s->net_latency_ns;
+    }
   return steps_latency (op, algo, s, p->base_latency_ns[algo], p->nvlink_step_latency_ns, p->net_step_latency_ns);
 }
 
@@ -285,7 +298,8 @@ transfer_s (SimCollectiveOp op, SimCollectiveAlgo algo, const SimCollectiveShape
   double bi = s->nic_bw_bytes_per_s * p->nic_eff;
   /* Rates the group needs must be known: no time from a missing figure. */
   if ((s->ranks_per_domain > 1 && !(bn > 0)) || (s->domains > 1 && !(bi > 0))
-      || (algo == SIM_COLLECTIVE_ALGO_NVLS && !(p->nvls_eff > 0)))
+      || (algo == SIM_COLLECTIVE_ALGO_NVLS && !(p->nvls_eff > 0))
+      || (algo == SIM_COLLECTIVE_ALGO_COLLNET && !(p->collnet_eff > 0)))
     return -1.0;
   double t = 0;                               /* seconds of transfer */
   switch (algo)
@@ -314,6 +328,10 @@ transfer_s (SimCollectiveOp op, SimCollectiveAlgo algo, const SimCollectiveShape
         t = bytes / (s->domains > 1 ? bi : bn);
       else
         t = MAX ((l - 1) / n * bytes / bn, (n - l) / n * bytes / bi);
+      break;
+    case SIM_COLLECTIVE_ALGO_COLLNET:
+      /* scatter and gather inside the domain pipelined with the shard's round trip to the switches */
+      t = MAX (l > 1 ? 2.0 * (l - 1) / l * bytes / bn : 0.0, bytes / l / bi) / p->collnet_eff;
       break;
     case SIM_COLLECTIVE_ALGO_AUTO:
     case SIM_COLLECTIVE_ALGO_COUNT:

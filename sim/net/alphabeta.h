@@ -22,6 +22,11 @@
  *   NVLS RS / AG         S / (Bn*nvls_eff)
  *   hier all-reduce      2 (L-1)/L S/Bn + 2(D-1)/D (S/L)/Bi   (RS in domain, AR per rail, AG in domain)
  *   hier RS / AG         (L-1)/L S/Bn + (D-1)/D (S/L)/Bi
+ *   collnet all-reduce   max(2 (L-1)/L S/Bn, (S/L)/Bi) / collnet_eff   (NCCL CollNet Direct on a
+ *                        fabric whose switches reduce, InfiniBand SHARP: each GPU scatters inside its
+ *                        domain, sends its S/L shard up its NICs and gets the sum back, then gathers;
+ *                        the stages pipeline. Latency: 2 (min(1, L-1) nvlink + (L-1) arity) + the
+ *                        switches' round trip, tuning.cc's)
  *   direct all-to-all    max((L-1)/n S/Bn, (n-L)/n S/Bi)
  *   send/recv            S / (Bn or Bi)
  * Constants come from SimCollectiveProfile (sourced in scenarios/hardware/ files).

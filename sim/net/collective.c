@@ -14,6 +14,9 @@
  *   hier    phase 1: a ring per domain (reduce-scatter); phase 2: a ring per rail over domains
  *           (all-reduce of S/L); phase 3: a ring per domain (all-gather)
  *   direct  one flow per ordered pair, S/n (all-to-all); one flow (send/recv)
+ *   collnet one phase: a ring per domain carrying the scatter and the gather (2(L-1)/L S), and per
+ *           GPU and NIC one flow over its NIC's up- and down-link, the shard S/L (over its NICs) the
+ *           switches reduce; all divided by collnet_eff
  * Each flow weighs, in the sharing of its links (sim/net/flow.h), the NCCL channels it stands for: a
  * collective inside one domain nvlink_channels (split over its flows), one across domains
  * net_channels_per_nic per rail it uses, a send/recv the p2p channels of one peer (an all-to-all
@@ -37,7 +40,7 @@ static const char *const op_names[SIM_COLLECTIVE_OP_COUNT] = {
   "allreduce", "reducescatter", "allgather", "alltoall", "broadcast", "sendrecv",
 };
 static const char *const algo_names[SIM_COLLECTIVE_ALGO_COUNT] = {
-  "auto", "ring", "tree", "nvls", "hier", "direct",
+  "auto", "ring", "tree", "nvls", "hier", "direct", "collnet",
 };
 
 const char *
@@ -83,7 +86,7 @@ sim_collective_algo_parse (const char *s, SimCollectiveAlgo *algo, GError **erro
         return TRUE;
       }
   g_set_error (error, SIM_COLLECTIVE_ERROR, SIM_COLLECTIVE_ERROR_INVALID,
-               "unknown collective algorithm '%s': use auto, ring, tree, nvls, hier or direct", s ? s : "");
+               "unknown collective algorithm '%s': use auto, ring, tree, nvls, hier, direct or collnet", s ? s : "");
   return FALSE;
 }
 
@@ -161,6 +164,7 @@ sim_collective_shape (const SimTopology *topo, const int *gpus, int n_gpus, SimC
   out->nvlink_bw_bytes_per_s = mesh ? bw[2] * MAX (out->ranks_per_domain - 1, 1) : bw[0];
   out->nic_bw_bytes_per_s = bw[1] * sim_topology_cluster (topo)->nics_per_gpu;
   out->nvls = sim_topology_cluster (topo)->nvls && !mesh;
+  out->sharp = sim_topology_fabric (topo)->sharp && sim_topology_cluster (topo)->nics_per_gpu > 0 && !mesh; /* NCCL: NVSwitch only */
   /* Latencies: a pair of the group in one domain, and one across domains, when there is one. */
   int d0 = sim_topology_domain_of (topo, gpus[0]);
   for (int i = 1; i < n_gpus; i++)
@@ -780,6 +784,43 @@ plan_build (SimCollective *c, const Group *g, SimCollectiveOp op, SimCollectiveA
                   plan_ring_flow (c, p, order, D, TRUE, inter, g->hash + (guint32) j * 40503u);
                 }
           }
+      }
+      break;
+    case SIM_COLLECTIVE_ALGO_COLLNET:
+      {
+        /* NCCL CollNet Direct: the local scatter, the shard's round trip through the reducing switches
+         * and the local gather pipeline chunk by chunk, so one phase whose flows all run at once. */
+        double eff = pr->collnet_eff > 0 ? pr->collnet_eff : 1.0;
+        int npg = MAX (sim_topology_cluster (c->topo)->nics_per_gpu, 1);
+        plan_begin_phase (p, sim_alphabeta_latency_ns (op, algo, s, pr));
+        if (L > 1 && sim_topology_cluster (c->topo)->mesh)
+          {
+            p->weight = k_nv / (L - 1);
+            for (int d = 0; d < D; d++)
+              plan_mesh_flows (c, p, g->by_domain + g->domain_start[d], L, 2.0 / L / eff, g->hash + (guint32) d);
+          }
+        else if (L > 1)
+          {
+            p->weight = k_nv;
+            for (int d = 0; d < D; d++)
+              plan_ring_flow (c, p, g->by_domain + g->domain_start[d], L, TRUE, 2.0 * (L - 1) / L / eff,
+                              g->hash + (guint32) d);
+          }
+        p->weight = k_nic;
+        for (int i = 0; i < n; i++)
+          for (int k = 0; k < npg; k++)
+            {
+              int up = sim_topology_nic_link (c->topo, g->gpus[i], k, TRUE);
+              int down = sim_topology_nic_link (c->topo, g->gpus[i], k, FALSE);
+              if (up < 0 || down < 0)
+                continue;
+              plan_begin_flow (p);
+              guint32 l = (guint32) up;
+              g_array_append_val (p->links, l);
+              l = (guint32) down;
+              g_array_append_val (p->links, l);
+              plan_end_flow (p, 1.0 / L / npg / eff);
+            }
       }
       break;
     case SIM_COLLECTIVE_ALGO_DIRECT:

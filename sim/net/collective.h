@@ -53,6 +53,8 @@ typedef enum {
   SIM_COLLECTIVE_ALGO_NVLS,   /* NVLink SHARP, one NVLink domain */
   SIM_COLLECTIVE_ALGO_HIER,   /* intra-domain RS -> inter-domain per rail -> intra-domain AG */
   SIM_COLLECTIVE_ALGO_DIRECT, /* all-to-all, send/recv: one flow per pair */
+  SIM_COLLECTIVE_ALGO_COLLNET, /* all-reduce reduced in the scale-out switches (InfiniBand SHARP, NCCL
+                                * CollNet Direct) */
   SIM_COLLECTIVE_ALGO_COUNT
 } SimCollectiveAlgo;
 
@@ -80,6 +82,11 @@ typedef struct {
                                * peer of a send/recv (0 = 2) */
   double chunk_bytes;         /* pipelining unit of chains and trees: the last chunk trails the first
                                * by (hops - 1) chunk times (NCCL Simple: NCCL_BUFFSIZE 4 MiB / 8 steps) */
+  /* CollNet Direct (fabrics with sharp): NCCL's bandwidth factor and latencies (tuning.cc) */
+  double collnet_eff;         /* busBw factor (0.85 from compute capability 9.0; none before) */
+  gint64 collnet_nvlink_latency_ns; /* per local exchange over NVLink (hwLat NVLink CollNetDirect) */
+  gint64 collnet_arity_ns;    /* per local rank beyond the first ("arity serialization") */
+  gint64 collnet_net_latency_ns;    /* the switches' reduction round trip (hwLat NET CollNetDirect) */
 } SimCollectiveProfile;
 
 /* What the closed forms need to know about a group on a topology. */
@@ -91,6 +98,7 @@ typedef struct {
   double nvlink_bw_bytes_per_s;   /* per GPU per direction, line rate */
   double nic_bw_bytes_per_s;      /* per GPU per direction, line rate, all its NICs */
   gboolean nvls;                  /* the domain has NVLink SHARP */
+  gboolean sharp;                 /* the scale-out switches reduce (InfiniBand SHARP) */
   gint64 nvlink_latency_ns;       /* one-way GPU->GPU inside a domain (wires + switch) */
   gint64 net_latency_ns;          /* one-way GPU->GPU across the fabric */
 } SimCollectiveShape;
@@ -107,7 +115,7 @@ double sim_collective_p2p_weight (const SimCollectiveProfile *pr, const SimTopol
                                   int peers);
 /* Accepts allreduce|reducescatter|allgather|alltoall|broadcast|sendrecv (also with '_' or '-'). */
 gboolean sim_collective_op_parse (const char *s, SimCollectiveOp *op, GError **error);
-/* Accepts auto|ring|tree|nvls|hier|direct. */
+/* Accepts auto|ring|tree|nvls|hier|direct|collnet. */
 gboolean sim_collective_algo_parse (const char *s, SimCollectiveAlgo *algo, GError **error);
 
 /* The group's shape on topo: members per domain, bandwidths and latencies read from its links. */

@@ -638,6 +638,15 @@ sim_topology_route_pxn (const SimTopology *topo, int src_gpu, int dst_gpu, guint
   return k + n;
 }
 
+int
+sim_topology_nic_link (const SimTopology *topo, int gpu, int k, gboolean up)
+{
+  g_return_val_if_fail (topo != NULL && gpu >= 0 && gpu < topo->gpus, -1);
+  if (k < 0 || k >= topo->nics_per_gpu)
+    return -1;
+  return (int) topo->base[up ? SIM_LINK_NIC_UP : SIM_LINK_NIC_DOWN] + gpu * topo->nics_per_gpu + k;
+}
+
 void
 sim_topology_link_ends (const SimTopology *topo, int link_id, SimNodeRef *from, SimNodeRef *to)
 {

@@ -39,6 +39,7 @@ typedef struct {
   gint64 hop_latency_ns;       /* per switch hop */
   SimFabricRouting routing;
   int planes;                  /* independent switch planes each NIC is split over; 0 or 1: one */
+  gboolean sharp;              /* the switches reduce (InfiniBand SHARP): NCCL's CollNet all-reduce */
 } SimFabricSpec;
 
 typedef struct {
@@ -100,6 +101,8 @@ int sim_topology_route_pxn (const SimTopology *topo, int src_gpu, int dst_gpu, g
 const SimClusterSpec *sim_topology_cluster (const SimTopology *topo);  /* copy of the spec (nvls, …) */
 const SimFabricSpec *sim_topology_fabric (const SimTopology *topo);
 int sim_topology_n_gpus (const SimTopology *topo);
+/* The up-link (NIC -> leaf) or down-link of NIC k of gpu; -1 if it has no such NIC. */
+int sim_topology_nic_link (const SimTopology *topo, int gpu, int k, gboolean up);
 /* Rail of a GPU's first NIC (local index within its node; 0 in a plain fat tree). */
 int sim_topology_rail_of (const SimTopology *topo, int gpu);
 /* Writes every link's capacity (bytes/s) into capacities[0 .. n_links-1], for sim_flow_net_new. */

@@ -1148,10 +1148,11 @@ sim_scenario_resolve (SimScenario *sc, GError **error)
   cl->nvlink_bw_bytes_per_s = sc->gpu.nvlink_bw_bytes_per_s;
   cl->nvls = sc->gpu.nvls;
   cl->mesh = sc->gpu.mesh;
-  /* Collectives: one base latency for the non-NVLS algorithms; NVLink efficiency from [hardware]. */
+  /* Collectives: one base latency for the non-NVLS algorithms (CollNet Direct has none: tuning.cc
+   * baseLat 0, its latency is all hwLat); NVLink efficiency from [hardware]. */
   for (int a = 0; a < SIM_COLLECTIVE_ALGO_COUNT; a++)
     if (a != SIM_COLLECTIVE_ALGO_NVLS)
-      sc->coll.base_latency_ns[a] = sc->coll.base_latency_ns[SIM_COLLECTIVE_ALGO_RING];
+      sc->coll.base_latency_ns[a] = a == SIM_COLLECTIVE_ALGO_COLLNET ? 0 : sc->coll.base_latency_ns[SIM_COLLECTIVE_ALGO_RING];
   sc->coll.nvlink_eff = sc->gpu.nvlink_eff;
 
   /* Plan: dp from the GPU count, then the batch. */
@@ -1321,6 +1322,9 @@ sim_scenario_collective_profile (const SimScenario *sc, SimCollectiveProfile *ou
   if (sc->gpu.nvls && !(out->nvls_eff > 0))
     return fail_at (sc, error, SIM_SCENARIO_ERROR_MISSING, "hardware", "nvls_eff",
                     "not set while nvls = true: give the NVLS reduction efficiency with its source");
+  if (sc->fabric.sharp && !(out->collnet_eff > 0))
+    return fail_at (sc, error, SIM_SCENARIO_ERROR_MISSING, "hardware", "collnet_eff",
+                    "not set while the fabric has sharp = true: give NCCL's CollNet bandwidth factor with its source");
   return TRUE;
 }
 const SimScenarioRun *sim_scenario_run (const SimScenario *sc) { return &sc->run; }
