@@ -226,8 +226,8 @@ sim_cmd_collective (int argc, char **argv)
     printf (" %s", read[i]);
   printf ("\n# %s over the %s group of rank %d: %d GPUs in %d NVLink domain(s), %d per domain; %u group(s) at once\n",
           sim_collective_op_name (op), group_s, rank, n_use, shape.domains, shape.ranks_per_domain, groups->len);
-  printf ("# profile: nvlink_eff %.3f nic_eff %.4f nvls_eff %.2f; algo %s%s\n", prof.nvlink_eff, prof.nic_eff,
-          prof.nvls_eff, sim_collective_algo_name (algo),
+  printf ("# profile: nvlink_eff %.3f nic_eff %.4f nvls_eff %.2f%s; algo %s%s\n", prof.nvlink_eff, prof.nic_eff,
+          prof.nvls_eff, shape.sharp ? " sharp (collnet)" : "", sim_collective_algo_name (algo),
           algo == SIM_COLLECTIVE_ALGO_AUTO ? " (fastest closed form per size)" : "");
   printf ("#\n# %10s %12s %8s %7s %12s %9s %9s %12s\n", "size", "count", "type", "algo", "time", "algbw", "busbw",
           "closed_time");

@@ -826,10 +826,11 @@ sim_topology_describe (const SimTopology *topo)
       g_string_append_printf (o, "NICs              %d (%d per GPU, %.0f Gb/s each)\n", s.nics,
                               t->nics_per_gpu, t->cluster.nic_bw_bytes_per_s * 8 / 1e9);
       g_string_append_printf (o, "fabric            %s, %d tiers, %d-port switches, %d rail(s), "
-                              "%d pod(s), %.0f Gb/s switch links\n",
+                              "%d pod(s), %.0f Gb/s switch links%s\n",
                               t->fabric.kind == SIM_FABRIC_RAIL_OPTIMIZED ? "rail-optimized fat tree"
                                                                           : "fat tree",
-                              t->tiers, t->fabric.radix, s.rails, s.pods, t->link_bw / s.planes * 8 / 1e9);
+                              t->tiers, t->fabric.radix, s.rails, s.pods, t->link_bw / s.planes * 8 / 1e9,
+                              t->fabric.sharp ? ", in-switch reduction (SHARP)" : "");
       if (s.planes > 1)
         g_string_append_printf (o, "planes            %d, each NIC's %.0f Gb/s split %d ways (%.0f Gb/s ports); "
                                 "switch counts below are of all planes\n", s.planes,
