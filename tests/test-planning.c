@@ -5,6 +5,7 @@
 #include <string.h>
 #include <glib.h>
 #include "model/flops.h"
+#include "model/layer.h"
 #include "sim/plan/estimate.h"
 #include "sim/plan/progress.h"
 #include "sim/plan/search.h"
@@ -75,6 +76,39 @@ test_one_gpu (void)
    * launches and the optimizer add time). */
   g_assert_cmpfloat (e.mfu, <=, hw.gemm_eff);
   g_assert_cmpfloat (e.mfu, >, 0.3);
+}
+
+/* A fabric whose switches reduce (BERT on 4,320 A100, SBATCH_NETWORK=sharp): the estimate prices the
+ * gradient all-reduce as CollNet Direct does, max(2(L-1)/L S/Bn, (S/L)/Bi) / collnet_eff plus NCCL's
+ * latency, the time the simulator's AUTO takes; without sharp the ring form, never faster. */
+static void
+test_sharp (void)
+{
+  const char *files[] = { "runs/bert-large-mlperf-v1.1-nvidia-4320.ini", NULL };
+  const char *off[] = { "fabric.sharp=false", NULL };
+  GError *error = NULL;
+  g_autoptr (SimScenario) on = sim_scenario_load (files, NULL, &error);
+  g_assert_no_error (error);
+  g_autoptr (SimScenario) plain = sim_scenario_load (files, off, &error);
+  g_assert_no_error (error);
+  SimEstimateHw hw_on, hw_off;
+  sim_estimate_hw_from_scenario (on, &hw_on);
+  sim_estimate_hw_from_scenario (plain, &hw_off);
+  g_assert_true (hw_on.sharp);
+  g_assert_false (hw_off.sharp);
+  SimEstimate a, b;
+  g_assert_true (sim_estimate_step (sim_scenario_shape (on), sim_scenario_plan (on), &hw_on, TRUE, &a, NULL));
+  g_assert_true (sim_estimate_step (sim_scenario_shape (plain), sim_scenario_plan (plain), &hw_off, TRUE, &b, NULL));
+  g_test_message ("DP all-reduce: %.4f s with SHARP, %.4f s without", a.comm_s[SIM_EST_DP], b.comm_s[SIM_EST_DP]);
+  g_assert_cmpfloat (a.comm_s[SIM_EST_DP], <, b.comm_s[SIM_EST_DP]);
+  double S = 0;
+  ModelRankParams rp;
+  model_layer_rank_params (sim_scenario_shape (on), sim_scenario_plan (on), 0, &rp);
+  S = (double) rp.dense * 2.0; /* fp16 gradients */
+  double t = MAX (2.0 * 7 / 8 * S / hw_on.nvlink_bw_bytes_per_s, S / 8 / hw_on.nic_bw_bytes_per_s) / hw_on.coll.collnet_eff;
+  double lat = 2.0 * (hw_on.coll.collnet_nvlink_latency_ns * 1e-9 + hw_on.nvlink_latency_s + 7 * hw_on.coll.collnet_arity_ns * 1e-9)
+               + hw_on.coll.collnet_net_latency_ns * 1e-9 + 2.0 * hw_on.nic_latency_s;
+  g_assert_cmpfloat (fabs (a.comm_s[SIM_EST_DP] / (t + lat) - 1), <, 1e-6); /* ns rounding */
 }
 
 /* An FP8 plan whose first half of the layers keeps its GEMMs in BF16 (bf16_layers_first = 12 of 24):
@@ -374,6 +408,7 @@ main (int argc, char **argv)
   g_test_add_func ("/planning/estimate/fp8-amax", test_amax);
   g_test_add_func ("/planning/estimate/placement", test_placement);
   g_test_add_func ("/planning/estimate/no-fit", test_no_fit);
+  g_test_add_func ("/planning/estimate/sharp", test_sharp);
   g_test_add_func ("/planning/sweep/grid", test_sweep_grid);
   g_test_add_func ("/planning/sweep/row-roundtrip", test_row_roundtrip);
   g_test_add_func ("/planning/sweep/scaling", test_scaling);

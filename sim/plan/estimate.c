@@ -21,7 +21,9 @@
  *              all-gather ((n−1)/n each) or all-reduce (2(n−1)/n); ZeRO-2/3 reduce-scatter every
  *              micro-batch (only the gradient shard is kept); ZeRO-3 re-gathers parameters
  *              per micro-batch forward and backward. With dp_overlap the backward of the last
- *              micro-batch (2/3 of its work) hides it, at least one bucket stays exposed.
+ *              micro-batch (2/3 of its work) hides it, at least one bucket stays exposed. On a
+ *              fabric whose switches reduce (sharp) an all-reduce that leaves the domain takes the
+ *              faster of that and CollNet Direct's closed form (sim/net/alphabeta.h).
  *   slowdown   overlap_slowdown x the compute that runs beside a collective: the GEMMs paired with
  *              overlapped TP/CP collectives and, with dp_overlap, min(DP window, DP time).
  *   optimizer  the ops of model_layer_optimizer_ops on the rank with the most parameters (grad-norm,
@@ -83,6 +85,7 @@ sim_estimate_hw_from_scenario (const SimScenario *sc, SimEstimateHw *out)
   hw.memory_overhead_bytes = run->memory_overhead_bytes;
   if (!sim_scenario_collective_profile (sc, &hw.coll, NULL))
     memset (&hw.coll, 0, sizeof hw.coll);
+  hw.sharp = fa->sharp && cl->nics_per_gpu > 0 && !cl->mesh && hw.coll.collnet_eff > 0;
   hw.virtualization_overhead = run->virtualization_overhead;
   hw.gpu = *gpu;
   *out = hw;
@@ -115,6 +118,40 @@ group_link (const ModelPlan *plan, const SimEstimateHw *hw, ModelDim dim, double
     *bw = hw->nic_bw_bytes_per_s, *alpha = hw->nic_latency_s;
   if (*bw <= 0)
     *bw = 1.0; /* a degenerate profile: the validity checks of the loader keep this unreachable */
+}
+
+/* The closed forms' view (sim/net/alphabeta.h) of a group of n ranks, l of them in each NVLink domain. */
+static SimCollectiveShape
+hw_shape (const SimEstimateHw *hw, int n, int l)
+{
+  SimCollectiveShape sh = { 0 };
+  sh.ranks = n;
+  sh.ranks_per_domain = MAX (MIN (l, n), 1);
+  sh.domains = (n + sh.ranks_per_domain - 1) / sh.ranks_per_domain;
+  sh.uniform = n % sh.ranks_per_domain == 0;
+  /* The shape wants line rates; hw keeps achieved ones. */
+  sh.nvlink_bw_bytes_per_s = hw->nvlink_bw_bytes_per_s / (hw->coll.nvlink_eff > 0 ? hw->coll.nvlink_eff : 1.0);
+  sh.nic_bw_bytes_per_s = hw->nic_bw_bytes_per_s / (hw->coll.nic_eff > 0 ? hw->coll.nic_eff : 1.0);
+  sh.nvlink_latency_ns = (gint64) llround (hw->nvlink_latency_s * 1e9);
+  sh.net_latency_ns = (gint64) llround (hw->nic_latency_s * 1e9);
+  sh.sharp = hw->sharp;
+  return sh;
+}
+
+/* An all-reduce of `bytes` over the group along `dim` as NCCL's CollNet Direct runs it on a fabric
+ * whose switches reduce, from the closed form with the group's members per domain; -1 where it
+ * does not apply (no sharp, or the group stays in one domain). */
+static double
+collnet_allreduce_s (const ModelPlan *plan, const SimEstimateHw *hw, ModelDim dim, double bytes)
+{
+  gint64 size = model_plan_dim_size (plan, dim), span = group_span (plan, dim);
+  if (!hw->sharp || span <= hw->domain_gpus || size <= 1)
+    return -1;
+  gint64 stride = span / size;
+  int l = stride >= hw->domain_gpus ? 1 : (int) MIN (size, hw->domain_gpus / stride);
+  SimCollectiveShape sh = hw_shape (hw, (int) size, l);
+  gint64 ns = sim_alphabeta_time_ns (SIM_COLLECTIVE_ALLREDUCE, SIM_COLLECTIVE_ALGO_COLLNET, &sh, &hw->coll, bytes);
+  return ns < 0 ? -1 : ns * 1e-9;
 }
 
 /* Time of moving `factor` × bytes per GPU at bandwidth bw plus `steps` latencies. */
@@ -342,16 +379,7 @@ amax_s (const ModelPlan *plan, const SimEstimateHw *hw, int m, double lr)
   if (plan->matmul_dtype != MODEL_DTYPE_FP8 || plan->fp8_scaling != MODEL_FP8_DELAYED || !plan->fp8_reduce_amax
       || plan->fp8_amax_async || n <= 1)
     return 0.0;
-  SimCollectiveShape sh = { 0 };
-  sh.ranks = n;
-  sh.ranks_per_domain = MIN (n, hw->domain_gpus);
-  sh.domains = (n + sh.ranks_per_domain - 1) / sh.ranks_per_domain;
-  sh.uniform = n % sh.ranks_per_domain == 0;
-  /* The shape wants line rates; hw keeps achieved ones. */
-  sh.nvlink_bw_bytes_per_s = hw->nvlink_bw_bytes_per_s / (hw->coll.nvlink_eff > 0 ? hw->coll.nvlink_eff : 1.0);
-  sh.nic_bw_bytes_per_s = hw->nic_bw_bytes_per_s / (hw->coll.nic_eff > 0 ? hw->coll.nic_eff : 1.0);
-  sh.nvlink_latency_ns = (gint64) llround (hw->nvlink_latency_s * 1e9);
-  sh.net_latency_ns = (gint64) llround (hw->nic_latency_s * 1e9);
+  SimCollectiveShape sh = hw_shape (hw, n, hw->domain_gpus);
   double chunk_layers = lr / plan->vpp;
   gint64 fwd_ns = -1, bwd_ns = -1;
   sim_alphabeta_best (SIM_COLLECTIVE_ALLREDUCE, &sh, &hw->coll, 3.0 * 4.0 * 4.0 * chunk_layers, &fwd_ns);
@@ -447,6 +475,13 @@ sim_estimate_step_with (const ModelShape *shape, const ModelPlan *plan, const Si
       double n = ndp;
       double bytes = (double) rp.dense * e;
       double one = n > 1 ? coll_s (2.0 * (n - 1) / n, bytes, bw, alpha, 2.0 * (n - 1)) : 0.0;
+      ModelDpSchedule fw;
+      model_framework_dp_schedule (plan, &fw);
+      /* An all-reduce the switches can reduce (fabric sharp) takes the faster of the two, as NCCL's
+       * tuner and the simulator's AUTO do. */
+      double sharp_s = fw.reduce_allreduce && plan->cp == 1 ? collnet_allreduce_s (plan, hw, outer, bytes) : -1;
+      if (sharp_s >= 0 && sharp_s < one)
+        one = sharp_s;
       /* fp8_param_gather: the all-gather half carries the FP8 layers' GEMM weights at 1 byte. */
       if (n > 1)
         one -= (n - 1) / n * model_layer_fp8_param_saving (shape, plan, rp_rank, -1) / bw;
@@ -455,8 +490,6 @@ sim_estimate_step_with (const ModelShape *shape, const ModelPlan *plan, const Si
         one += coll_s (2.0 * (ne - 1) / ne, (double) rp.expert * e, bw, alpha, 2.0 * (ne - 1));
       /* The framework's schedule (model/framework.c), as the simulator runs it: `one` is an
        * all-reduce, or a reduce-scatter plus the parameter all-gather. */
-      ModelDpSchedule fw;
-      model_framework_dp_schedule (plan, &fw);
       gboolean ovl = fw.reduce_overlap && !fw.reduce_blocking;
       double red = fw.reduce_allreduce ? one : one / 2.0;
       double ag = fw.param_ag != MODEL_DP_PARAM_AG_NONE ? one / 2.0 : 0.0;

@@ -41,6 +41,8 @@ typedef struct {
   double nic_latency_s;           /* NIC latency + 2 switch hops */
   int domain_gpus;                /* GPUs of one NVLink domain the job uses */
   gboolean mesh;                  /* the domain is a full mesh: k members share k - 1 of its links */
+  gboolean sharp;                 /* the fabric's switches reduce: all-reduces across domains may run
+                                   * NCCL's CollNet Direct (sim/net/alphabeta.h), at coll.collnet_eff */
   double memory_overhead_bytes;   /* < 0: model/memory.h's default */
   double virtualization_overhead;
   SimGpuSpec gpu;                 /* kernel durations (sim/gpu/gpu.h sim_gpu_kernel_ns) */
