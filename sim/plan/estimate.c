@@ -21,9 +21,10 @@
  *              all-gather ((n−1)/n each) or all-reduce (2(n−1)/n); ZeRO-2/3 reduce-scatter every
  *              micro-batch (only the gradient shard is kept); ZeRO-3 re-gathers parameters
  *              per micro-batch forward and backward. With dp_overlap the backward of the last
- *              micro-batch (2/3 of its work) hides it, at least one bucket stays exposed. On a
- *              fabric whose switches reduce (sharp) an all-reduce that leaves the domain takes the
- *              faster of that and CollNet Direct's closed form (sim/net/alphabeta.h).
+ *              micro-batch (2/3 of its work) hides it, at least one bucket stays exposed. An
+ *              all-reduce that leaves the domain takes the faster of that and the best closed form
+ *              of sim/net/alphabeta.h (tree, hierarchical rings, CollNet Direct where the fabric
+ *              reduces, sharp), as the simulator's AUTO picks.
  *   slowdown   overlap_slowdown x the compute that runs beside a collective: the GEMMs paired with
  *              overlapped TP/CP collectives and, with dp_overlap, min(DP window, DP time).
  *   optimizer  the ops of model_layer_optimizer_ops on the rank with the most parameters (grad-norm,
@@ -138,19 +139,21 @@ hw_shape (const SimEstimateHw *hw, int n, int l)
   return sh;
 }
 
-/* An all-reduce of `bytes` over the group along `dim` as NCCL's CollNet Direct runs it on a fabric
- * whose switches reduce, from the closed form with the group's members per domain; -1 where it
- * does not apply (no sharp, or the group stays in one domain). */
+/* An all-reduce of `bytes` over the group along `dim` that leaves its NVLink domain, at the fastest
+ * closed form (ring, tree, hierarchical, or CollNet Direct on a fabric whose switches reduce) with
+ * the group's members per domain, as NCCL's tuner and the simulator's AUTO pick it; -1 for a group
+ * inside one domain. */
 static double
-collnet_allreduce_s (const ModelPlan *plan, const SimEstimateHw *hw, ModelDim dim, double bytes)
+best_allreduce_s (const ModelPlan *plan, const SimEstimateHw *hw, ModelDim dim, double bytes)
 {
   gint64 size = model_plan_dim_size (plan, dim), span = group_span (plan, dim);
-  if (!hw->sharp || span <= hw->domain_gpus || size <= 1)
+  if (span <= hw->domain_gpus || size <= 1 || hw->mesh)
     return -1;
   gint64 stride = span / size;
   int l = stride >= hw->domain_gpus ? 1 : (int) MIN (size, hw->domain_gpus / stride);
   SimCollectiveShape sh = hw_shape (hw, (int) size, l);
-  gint64 ns = sim_alphabeta_time_ns (SIM_COLLECTIVE_ALLREDUCE, SIM_COLLECTIVE_ALGO_COLLNET, &sh, &hw->coll, bytes);
+  gint64 ns = -1;
+  sim_alphabeta_best (SIM_COLLECTIVE_ALLREDUCE, &sh, &hw->coll, bytes, &ns);
   return ns < 0 ? -1 : ns * 1e-9;
 }
 
@@ -477,11 +480,11 @@ sim_estimate_step_with (const ModelShape *shape, const ModelPlan *plan, const Si
       double one = n > 1 ? coll_s (2.0 * (n - 1) / n, bytes, bw, alpha, 2.0 * (n - 1)) : 0.0;
       ModelDpSchedule fw;
       model_framework_dp_schedule (plan, &fw);
-      /* An all-reduce the switches can reduce (fabric sharp) takes the faster of the two, as NCCL's
-       * tuner and the simulator's AUTO do. */
-      double sharp_s = fw.reduce_allreduce && plan->cp == 1 ? collnet_allreduce_s (plan, hw, outer, bytes) : -1;
-      if (sharp_s >= 0 && sharp_s < one)
-        one = sharp_s;
+      /* An all-reduce across domains takes the fastest of NCCL's algorithms (the ring form above
+       * pays 2(n-1) network steps that the tree, the hierarchical rings or SHARP avoid). */
+      double best_s = fw.reduce_allreduce && plan->cp == 1 ? best_allreduce_s (plan, hw, outer, bytes) : -1;
+      if (best_s >= 0 && best_s < one)
+        one = best_s;
       /* fp8_param_gather: the all-gather half carries the FP8 layers' GEMM weights at 1 byte. */
       if (n > 1)
         one -= (n - 1) / n * model_layer_fp8_param_saving (shape, plan, rp_rank, -1) / bw;
