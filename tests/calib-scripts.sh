@@ -6,7 +6,7 @@ src=${TRAINSIM_SRCDIR:-$(dirname "$0")/..}
 export PYTHONDONTWRITEBYTECODE=1 # the scripts import calib/cuda_timing.py from the source tree
 n=0
 fail=0
-for s in torch-kernels.py overlap.py interleave.py gpt-step.py; do
+for s in torch-kernels.py overlap.py interleave.py gpt-step.py zero3-lists.py; do
   f="$src/calib/$s"
   if ! command -v python3 >/dev/null 2>&1; then
     n=$((n + 1)); echo "ok $n - $s # SKIP no python3"; n=$((n + 1)); echo "ok $n - $s # SKIP no python3"
