@@ -234,9 +234,8 @@ sim_alphabeta_latency_ns (SimCollectiveOp op, SimCollectiveAlgo algo, const SimC
       /* tuning.cc: 2 (min(1, L-1) intraLat + (L-1) 0.4 us) + interLat, the local scatter and gather
        * around one reduction round trip through the switches */
       int l = s->ranks_per_domain;
-      return p->base_latency_ns[algo]
-             + 2 * (MIN (1, l - 1) * (p->collnet_nvlink_latency_ns + s->nvlink_latency_ns) + (l - 1) * p->collnet_arity_ns)
-             + p->collnet_net_latency_ns + 2 * s->net_latency_ns;
+      gint64 local = MIN (1, l - 1) * (p->collnet_nvlink_latency_ns + s->nvlink_latency_ns) + (l - 1) * p->collnet_arity_ns;
+      return p->base_latency_ns[algo] + 2 * local + p->collnet_net_latency_ns + 2 * s->net_latency_ns;
     }
   return steps_latency (op, algo, s, p->base_latency_ns[algo], p->nvlink_step_latency_ns, p->net_step_latency_ns);
 }

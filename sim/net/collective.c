@@ -164,7 +164,8 @@ sim_collective_shape (const SimTopology *topo, const int *gpus, int n_gpus, SimC
   out->nvlink_bw_bytes_per_s = mesh ? bw[2] * MAX (out->ranks_per_domain - 1, 1) : bw[0];
   out->nic_bw_bytes_per_s = bw[1] * sim_topology_cluster (topo)->nics_per_gpu;
   out->nvls = sim_topology_cluster (topo)->nvls && !mesh;
-  out->sharp = sim_topology_fabric (topo)->sharp && sim_topology_cluster (topo)->nics_per_gpu > 0 && !mesh; /* NCCL: NVSwitch only */
+  /* NCCL runs CollNet Direct on NVSwitch nodes only (tuning.cc: disabled without NVSwitches) */
+  out->sharp = sim_topology_fabric (topo)->sharp && sim_topology_cluster (topo)->nics_per_gpu > 0 && !mesh;
   /* Latencies: a pair of the group in one domain, and one across domains, when there is one. */
   int d0 = sim_topology_domain_of (topo, gpus[0]);
   for (int i = 1; i < n_gpus; i++)
@@ -793,13 +794,7 @@ plan_build (SimCollective *c, const Group *g, SimCollectiveOp op, SimCollectiveA
         double eff = pr->collnet_eff > 0 ? pr->collnet_eff : 1.0;
         int npg = MAX (sim_topology_cluster (c->topo)->nics_per_gpu, 1);
         plan_begin_phase (p, sim_alphabeta_latency_ns (op, algo, s, pr));
-        if (L > 1 && sim_topology_cluster (c->topo)->mesh)
-          {
-            p->weight = k_nv / (L - 1);
-            for (int d = 0; d < D; d++)
-              plan_mesh_flows (c, p, g->by_domain + g->domain_start[d], L, 2.0 / L / eff, g->hash + (guint32) d);
-          }
-        else if (L > 1)
+        if (L > 1) /* NVSwitch domains only (a mesh has no sharp: sim_collective_shape) */
           {
             p->weight = k_nv;
             for (int d = 0; d < D; d++)
