@@ -276,10 +276,11 @@ write_text (FILE *out, const SimScenario *sc, const SimReportWorkload *w, const 
   fprintf (out, "batch                %d sequences per step = dp %d × %d per replica; micro-batch %d, "
            "%d micro-batches per pipeline\n", plan->global_batch, plan->dp, run->global_batch_per_dp,
            plan->micro_batch, w->microbatches);
-  fprintf (out, "cluster              %d nodes of %d GPUs, %d %s of %d, %d NIC(s) of %.0f Gb/s per GPU\n",
+  fprintf (out, "cluster              %d nodes of %d GPUs, %d %s of %d, %d NIC(s) of %.0f Gb/s per GPU%s\n",
            run->nodes, cl->gpus_per_node, run->domains,
            cl->mesh ? "fully connected (mesh) domains" : "NVLink domains", cl->nvlink_domain, cl->nics_per_gpu,
-           cl->nic_bw_bytes_per_s * 8 / 1e9);
+           cl->nic_bw_bytes_per_s * 8 / 1e9,
+           sim_scenario_fabric (sc)->sharp ? "; the switches reduce (SHARP)" : "");
   fprintf (out, "tokens per step      %" G_GINT64_FORMAT "\n", w->tokens_per_step);
   fprintf (out, "model FLOPs/step     %.6g (%s; matmuls of forward + backward, causal attention, no recompute)\n",
            w->model_flops, mf);
