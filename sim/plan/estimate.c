@@ -139,22 +139,36 @@ hw_shape (const SimEstimateHw *hw, int n, int l)
   return sh;
 }
 
-/* An all-reduce of `bytes` over the group along `dim` that leaves its NVLink domain, at the fastest
- * closed form (ring, tree, hierarchical, or CollNet Direct on a fabric whose switches reduce) with
- * the group's members per domain, as NCCL's tuner and the simulator's AUTO pick it; -1 for a group
- * inside one domain. */
+/* A collective of `bytes` over the n ranks of the group along `dim` (with CP when dim is the outer of
+ * DP and CP) that leaves its NVLink domain, at the fastest closed form of sim/net/alphabeta.h (rings
+ * over every rail of the node, tree, hierarchical rings, CollNet Direct where the fabric reduces), as
+ * NCCL's tuner and the simulator's AUTO pick it; its members per domain: n spread evenly over the
+ * ranks the group spans. -1 for a group inside one domain or on a mesh. */
 static double
-best_allreduce_s (const ModelPlan *plan, const SimEstimateHw *hw, ModelDim dim, double bytes)
+best_coll_s (const ModelPlan *plan, const SimEstimateHw *hw, ModelDim dim, int n, SimCollectiveOp op, double bytes)
 {
-  gint64 size = model_plan_dim_size (plan, dim), span = group_span (plan, dim);
-  if (span <= hw->domain_gpus || size <= 1 || hw->mesh)
+  gint64 span = group_span (plan, dim);
+  if (span <= hw->domain_gpus || n <= 1 || hw->mesh || bytes <= 0)
     return -1;
-  gint64 stride = span / size;
-  int l = stride >= hw->domain_gpus ? 1 : (int) MIN (size, hw->domain_gpus / stride);
-  SimCollectiveShape sh = hw_shape (hw, (int) size, l);
+  int l = (int) CLAMP (llround ((double) n * hw->domain_gpus / span), 1, n);
+  SimCollectiveShape sh = hw_shape (hw, n, l);
   gint64 ns = -1;
-  sim_alphabeta_best (SIM_COLLECTIVE_ALLREDUCE, &sh, &hw->coll, bytes, &ns);
+  sim_alphabeta_best (op, &sh, &hw->coll, bytes, &ns);
   return ns < 0 ? -1 : ns * 1e-9;
+}
+
+/* best_coll_s over `bytes` cut into buckets of `bucket` bytes (the last one smaller), one after the
+ * other; -1 where it does not apply. */
+static double
+bucketed_s (const ModelPlan *plan, const SimEstimateHw *hw, ModelDim dim, int n, SimCollectiveOp op, double bytes,
+            double bucket)
+{
+  if (!(bytes > 0) || !(bucket > 0))
+    return -1;
+  double k = floor (bytes / bucket), rest = bytes - k * bucket;
+  double full = k > 0 ? best_coll_s (plan, hw, dim, n, op, bucket) : 0.0;
+  double last = rest > 0 ? best_coll_s (plan, hw, dim, n, op, rest) : 0.0;
+  return full < 0 || last < 0 ? -1 : k * full + last;
 }
 
 /* Time of moving `factor` × bytes per GPU at bandwidth bw plus `steps` latencies. */
@@ -480,22 +494,34 @@ sim_estimate_step_with (const ModelShape *shape, const ModelPlan *plan, const Si
       double one = n > 1 ? coll_s (2.0 * (n - 1) / n, bytes, bw, alpha, 2.0 * (n - 1)) : 0.0;
       ModelDpSchedule fw;
       model_framework_dp_schedule (plan, &fw);
-      /* An all-reduce across domains takes the fastest of NCCL's algorithms (the ring form above
-       * pays 2(n-1) network steps that the tree, the hierarchical rings or SHARP avoid). */
-      double best_s = fw.reduce_allreduce && plan->cp == 1 ? best_allreduce_s (plan, hw, outer, bytes) : -1;
-      if (best_s >= 0 && best_s < one)
-        one = best_s;
       /* fp8_param_gather: the all-gather half carries the FP8 layers' GEMM weights at 1 byte. */
+      double saving = n > 1 ? model_layer_fp8_param_saving (shape, plan, rp_rank, -1) : 0.0;
       if (n > 1)
-        one -= (n - 1) / n * model_layer_fp8_param_saving (shape, plan, rp_rank, -1) / bw;
+        one -= (n - 1) / n * saving / bw;
       double ne = model_plan_expert_dp (plan);
-      if (rp.expert > 0 && ne > 1)
-        one += coll_s (2.0 * (ne - 1) / ne, (double) rp.expert * e, bw, alpha, 2.0 * (ne - 1));
+      double xe = rp.expert > 0 && ne > 1 ? coll_s (2.0 * (ne - 1) / ne, (double) rp.expert * e, bw, alpha, 2.0 * (ne - 1))
+                                          : 0.0;
+      one += xe;
       /* The framework's schedule (model/framework.c), as the simulator runs it: `one` is an
        * all-reduce, or a reduce-scatter plus the parameter all-gather. */
       gboolean ovl = fw.reduce_overlap && !fw.reduce_blocking;
       double red = fw.reduce_allreduce ? one : one / 2.0;
       double ag = fw.param_ag != MODEL_DP_PARAM_AG_NONE ? one / 2.0 : 0.0;
+      /* Across domains, the gradients' and parameters' buckets (dp_bucket_MiB, as model/layer.c cuts
+       * them and the simulator runs them) at the fastest closed form each, where that is faster: the
+       * ring form above sees one NIC per GPU where NCCL's rings use every rail of the node, and its
+       * trees, hierarchical rings and SHARP take fewer network steps; each bucket pays its latency. */
+      double bucket_bytes = (double) plan->dp_bucket_mb * 1048576.0;
+      double ring_red = fw.reduce_allreduce ? one - xe : (one - xe) / 2.0, ring_ag = (one - xe) / 2.0;
+      double t = bucketed_s (plan, hw, outer, (int) n,
+                             fw.reduce_allreduce ? SIM_COLLECTIVE_ALLREDUCE : SIM_COLLECTIVE_REDUCE_SCATTER, bytes,
+                             bucket_bytes);
+      if (t >= 0 && t < ring_red)
+        red += t - ring_red;
+      t = fw.param_ag != MODEL_DP_PARAM_AG_NONE
+            ? bucketed_s (plan, hw, outer, (int) n, SIM_COLLECTIVE_ALLGATHER, bytes - saving, bucket_bytes) : -1;
+      if (t >= 0 && t < ring_ag)
+        ag += t - ring_ag;
       double dp_comm = red + ag;
       double window = ovl && fw.reduce != MODEL_DP_REDUCE_AFTER_BWD ? 2.0 / 3.0 * compute / m : 0.0;
       if (fw.reduce == MODEL_DP_REDUCE_EVERY_MB)
