@@ -164,8 +164,7 @@ sim_collective_shape (const SimTopology *topo, const int *gpus, int n_gpus, SimC
   out->nvlink_bw_bytes_per_s = mesh ? bw[2] * MAX (out->ranks_per_domain - 1, 1) : bw[0];
   out->nic_bw_bytes_per_s = bw[1] * sim_topology_cluster (topo)->nics_per_gpu;
   out->nvls = sim_topology_cluster (topo)->nvls && !mesh;
-  /* NCCL runs CollNet Direct on NVSwitch nodes only (tuning.cc: disabled without NVSwitches) */
-  out->sharp = sim_topology_fabric (topo)->sharp && sim_topology_cluster (topo)->nics_per_gpu > 0 && !mesh;
+  out->sharp = sim_collective_fabric_reduces (sim_topology_cluster (topo), sim_topology_fabric (topo));
   /* Latencies: a pair of the group in one domain, and one across domains, when there is one. */
   int d0 = sim_topology_domain_of (topo, gpus[0]);
   for (int i = 1; i < n_gpus; i++)
@@ -177,6 +176,12 @@ sim_collective_shape (const SimTopology *topo, const int *gpus, int n_gpus, SimC
         out->net_latency_ns = route_latency (topo, gpus[0], gpus[i]);
     }
   return TRUE;
+}
+
+gboolean
+sim_collective_fabric_reduces (const SimClusterSpec *cluster, const SimFabricSpec *fabric)
+{
+  return fabric->sharp && cluster->nics_per_gpu > 0 && !cluster->mesh;
 }
 
 void

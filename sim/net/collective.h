@@ -118,6 +118,10 @@ gboolean sim_collective_op_parse (const char *s, SimCollectiveOp *op, GError **e
 /* Accepts auto|ring|tree|nvls|hier|direct|collnet. */
 gboolean sim_collective_algo_parse (const char *s, SimCollectiveAlgo *algo, GError **error);
 
+/* Whether NCCL could run CollNet Direct on this cluster: the fabric's switches reduce (sharp), the GPUs
+ * have NICs, and the domains are NVSwitch nodes (tuning.cc disables CollNet Direct without NVSwitches;
+ * a mesh has none). */
+gboolean sim_collective_fabric_reduces (const SimClusterSpec *cluster, const SimFabricSpec *fabric);
 /* The group's shape on topo: members per domain, bandwidths and latencies read from its links. */
 gboolean sim_collective_shape (const SimTopology *topo, const int *gpus, int n_gpus,
                                SimCollectiveShape *out, GError **error);

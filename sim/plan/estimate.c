@@ -21,10 +21,11 @@
  *              all-gather ((n−1)/n each) or all-reduce (2(n−1)/n); ZeRO-2/3 reduce-scatter every
  *              micro-batch (only the gradient shard is kept); ZeRO-3 re-gathers parameters
  *              per micro-batch forward and backward. With dp_overlap the backward of the last
- *              micro-batch (2/3 of its work) hides it, at least one bucket stays exposed. An
- *              all-reduce that leaves the domain takes the faster of that and the best closed form
- *              of sim/net/alphabeta.h (tree, hierarchical rings, CollNet Direct where the fabric
- *              reduces, sharp), as the simulator's AUTO picks.
+ *              micro-batch (2/3 of its work) hides it, at least one bucket stays exposed. Across
+ *              domains each dp_bucket_MiB bucket (ZeRO-3/FSDP: each layer's gather) takes the faster
+ *              of that ring form and the best closed form of sim/net/alphabeta.h (rings over every
+ *              rail of the node, tree, hierarchical rings, CollNet Direct where the fabric reduces),
+ *              as the simulator's AUTO picks; not DeepSpeed 0.3's blocking gathers (zero3_blocking).
  *   slowdown   overlap_slowdown x the compute that runs beside a collective: the GEMMs paired with
  *              overlapped TP/CP collectives and, with dp_overlap, min(DP window, DP time).
  *   optimizer  the ops of model_layer_optimizer_ops on the rank with the most parameters (grad-norm,
@@ -86,7 +87,7 @@ sim_estimate_hw_from_scenario (const SimScenario *sc, SimEstimateHw *out)
   hw.memory_overhead_bytes = run->memory_overhead_bytes;
   if (!sim_scenario_collective_profile (sc, &hw.coll, NULL))
     memset (&hw.coll, 0, sizeof hw.coll);
-  hw.sharp = fa->sharp && cl->nics_per_gpu > 0 && !cl->mesh && hw.coll.collnet_eff > 0;
+  hw.sharp = sim_collective_fabric_reduces (cl, fa) && hw.coll.collnet_eff > 0;
   hw.virtualization_overhead = run->virtualization_overhead;
   hw.gpu = *gpu;
   *out = hw;
@@ -499,8 +500,8 @@ sim_estimate_step_with (const ModelShape *shape, const ModelPlan *plan, const Si
       if (n > 1)
         one -= (n - 1) / n * saving / bw;
       double ne = model_plan_expert_dp (plan);
-      double xe = rp.expert > 0 && ne > 1 ? coll_s (2.0 * (ne - 1) / ne, (double) rp.expert * e, bw, alpha, 2.0 * (ne - 1))
-                                          : 0.0;
+      double xe = rp.expert > 0 && ne > 1
+                    ? coll_s (2.0 * (ne - 1) / ne, (double) rp.expert * e, bw, alpha, 2.0 * (ne - 1)) : 0.0;
       one += xe;
       /* The framework's schedule (model/framework.c), as the simulator runs it: `one` is an
        * all-reduce, or a reduce-scatter plus the parameter all-gather. */
@@ -540,8 +541,9 @@ sim_estimate_step_with (const ModelShape *shape, const ModelPlan *plan, const Si
            * for DeepSpeed 0.3's blocking fetch (zero3_blocking), whose gathers per weight matrix and
            * list loops this estimate does not price (the ring form stands in for them). */
           double g1 = one / 2.0;
-          double unit = plan->zero3_blocking ? -1
-                        : bucketed_s (plan, hw, outer, (int) n, SIM_COLLECTIVE_ALLGATHER, bytes, lr > 0 ? bytes / lr : bytes);
+          double layer_bytes = lr > 0 ? bytes / lr : bytes;
+          double unit = plan->zero3_blocking
+                          ? -1 : bucketed_s (plan, hw, outer, (int) n, SIM_COLLECTIVE_ALLGATHER, bytes, layer_bytes);
           if (unit >= 0 && unit < g1)
             g1 = unit;
           double gather = g1 * uses;

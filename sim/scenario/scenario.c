@@ -1152,7 +1152,8 @@ sim_scenario_resolve (SimScenario *sc, GError **error)
    * baseLat 0, its latency is all hwLat); NVLink efficiency from [hardware]. */
   for (int a = 0; a < SIM_COLLECTIVE_ALGO_COUNT; a++)
     if (a != SIM_COLLECTIVE_ALGO_NVLS)
-      sc->coll.base_latency_ns[a] = a == SIM_COLLECTIVE_ALGO_COLLNET ? 0 : sc->coll.base_latency_ns[SIM_COLLECTIVE_ALGO_RING];
+      sc->coll.base_latency_ns[a] = sc->coll.base_latency_ns[SIM_COLLECTIVE_ALGO_RING];
+  sc->coll.base_latency_ns[SIM_COLLECTIVE_ALGO_COLLNET] = 0;
   sc->coll.nvlink_eff = sc->gpu.nvlink_eff;
 
   /* Plan: dp from the GPU count, then the batch. */
