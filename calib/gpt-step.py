@@ -8,12 +8,17 @@ vendor kernels (cuBLAS GEMMs, cuDNN attention through scaled_dot_product_attenti
 norms, GELU and cross-entropy), to hold against what trainsim predicts for the same model (its
 compute breakdown, `trainsim run … --trace`). The default is the Megatron-LM README's 1.7B (24
 layers, hidden 2,048, 16 heads, sequence 4,096, vocabulary 131,072) at micro-batch 4 in BF16.
+--sdpa names the attention kernel (PyTorch's SDPBackend: cudnn, flash for its FlashAttention-2,
+efficient for the memory-efficient kernel of the xformers line, math); --no-bias drops the linear
+layers' biases, as MPT's and Llama's layers have none.
 
 Output (TSV): per part the milliseconds per call (median of --reps after warm-up) and the total for
 --layers layers plus the head. Usage: gpt-step.py [--layers 24] [--hidden 2048] [--heads 16]
-[--seq 4096] [--mbs 4] [--vocab 131072] [--reps 10] [-o OUT.tsv]. Exit 77 without a CUDA device.
+[--seq 4096] [--mbs 4] [--vocab 131072] [--sdpa auto|cudnn|flash|efficient|math] [--no-bias]
+[--reps 10] [-o OUT.tsv]. Exit 77 without a CUDA device.
 """
 import argparse
+import contextlib
 import statistics
 import sys
 
@@ -32,15 +37,15 @@ def timed_ms(fn, reps):
 
 
 class Layer(torch.nn.Module):
-    def __init__(self, h, heads):
+    def __init__(self, h, heads, bias):
         super().__init__()
         self.heads = heads
-        self.ln1 = torch.nn.LayerNorm(h)
-        self.qkv = torch.nn.Linear(h, 3 * h)
-        self.proj = torch.nn.Linear(h, h)
-        self.ln2 = torch.nn.LayerNorm(h)
-        self.fc1 = torch.nn.Linear(h, 4 * h)
-        self.fc2 = torch.nn.Linear(4 * h, h)
+        self.ln1 = torch.nn.LayerNorm(h, bias=bias)
+        self.qkv = torch.nn.Linear(h, 3 * h, bias=bias)
+        self.proj = torch.nn.Linear(h, h, bias=bias)
+        self.ln2 = torch.nn.LayerNorm(h, bias=bias)
+        self.fc1 = torch.nn.Linear(h, 4 * h, bias=bias)
+        self.fc2 = torch.nn.Linear(4 * h, h, bias=bias)
 
     def forward(self, x):
         b, s, h = x.shape
@@ -58,6 +63,8 @@ def main():
     ap.add_argument("--seq", type=int, default=4096)
     ap.add_argument("--mbs", type=int, default=4)
     ap.add_argument("--vocab", type=int, default=131072)
+    ap.add_argument("--sdpa", default="auto", choices=("auto", "cudnn", "flash", "efficient", "math"))
+    ap.add_argument("--no-bias", dest="bias", action="store_false")
     ap.add_argument("--reps", type=int, default=10)
     ap.add_argument("-o", "--output")
     args = ap.parse_args()
@@ -65,7 +72,7 @@ def main():
     out = open(args.output, "w") if args.output else sys.stdout
     dev, dt = "cuda", torch.bfloat16
     b, s, h, v = args.mbs, args.seq, args.hidden, args.vocab
-    layer = Layer(h, args.heads).to(dev, dt)
+    layer = Layer(h, args.heads, args.bias).to(dev, dt)
     x = torch.randn(b, s, h, device=dev, dtype=dt, requires_grad=True)
     dy = torch.randn(b, s, h, device=dev, dtype=dt)
 
@@ -86,12 +93,21 @@ def main():
 
     props = torch.cuda.get_device_properties(0)
     print(f"# tool\tcalib/gpt-step.py\n# gpu\t{props.name}\n# torch\t{torch.__version__}\n# model\tlayers {args.layers}, "
-          f"hidden {h}, heads {args.heads}, seq {s}, micro-batch {b}, vocab {v}, bf16 (cross-entropy in fp32)"
-          f"\n# timing\tCUDA events, median of {args.reps} after 3 warm-ups; sdpa backend as PyTorch picks it",
+          f"hidden {h}, heads {args.heads}, seq {s}, micro-batch {b}, vocab {v}, bf16 (cross-entropy in fp32), "
+          f"{'biases' if args.bias else 'no biases'}\n# timing\tCUDA events, median of {args.reps} after 3 warm-ups"
+          f"\n# sdpa\t{args.sdpa}",
           file=out)
     print("part\tms_per_call", file=out)
-    f = timed_ms(layer_fwd, args.reps)
-    fb = timed_ms(layer_fwd_bwd, args.reps)
+    if args.sdpa == "auto":
+        kernel = contextlib.nullcontext()
+    else:
+        from torch.nn.attention import SDPBackend, sdpa_kernel
+        names = {"cudnn": "CUDNN_ATTENTION", "flash": "FLASH_ATTENTION", "efficient": "EFFICIENT_ATTENTION",
+                 "math": "MATH"}
+        kernel = sdpa_kernel(getattr(SDPBackend, names[args.sdpa]))
+    with kernel:
+        f = timed_ms(layer_fwd, args.reps)
+        fb = timed_ms(layer_fwd_bwd, args.reps)
     hc = timed_ms(head_ce, args.reps)
     print(f"layer_forward\t{f:.3f}\nlayer_forward_backward\t{fb:.3f}\nhead_cross_entropy_forward_backward\t{hc:.3f}",
           file=out)
