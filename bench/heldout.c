@@ -119,7 +119,12 @@ static const Titan titan[] = {
  * them was simulated; the A100 table has one such run below 70B). The shapes are the MPT yamls' (scripts/train/yamls/pretrain/
  * mpt-*.yaml: d_model, n_heads, n_layers, 4x MLP, vocab 50,368, tied, no biases); the table's
  * NumParams grow by d_model per token of max_seq_len, so its runs carry learned position embeddings,
- * not ALiBi. step = GlobalBatchSize x 2,048 / (Throughput (T/s/GPU) x GPUs). */
+ * not ALiBi. step = GlobalBatchSize x 2,048 / (Throughput (T/s/GPU) x GPUs). Attention: the 2022
+ * FlashAttention in Triton (parallel.attention_kernel = triton): submit_benchmarks.py's --attn_impl
+ * defaulted to 'triton' from 300cc5c (2023-05-03) to 7f0fdae (2024-03-26), b2a43a1 (2023-10-19) put
+ * the H100 table in the README, and sweep.sh names no attn_impl; llm-foundry's attn_impl triton ran
+ * llmfoundry/models/layers/flash_attn_triton.py, HazyResearch's flash_attn_triton.py on
+ * triton-pre-mlir (setup.py). */
 typedef struct {
   const char *label;
   gboolean a100;
@@ -269,7 +274,7 @@ main (int argc, char **argv)
                              "parallel.grad_accum=autograd", /* model/framework.c: Composer accumulates in autograd */
                              "parallel.matmul_dtype=bf16", "parallel.param_dtype=bf16", "parallel.dp_overlap=true",
                              m->recompute ? "parallel.recompute=full" : "parallel.recompute=none",
-                             "training.seq_len=2048", NULL };
+                             "training.seq_len=2048", "parallel.attention_kernel=triton", NULL };
       Row r = { g_strdup (m->label), families[m->a100 ? 3 : 2],
                 .measured = (double) m->global_batch * 2048 / (m->tokens_per_s_per_gpu * m->gpus) };
       if (predict (files, sets, &r, &error))

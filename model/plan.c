@@ -578,6 +578,10 @@ model_plan_validate (const ModelPlan *plan, const ModelShape *shape, GError **er
     return invalid (error, "fp8_attention needs matmul_dtype fp8 or fp4 and a fused attention kernel; this plan "
                     "has matmul_dtype %s%s", model_dtype_name (plan->matmul_dtype),
                     plan->unfused_attention ? " and unfused_attention" : "");
+  if (plan->attention_kernel != MODEL_ATTN_DEFAULT && (plan->unfused_attention || plan->fp8_attention))
+    return invalid (error, "attention_kernel %s is a fused BF16/FP16 kernel; this plan also has %s",
+                    plan->attention_kernel == MODEL_ATTN_FA2 ? "fa2" : "triton",
+                    plan->unfused_attention ? "unfused_attention" : "fp8_attention");
   if (plan->gemm_gelu_fusion
       && (plan->matmul_dtype != MODEL_DTYPE_FP8 || shape->activation != MODEL_ACT_GELU || shape->moe_experts > 0))
     return invalid (error, "gemm_gelu_fusion needs matmul_dtype fp8 and a dense GELU MLP (model.activation = gelu, "

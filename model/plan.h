@@ -26,6 +26,11 @@ typedef enum {
  * earlier steps, recorded by the cast kernels themselves (TE's DelayedScaling, the Hopper default);
  * CURRENT from the tensor's own amax, an extra pass over it before the cast (Float8CurrentScaling). */
 typedef enum { MODEL_FP8_DELAYED, MODEL_FP8_CURRENT } ModelFp8Scaling;
+/* Which fused attention kernel runs (sim/gpu/gpu.c times each): DEFAULT the profile's (attn_eff: cuDNN's
+ * on Hopper, FlashAttention-2 on the A100), FA2 FlashAttention-2 (flash-attn 2.x, PyTorch's
+ * FLASH_ATTENTION backend), TRITON the 2022 FlashAttention in Triton (flash_attn_triton.py, run by
+ * llm-foundry's attn_impl: triton). */
+typedef enum { MODEL_ATTN_DEFAULT, MODEL_ATTN_FA2, MODEL_ATTN_TRITON } ModelAttnKernel;
 /* How a micro-batch's weight gradient joins the step's gradient (model/layer.c):
  *   fused     the wgrad GEMM accumulates into the grad_dtype buffer in its epilogue (Megatron
  *             --gradient-accumulation-fusion, TE fuse_wgrad_accumulation; Megatron-Core's default);
@@ -76,6 +81,7 @@ typedef struct {
   ModelDtype moment_dtype;   /* AdamW's first and second moments (0 = fp32; DeepSeek-V3 keeps bf16) */
   gboolean unfused_attention; /* materialise the s x s scores (Megatron core attention, as in
                                   * Korthikanti et al. 2022) instead of a fused flash kernel */
+  ModelAttnKernel attention_kernel; /* the fused attention kernel (0 = the profile's) */
   gboolean dropout;          /* attention/hidden dropout on (stores masks; GPT-3 era) */
   gboolean loss_fusion;      /* one fused cross-entropy kernel (Megatron --cross-entropy-loss-fusion);
                               * FALSE: Megatron-Core's unfused fp32 vocab-parallel cross entropy */

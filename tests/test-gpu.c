@@ -155,6 +155,43 @@ test_memory_attention (void)
   g_assert_cmpint (in_situ, ==, 676073);
 }
 
+/* The run's attention kernel: FlashAttention-2 on its own curve (attn_fa2_*), the Triton kernel on it
+ * 1.4x slower forward and 2x backward (FlashAttention-2 paper §4.1), the profile's attn_eff by default.
+ * spec_of's peak 989e12 and launch 3,000 ns; FA2 0.3 flat forward, 0.25 backward at G_half 1,000. */
+static void
+test_attention_kernels (void)
+{
+  SimGpuSpec g;
+  spec_of (&g);
+  g.attn_fa2_eff = 0.3;
+  g.attn_fa2_bwd_eff = 0.25;
+  g.attn_fa2_bwd_half_gflop = 1000;
+  SimGpuKernel f = { SIM_KERNEL_ATTENTION, MODEL_DTYPE_BF16, 1e12, 1e6, 0, 0, 0, 0, MODEL_ATTN_DEFAULT };
+  SimGpuKernel b = { SIM_KERNEL_ATTENTION_BWD, MODEL_DTYPE_BF16, 1e12, 1e6, 0, 0, 0, 0, MODEL_ATTN_DEFAULT };
+  gint64 def_f = sim_gpu_kernel_ns (&g, &f), def_b = sim_gpu_kernel_ns (&g, &b);
+  g_assert_cmpint (def_f, ==, 2025245); /* attn_eff 0.5, as test_memory_attention */
+  f.attn = b.attn = MODEL_ATTN_FA2;
+  g_assert_cmpint (sim_gpu_kernel_ns (&g, &f), ==, (gint64) ceil (1e12 / (989e12 * 0.3) * 1e9) + 3000);
+  g_assert_cmpint (sim_gpu_kernel_ns (&g, &b), ==, (gint64) ceil (1e12 / (989e12 * 0.25 * 0.5) * 1e9) + 3000);
+  f.attn = b.attn = MODEL_ATTN_TRITON;
+  g_assert_cmpint (sim_gpu_kernel_ns (&g, &f), ==, (gint64) ceil (1e12 / (989e12 * 0.3 / 1.4) * 1e9) + 3000);
+  g_assert_cmpint (sim_gpu_kernel_ns (&g, &b), ==, (gint64) ceil (1e12 / (989e12 * 0.25 * 0.5 / 2) * 1e9) + 3000);
+  g_assert_cmpint (sim_gpu_kernel_ns (&g, &b), >, def_b);
+  /* No backward figure of its own: the forward's, as attn_eff's. */
+  g.attn_fa2_bwd_eff = 0;
+  b.attn = MODEL_ATTN_FA2;
+  g_assert_cmpint (sim_gpu_kernel_ns (&g, &b), ==, (gint64) ceil (1e12 / (989e12 * 0.3 * 0.5) * 1e9) + 3000);
+  /* The op takes the plan's kernel. */
+  ModelPlan plan;
+  model_plan_init (&plan);
+  ModelOp op = model_op_attention ("attn", MODEL_PHASE_FWD, 1, 32, 32, 2048, 2048, 128, 2048 * 2049 / 2,
+                                   MODEL_DTYPE_BF16);
+  gint64 at_default = sim_gpu_op_ns (&g, &plan, &op);
+  plan.attention_kernel = MODEL_ATTN_TRITON;
+  gint64 at_triton = sim_gpu_op_ns (&g, &plan, &op);
+  g_assert_cmpfloat (fabs ((double) (at_triton - 3000) / (at_default - 3000) - 0.5 / (0.3 / 1.4)), <, 1e-3);
+}
+
 /* Unfused attention (Megatron's baddbmm/bmm), spec_of's figures: 1 sequence, 4 heads of 128, s 2048.
  * Each bmm is G = 2·4·2048·2048·128 = 4.294967 GFLOP over the full square (size factor
  * 4.294967/5.294967 = 0.811141). Q·Kᵀ stacks M 8192, N 2048: 64·16 = 1024 tiles, more than one
@@ -383,6 +420,7 @@ main (int argc, char **argv)
   g_test_add_func ("/sim/gpu/waves", test_waves);
   g_test_add_func ("/sim/gpu/split-k", test_split_k);
   g_test_add_func ("/sim/gpu/memory-attention", test_memory_attention);
+  g_test_add_func ("/sim/gpu/attention-kernels", test_attention_kernels);
   g_test_add_func ("/sim/gpu/unfused-attention", test_unfused_attention);
   g_test_add_func ("/sim/gpu/userbuffers", test_userbuffers);
   g_test_add_func ("/sim/gpu/userbuffers-parse", test_userbuffers_parse);

@@ -791,11 +791,55 @@ test_sharp (void)
   g_clear_error (&error);
 }
 
+/* [parallel] attention_kernel: MPT-70B on 512 H100 (FlashAttention-2, its llm-foundry yaml) is slower
+ * than with the profile's cuDNN kernel and faster than with the Triton one; a profile without
+ * FlashAttention-2's figures refuses fa2 and triton naming hardware attn_fa2_eff, and a fused kernel
+ * with unfused_attention is refused naming the conflict. */
+static void
+test_attention_kernel (void)
+{
+  const char *files[] = { "runs/mpt-70b-h100-512.ini", NULL };
+  const char *dflt[] = { "parallel.attention_kernel=default", NULL };
+  const char *triton[] = { "parallel.attention_kernel=triton", NULL };
+  g_autoptr (SimScenario) fa2 = load_ok (files, NULL);
+  g_autoptr (SimScenario) cudnn = load_ok (files, dflt);
+  g_autoptr (SimScenario) tri = load_ok (files, triton);
+  g_assert_cmpint (sim_scenario_plan (fa2)->attention_kernel, ==, MODEL_ATTN_FA2);
+  SimPredictOptions o = { 0 };
+  sim_runner_options_init (&o.run);
+  SimRunnerPrediction a, b, c;
+  g_assert_true (sim_runner_predict (cudnn, &o, &a, NULL));
+  g_assert_true (sim_runner_predict (fa2, &o, &b, NULL));
+  g_assert_true (sim_runner_predict (tri, &o, &c, NULL));
+  g_test_message ("MPT-70B on 512 H100: %.4f s cuDNN, %.4f s FA2, %.4f s Triton", a.step_s, b.step_s, c.step_s);
+  g_assert_cmpfloat (a.step_s, <, b.step_s);
+  g_assert_cmpfloat (b.step_s, <, c.step_s);
+  const char *b200[] = { "hardware/b200.ini", "fabrics/ndr400-rail-optimized.ini", "models/mpt-70b.ini", NULL };
+  const char *sets[] = { "parallel.attention_kernel=fa2", "cluster.gpus=64", "parallel.micro_batch=1",
+                         "parallel.global_batch=64", "training.seq_len=2048", NULL };
+  GError *error = NULL;
+  g_autoptr (SimScenario) sc = sim_scenario_load (b200, sets, &error);
+  g_assert_no_error (error);
+  g_assert_false (sim_scenario_check_compute (sc, &error));
+  g_assert_nonnull (error);
+  g_test_message ("%s", error->message);
+  g_assert_nonnull (strstr (error->message, "attn_fa2_eff"));
+  g_clear_error (&error);
+  const char *unfused[] = { "parallel.unfused_attention=true", NULL };
+  g_autoptr (SimScenario) bad = sim_scenario_load (files, unfused, &error);
+  g_assert_null (bad);
+  g_assert_nonnull (error);
+  g_test_message ("%s", error->message);
+  g_assert_nonnull (strstr (error->message, "attention_kernel"));
+  g_clear_error (&error);
+}
+
 int
 main (int argc, char **argv)
 {
   g_test_init (&argc, &argv, NULL);
   g_test_add_func ("/scenario/sharp", test_sharp);
+  g_test_add_func ("/scenario/attention-kernel", test_attention_kernel);
   g_test_add_func ("/scenario/readme-agrees", test_readme_agrees);
   g_test_add_func ("/scenario/calibration-covariance", test_calibration_covariance);
   g_test_add_func ("/scenario/tp-overlap-presets", test_tp_overlap_presets);

@@ -24,7 +24,9 @@
  *              e_max is measured per dtype (FP8 and BF16 GEMMs of the same GPU reach different
  *              fractions of their peaks, e.g. H100 0.71 vs 0.80 in the profiles' sources); G_half is
  *              the dtype's own curve when measured, else the profile's one measured curve;
- *   attention  attn_eff (fused flash attention, fraction of peak); its backward attn_bwd_eff; each
+ *   attention  attn_eff (fused flash attention, fraction of peak); its backward attn_bwd_eff (the run's
+ *              attention_kernel fa2: FlashAttention-2's attn_fa2_* instead; triton: those divided by
+ *              ATTN_TRITON_*_SLOWDOWN, below); each
  *              times G/(G + G_half) in the kernel's own FLOPs where the profile gives G_half (a
  *              small kernel, one sequence of few heads, fills the SMs poorly: cuDNN's causal BF16
  *              attention on an H100 reaches 0.27 of peak for 24 heads × 2048 × 128 and 0.61 for
@@ -49,6 +51,13 @@
 
 /* FP8 over FP16 fraction of peak of a fused attention kernel (the header comment). */
 #define ATTN_FP8_RATIO ((1200.0 / 1979.0) / (740.0 / 989.0))
+/* FlashAttention in Triton (flash_attn_triton.py, 2022) against FlashAttention-2 on the same GPU: "around
+ * 1.3-1.5x faster than FlashAttention in Triton in the forward pass and around 2x faster in the backward
+ * pass" (Dao, FlashAttention-2, arXiv 2307.08691, §4.1, A100 80GB, head dims 64 and 128, causal and not,
+ * 512-16k tokens). The forward takes the middle of its range. ASSUMPTION: the ratios carry to Hopper,
+ * where both run Ampere's mma.sync instructions (neither uses wgmma). */
+#define ATTN_TRITON_FWD_SLOWDOWN 1.4
+#define ATTN_TRITON_BWD_SLOWDOWN 2.0
 
 double
 sim_gpu_wave_efficiency_on (const SimGpuSpec *spec, gint64 m, gint64 n, int sms)
@@ -138,8 +147,19 @@ kernel_ns (const SimGpuSpec *spec, const SimGpuKernel *kernel, double *sens)
       else
         {
           gboolean bwd = kernel->kind == SIM_KERNEL_ATTENTION_BWD;
-          eff = bwd && spec->attn_bwd_eff > 0 ? spec->attn_bwd_eff : spec->attn_eff;
-          double half = bwd ? spec->attn_bwd_half_gflop : spec->attn_half_gflop;
+          double half;
+          if (kernel->attn == MODEL_ATTN_DEFAULT)
+            {
+              eff = bwd && spec->attn_bwd_eff > 0 ? spec->attn_bwd_eff : spec->attn_eff;
+              half = bwd ? spec->attn_bwd_half_gflop : spec->attn_half_gflop;
+            }
+          else
+            {
+              eff = bwd && spec->attn_fa2_bwd_eff > 0 ? spec->attn_fa2_bwd_eff : spec->attn_fa2_eff;
+              half = bwd ? spec->attn_fa2_bwd_half_gflop : spec->attn_fa2_half_gflop;
+              if (kernel->attn == MODEL_ATTN_TRITON)
+                eff /= bwd ? ATTN_TRITON_BWD_SLOWDOWN : ATTN_TRITON_FWD_SLOWDOWN;
+            }
           if (half > 0)
             {
               double g = kernel->flops / 1e9;
@@ -239,7 +259,10 @@ op_ns (const SimGpuSpec *spec, const ModelPlan *plan, const ModelOp *op, gint64 
     }
   SimGpuKernel k = { SIM_KERNEL_MEMORY, op->dtype, op->flops, op->bytes_read + op->bytes_written, 0, 0, 0, 0 };
   if (op->kind == MODEL_OP_ATTENTION)
-    k.kind = op->flags & MODEL_OP_FLASH_BWD ? SIM_KERNEL_ATTENTION_BWD : SIM_KERNEL_ATTENTION;
+    {
+      k.kind = op->flags & MODEL_OP_FLASH_BWD ? SIM_KERNEL_ATTENTION_BWD : SIM_KERNEL_ATTENTION;
+      k.attn = plan->attention_kernel;
+    }
   else if (op->kind != MODEL_OP_GEMM)
     {
       k.flops = 0; /* memory-bound: its FLOPs are elementwise, timed by its bytes */

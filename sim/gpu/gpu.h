@@ -33,6 +33,9 @@ typedef struct {
   double attn_bwd_eff;                  /* its flash backward (2.5x the forward FLOPs); 0: attn_eff */
   double attn_half_gflop;               /* kernel size (GFLOP) at half of attn_eff; 0: flat */
   double attn_bwd_half_gflop;           /* the same for the backward (its own FLOPs); 0: flat */
+  double attn_fa2_eff, attn_fa2_bwd_eff; /* FlashAttention-2's curve (parallel.attention_kernel fa2, */
+  double attn_fa2_half_gflop;           /* triton); the same meaning as the four above; eff 0: not */
+  double attn_fa2_bwd_half_gflop;       /* known */
   double mem_eff;                       /* memory-bound kernels, fraction of HBM bandwidth */
   /* In-situ scales fitted on published step times (scenarios/calibration/): what a training step's
    * kernels reach relative to the microbenchmark figures above (clocks under sustained power, L2 and
@@ -56,7 +59,9 @@ typedef struct {
  *   attention: attn_eff · a · G/(G + G_half_attn) (the size term where the profile measured one); a
  *              flash backward (SIM_KERNEL_ATTENTION_BWD) attn_bwd_eff · a · G/(G + G_half_bwd) when the
  *              profile gives it (a = attn_insitu, 1 when not calibrated); FP8 attention also times
- *              0.81, FlashAttention-3's FP8 over FP16 fraction of peak (sim/gpu/gpu.c)
+ *              0.81, FlashAttention-3's FP8 over FP16 fraction of peak (sim/gpu/gpu.c); the
+ *              FlashAttention-2 kernel (attn MODEL_ATTN_FA2) on the attn_fa2_* curve instead, the
+ *              Triton one (MODEL_ATTN_TRITON) on it divided by 1.4 forward and 2 backward
  *   memory:    no FLOP term (bytes only); the bandwidth is hbm_bw · mem_eff · mem_insitu (a GEMM's
  *              bytes and a streaming kernel's: hbm_bw · mem_eff). */
 typedef enum {
@@ -74,6 +79,7 @@ typedef struct {
   double bytes;         /* HBM traffic */
   gint64 m, n, k;       /* GEMM shape (0 if not a GEMM) */
   int sms;              /* GEMM: SMs it may use (an SM-count target, as cuBLASLt's); 0: all */
+  ModelAttnKernel attn; /* attention: which fused kernel (0: the profile's attn_eff) */
 } SimGpuKernel;
 
 /* Achieved HBM bandwidth of memory-bound kernels: hbm_bw · mem_eff · mem_insitu (bytes/s). */

@@ -1354,6 +1354,11 @@ sim_scenario_check_compute (const SimScenario *sc, GError **error)
     return fail_at (sc, error, SIM_SCENARIO_ERROR_MISSING, "hardware", "attn_eff",
                     "not set in the profile of %s, and attention needs it: give the measured fraction with its source",
                     g->name);
+  if (sc->plan.attention_kernel != MODEL_ATTN_DEFAULT && !(g->attn_fa2_eff > 0))
+    return fail_at (sc, error, SIM_SCENARIO_ERROR_MISSING, "hardware", "attn_fa2_eff",
+                    "not set in the profile of %s, and [parallel] attention_kernel = %s is timed from "
+                    "FlashAttention-2's rate: give it measured with its source", g->name,
+                    sc->plan.attention_kernel == MODEL_ATTN_FA2 ? "fa2" : "triton");
   if (!(g->mem_eff > 0))
     return fail_at (sc, error, SIM_SCENARIO_ERROR_MISSING, "hardware", "mem_eff",
                     "not set in the profile of %s, and memory-bound kernels need it: give the measured HBM fraction "
