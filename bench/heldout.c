@@ -92,7 +92,13 @@ static const Variant variants[] = {
 };
 
 /* torchtitan's Llama 3.1 8B benchmarks (README "torchtitan"): FSDP, local batch 2 of 8,192 tokens,
- * per-op activation checkpointing; step = 16,384 tokens / published tokens per second per GPU. */
+ * per-op activation checkpointing; step = 16,384 tokens / published tokens per second per GPU.
+ * Attention: FlashAttention-2 (parallel.attention_kernel = fa2). torchtitan calls
+ * F.scaled_dot_product_attention with PyTorch's default backend (@9dec370 torchtitan/models/llama/
+ * model.py; only context parallelism narrows it), and PyTorch preferred FlashAttention-2 over cuDNN on
+ * sm90 from pytorch/pytorch#138522 (cuDNN made opt-in after 2.5; #141274, 2024-11-21: "Since we
+ * deprioritized cuDNN SDPA") until #162073 (2025-09, for 2.9); the H100 runs used torch 1963fc8 of
+ * 2024-12-23, where #142132 reports the default SDPA at 329 TFLOP/s against cuDNN's 631 on an H100. */
 typedef struct {
   const char *label, *hardware;
   int gpus;
@@ -250,7 +256,7 @@ main (int argc, char **argv)
                              "parallel.micro_batch=2", "training.seq_len=8192", "parallel.recompute=selective_op",
                              t->compile ? "parallel.compile=true" : "parallel.compile=false",
                              t->fp8 ? "parallel.matmul_dtype=fp8" : "parallel.matmul_dtype=bf16",
-                             t->fp8 ? "parallel.fp8_scaling=current" : NULL, NULL };
+                             "parallel.attention_kernel=fa2", t->fp8 ? "parallel.fp8_scaling=current" : NULL, NULL };
       Row r = { g_strdup (t->label), families[1], .measured = t->measured_s };
       if (predict (files, sets, &r, &error))
         g_array_append_val (rows, r);

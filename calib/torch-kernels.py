@@ -16,12 +16,16 @@ multi-tensor optimizers and vendor norms. This script times those through PyTorc
            grad, param, m, v; write param, m, v: 28 B per parameter)
   norm     layer_norm and rms_norm forward and backward over [tokens, hidden] bf16 (read x, write y;
            backward read x and dy, write dx)
+  elementwise  the eager PyTorch kernels an unfused (eager) training step is made of, one 2^28-element
+           tensor each: copy, add, mul, scale, silu, pow, casts bf16<->fp32, fp32 mul and rsqrt; and an
+           eager Llama RMSNorm (x.float(), pow, mean, rsqrt, mul, type_as, * weight) over [16384, 4096]
+           as one composite. GB/s counts the compulsory bytes (inputs read once, outputs written once)
   sustained  a scenario's layer GEMMs (the PLAN's `gemm` lines of one scenario prefix, LM head left
            out) timed one by one as the GEMM benchmark does (L2 flushed, idle between) and back to back
            for --sustained seconds, as a training step runs them; their ratio is the GEMM throughput
            lost to sustained power and clocks, with the SM clock and board power read by NVML
 
-Usage: torch-kernels.py [--shapes PLAN.tsv] [--sustained SECONDS] [-o OUT.tsv]. PLAN lines `attention NAME B H Hkv S D`
+Usage: torch-kernels.py [--shapes PLAN.tsv] [--sustained SECONDS] [--only SECTION,...] [-o OUT.tsv]. PLAN lines `attention NAME B H Hkv S D`
 (the format `trainsim calib-plan` prints) are timed besides a sequence-length sweep. Median of 10
 timed repetitions after 3 warm-ups, CUDA events; random inputs; exit 77 without a CUDA device.
 """
@@ -153,6 +157,36 @@ def norm_rows(out):
         torch.cuda.empty_cache()
 
 
+def elementwise_rows(out):
+    n = 1 << 28
+    x = torch.randn(n, device="cuda", dtype=torch.bfloat16)
+    y = torch.randn(n, device="cuda", dtype=torch.bfloat16)
+    z = torch.empty_like(x)
+    xf = x.float()
+    yf = y.float()
+    cases = (("copy", "bf16", lambda: z.copy_(x), 4), ("add", "bf16", lambda: x + y, 6),
+             ("mul", "bf16", lambda: x * y, 6), ("scale", "bf16", lambda: x * 0.5, 4),
+             ("silu", "bf16", lambda: F.silu(x), 4), ("pow", "bf16", lambda: x.pow(2), 4),
+             ("cast_to_fp32", "bf16", lambda: x.float(), 6), ("cast_to_bf16", "fp32", lambda: xf.bfloat16(), 6),
+             ("mul", "fp32", lambda: xf * yf, 12), ("rsqrt", "fp32", lambda: torch.rsqrt(xf.abs()), 8))
+    for name, dt, fn, bytes_per_elem in cases:
+        t = timed(fn)[0]
+        out.write(f"elementwise\t{name}\t{dt}\t{n}\t{t:.1f}\t{bytes_per_elem * n / t / 1e3:.1f}\n")
+    del x, y, z, xf, yf
+    tokens, hidden = 16384, 4096
+    a = torch.randn(tokens, hidden, device="cuda", dtype=torch.bfloat16)
+    w = torch.randn(hidden, device="cuda", dtype=torch.bfloat16)
+
+    def rmsnorm_eager():
+        af = a.float()
+        return (af * torch.rsqrt(af.pow(2).mean(-1, keepdim=True) + 1e-5)).type_as(a) * w
+
+    t = timed(rmsnorm_eager)[0]
+    out.write(f"elementwise\trmsnorm_eager_composite\tbf16\t{a.numel()}\t{t:.1f}\t{4.0 * a.numel() / t / 1e3:.1f}\n")
+    del a, w
+    torch.cuda.empty_cache()
+
+
 def gemm_call(m, n, k, dtype):
     if dtype == "fp8":
         a = torch.randn(m, k, device="cuda").to(torch.float8_e4m3fn)
@@ -224,8 +258,11 @@ def main():
     ap.add_argument("--shapes", help="calib-plan file whose attention lines are timed too")
     ap.add_argument("--sustained", type=float, default=0.0,
                     help="seconds of back-to-back layer GEMMs per scenario of --shapes (0: not run)")
+    ap.add_argument("--only", help="comma-separated sections to run (sdpa, launch, adamw, norm, elementwise; "
+                    "default: all of them)")
     ap.add_argument("-o", "--out", help="TSV file (default stdout)")
     a = ap.parse_args()
+    want = set(a.only.split(",")) if a.only else {"sdpa", "launch", "adamw", "norm", "elementwise"}
     if not torch.cuda.is_available():
         print("torch-kernels.py: skipped: no usable CUDA device", file=sys.stderr)
         return 77
@@ -242,16 +279,19 @@ def main():
               f"# torch\t{torch.__version__}\n# cuda\t{torch.version.cuda}\n# cudnn\t{torch.backends.cudnn.version()}\n"
               f"# date\t{time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime())}\n"
               f"# timing\tmedian of {REPS} after {WARMUP} warm-ups, CUDA events, random inputs\n")
-    out.write("# sdpa\tname\tbackend\tpass\tdtype\tB\tH\tHkv\tS\tD\ttime_us_median\ttime_us_p10\ttime_us_p90\tTFLOPS\t"
-              "rel_err_vs_fp32\n")
-    sdpa_rows(shapes, out)
-    out.flush()
-    out.write("# launch\tmode\tkernels\ttime_us\tus_per_kernel\n")
-    launch_rows(out)
-    out.write("# adamw\timpl\tparams\ttime_us_median\ttime_us_p10\ttime_us_p90\tGBps (28 B/param)\n")
-    adamw_rows(out)
-    out.write("# norm\top\tpass\ttokens\thidden\ttime_us\tGBps\n")
-    norm_rows(out)
+    sections = (
+        ("sdpa", "name\tbackend\tpass\tdtype\tB\tH\tHkv\tS\tD\ttime_us_median\ttime_us_p10\ttime_us_p90\tTFLOPS\t"
+                 "rel_err_vs_fp32", lambda: sdpa_rows(shapes, out)),
+        ("launch", "mode\tkernels\ttime_us\tus_per_kernel", lambda: launch_rows(out)),
+        ("adamw", "impl\tparams\ttime_us_median\ttime_us_p10\ttime_us_p90\tGBps (28 B/param)", lambda: adamw_rows(out)),
+        ("norm", "op\tpass\ttokens\thidden\ttime_us\tGBps", lambda: norm_rows(out)),
+        ("elementwise", "op\tdtype\telements\ttime_us\tGBps (compulsory bytes)", lambda: elementwise_rows(out)),
+    )
+    for name, columns, run in sections:
+        if name in want:
+            out.write(f"# {name}\t{columns}\n")
+            run()
+            out.flush()
     if a.shapes and a.sustained > 0:
         out.write("# sustained\tscenario\tdtypes\tgemms\tisolated_sum_us\tsustained_loop_us\tisolated/sustained\t"
                   "sustained_TFLOPS\tsm_MHz_idle\tsm_MHz_busy\tpower_W_busy\tloops\n")
