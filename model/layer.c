@@ -210,6 +210,37 @@ eager (const Ctx *c)
   return c->p->framework == MODEL_FW_FSDP2 && !c->p->compile;
 }
 
+/* Element-wise kernels of eager PyTorch (ATen's, vectorized, one pass) run at the copy's rate: on an
+ * H200, add, mul, scale, pow, silu and the fp32-to-bf16 cast move 0.94-1.06 of a copy's bytes per
+ * second, where an upcast to fp32 moves 0.51 and the fused norms 0.55 forward and 0.35 backward
+ * (calib/results/h200-sxm-2026-11-27/torch-kernels-elementwise.tsv); the profiles' mem_insitu is
+ * fitted on Transformer Engine's fused kernels. So an op flagged MODEL_OP_ELEMENTWISE is priced at
+ * mem_eff (sim/gpu/gpu.c): torchtitan's eager chains but their upcasts and row means, and the
+ * residual adds and activations of the eager frameworks (fsdp2 without torch.compile; Composer's
+ * models, nn.GELU and the residual +). The eager RMSNorm below, 8 kernels over [16384, 4096],
+ * is then priced at 0.72 ms on an H200 (1.02 ms at the in-situ rate) against 0.886 ms measured. */
+static gboolean
+aten_eager (const Ctx *c)
+{
+  return eager (c) || (c->p->framework == MODEL_FW_COMPOSER && !c->p->compile);
+}
+
+static ModelOp *
+elementwise (Ctx *c, ModelOp op)
+{
+  if (aten_eager (c))
+    op.flags |= MODEL_OP_ELEMENTWISE;
+  return add (c, op);
+}
+
+/* membound() for an element-wise kernel (see elementwise()). */
+static void
+membound_ew (Ctx *c, const char *name, double elems_in, double elems_out, double flops_per_out)
+{
+  elementwise (c, model_op_membound (name, c->phase, elems_in * c->act, elems_out * c->act,
+                                     flops_per_out * elems_out, c->adt));
+}
+
 static void
 eager_rmsnorm (Ctx *c, const char *const names[8], double e, double rows)
 {
@@ -217,7 +248,13 @@ eager_rmsnorm (Ctx *c, const char *const names[8], double e, double rows)
   const double rd[8] = { a * e, 4 * e, 4 * e, 4 * rows, 4 * rows, 4 * e + 4 * rows, 4 * e, a * e + a * c->s->hidden };
   const double wr[8] = { 4 * e, 4 * e, 4 * rows, 4 * rows, 4 * rows, 4 * e, a * e, a * e };
   for (int k = 0; k < 8; k++)
-    add (c, model_op_membound (names[k], c->phase, rd[k], wr[k], e, c->adt));
+    {
+      ModelOp op = model_op_membound (names[k], c->phase, rd[k], wr[k], e, c->adt);
+      if (k == 0 || k == 2) /* the upcast and the row mean are not copy-rate kernels */
+        add (c, op);
+      else
+        elementwise (c, op);
+    }
 }
 
 /* A norm over `tokens`; fp8_out: it feeds a LayerNormLinear and writes FP8 (see above). */
@@ -352,8 +389,8 @@ static void
 residual (Ctx *c, const char *name)
 {
   double e = (double) c->Ts * c->s->hidden;
-  add (c, model_op_membound (name, c->phase, 2.0 * e * c->act, e * c->act + (c->p->dropout ? e : 0.0),
-                             e, c->adt));
+  elementwise (c, model_op_membound (name, c->phase, 2.0 * e * c->act, e * c->act + (c->p->dropout ? e : 0.0),
+                                     e, c->adt));
 }
 
 /* TP collective entering a column-parallel GEMM (SP all-gather) or leaving a row-parallel one. */
@@ -526,18 +563,18 @@ attention_block (Ctx *c)
         {
           double a = c->act, q = (double) c->T * qd, k = (double) c->T * kvd;
           add (c, model_op_membound ("rope_q_float", c->phase, a * q, 4 * q, q, c->adt));
-          add (c, model_op_membound ("rope_q_mul", c->phase, 4 * q, 4 * q, 3 * q, c->adt));
-          add (c, model_op_membound ("rope", c->phase, 4 * q, a * q, q, c->adt));
+          elementwise (c, model_op_membound ("rope_q_mul", c->phase, 4 * q, 4 * q, 3 * q, c->adt));
+          elementwise (c, model_op_membound ("rope", c->phase, 4 * q, a * q, q, c->adt));
           add (c, model_op_membound ("rope_k_float", c->phase, a * k, 4 * k, k, c->adt));
-          add (c, model_op_membound ("rope_k_mul", c->phase, 4 * k, 4 * k, 3 * k, c->adt));
-          add (c, model_op_membound ("rope_k", c->phase, 4 * k, a * k, k, c->adt));
+          elementwise (c, model_op_membound ("rope_k_mul", c->phase, 4 * k, 4 * k, 3 * k, c->adt));
+          elementwise (c, model_op_membound ("rope_k", c->phase, 4 * k, a * k, k, c->adt));
         }
       else if (s->position == MODEL_POS_ROPE)
         membound (c, "rope", (double) c->T * (qd + kvd), (double) c->T * (qd + kvd), 3.0);
       if (eager (c) && s->kv_heads < s->heads)
         {
-          membound (c, "repeat_k", (double) c->T * kvd, (double) c->T * qd, 0.0);
-          membound (c, "repeat_v", (double) c->T * kvd, (double) c->T * qd, 0.0);
+          membound_ew (c, "repeat_k", (double) c->T * kvd, (double) c->T * qd, 0.0);
+          membound_ew (c, "repeat_v", (double) c->T * kvd, (double) c->T * qd, 0.0);
         }
     }
   if (p->cp > 1)
@@ -563,7 +600,7 @@ attention_block (Ctx *c)
         add (c, model_op_membound ("attn_dropout", c->phase, E * c->act, E * c->act + E, E, c->adt));
     }
   if (eager (c))
-    membound (c, "attn_out_contiguous", (double) c->T * qd, (double) c->T * qd, 0.0);
+    membound_ew (c, "attn_out_contiguous", (double) c->T * qd, (double) c->T * qd, 0.0);
   layer_gemm (c, "proj", s->hidden, qd, FALSE, FALSE, NULL);
   tp_leave (c, "proj_rs", "proj_ar");
   residual (c, "attn_residual");
@@ -608,11 +645,11 @@ dense_mlp (Ctx *c, gint64 f, const char *ag, const char *fc1, const char *actn, 
   if (glu && eager (c))
     {
       /* silu(w1 x) writes its own tensor; the product with w3 x reads both. */
-      membound (c, "act_silu", (double) c->T * fl, (double) c->T * fl, act_flops (s));
-      membound (c, actn, 2.0 * c->T * fl, (double) c->T * fl, 1.0);
+      membound_ew (c, "act_silu", (double) c->T * fl, (double) c->T * fl, act_flops (s));
+      membound_ew (c, actn, 2.0 * c->T * fl, (double) c->T * fl, 1.0);
     }
   else
-    membound (c, actn, (double) c->T * fl * (glu ? 2 : 1), (double) c->T * fl, act_flops (s));
+    membound_ew (c, actn, (double) c->T * fl * (glu ? 2 : 1), (double) c->T * fl, act_flops (s));
   layer_gemm (c, fc2, s->hidden, fl, FALSE, FALSE, NULL);
   tp_leave (c, rs, ar);
 }
@@ -849,9 +886,10 @@ backward_of (Ctx *c, const ModelOp *fwd, int n)
               double mask = c->p->dropout && (strcmp (f->name, "attn_residual") == 0
                                               || strcmp (f->name, "mlp_residual") == 0)
                               ? f->bytes_written - f->bytes_read / 2.0 : 0.0;
-              add (c, model_op_membound (suffixed (f->name, "_bwd"), c->phase,
-                                         2.0 * f->bytes_read + mask, f->bytes_read, 2.0 * f->flops,
-                                         f->dtype));
+              ModelOp *b = add (c, model_op_membound (suffixed (f->name, "_bwd"), c->phase,
+                                                      2.0 * f->bytes_read + mask, f->bytes_read, 2.0 * f->flops,
+                                                      f->dtype));
+              b->flags |= f->flags & MODEL_OP_ELEMENTWISE; /* autograd's backward of an ATen kernel */
             }
           break;
         case MODEL_OP_COMM:

@@ -55,6 +55,9 @@ typedef enum {
 #define MODEL_OP_STREAMING 64u      /* one long pass over a whole buffer set (the fused multi-tensor
                                      * optimizer, grad-norm, grad-buffer zeroing): streams at the
                                      * microbenchmark bandwidth, not the in-situ one (sim/gpu/gpu.c) */
+#define MODEL_OP_ELEMENTWISE 256u   /* an element-wise ATen kernel of eager PyTorch (same dtype in and out,
+                                     * one pass): at the copy's rate, hbm_bw · mem_eff, not the in-situ
+                                     * rate fitted on fused kernels (sim/gpu/gpu.c, model/layer.c) */
 #define MODEL_OP_LATER_MICROBATCHES 16u /* runs from a step's second micro-batch on (torch autograd's
                                         * in-place gradient accumulation): the runner drops it from the
                                         * first */

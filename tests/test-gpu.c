@@ -153,6 +153,11 @@ test_memory_attention (void)
   adam.flags |= MODEL_OP_STREAMING;
   g_assert_cmpint (sim_gpu_op_ns (&g, &plan, &adam), ==, 339537);
   g_assert_cmpint (in_situ, ==, 676073);
+  /* so does an eager ATen element-wise kernel (MODEL_OP_ELEMENTWISE) */
+  ModelOp mul = model_op_membound ("attn_norm_mul", MODEL_PHASE_FWD, 6e8, 4e8, 1e8, MODEL_DTYPE_BF16);
+  g_assert_cmpint (sim_gpu_op_ns (&g, &plan, &mul), ==, 676073);
+  mul.flags |= MODEL_OP_ELEMENTWISE;
+  g_assert_cmpint (sim_gpu_op_ns (&g, &plan, &mul), ==, 339537);
 }
 
 /* The run's attention kernel: FlashAttention-2 on its own curve (attn_fa2_*), the Triton kernel on it

@@ -242,6 +242,19 @@ test_eager_fsdp2 (void)
   /* 36 bytes per element, plus the fp32 row statistics (written by the mean, read and written by the
    * eps add and the rsqrt, read by the scaling: 24 bytes per row) and the weight (2 per column). */
   g_assert_cmpfloat (norm_bytes, ==, 36 * e + 24 * 8192.0 + 2 * 4096.0);
+  /* ATen's element-wise kernels run at the copy's rate (MODEL_OP_ELEMENTWISE); the upcasts and the
+   * row means do not, nor any op of a fused (compiled or Megatron) list; a backward inherits it. */
+  const char *const ew[] = { "attn_norm_pow", "attn_norm_mul", "attn_norm_type_as", "attn_norm", "rope_q_mul",
+                             "rope", "repeat_k", "attn_out_contiguous", "attn_residual", "act_silu", "act",
+                             "mlp_residual", NULL };
+  const char *const not_ew[] = { "attn_norm_float", "attn_norm_mean", "rope_q_float", "qkv", "attn", NULL };
+  for (int i = 0; ew[i]; i++)
+    g_assert_true (find (fwd, ew[i])->flags & MODEL_OP_ELEMENTWISE);
+  for (int i = 0; not_ew[i]; i++)
+    g_assert_false (find (fwd, not_ew[i])->flags & MODEL_OP_ELEMENTWISE);
+  g_autoptr (GArray) bwd = ops_of (&s, &p, 0, MODEL_PASS_BACKWARD);
+  g_assert_true (find (bwd, "act_silu_bwd")->flags & MODEL_OP_ELEMENTWISE);
+  g_assert_false (find (bwd, "attn_norm_mean_bwd")->flags & MODEL_OP_ELEMENTWISE);
   p.compile = TRUE;
   g_autoptr (GArray) compiled = ops_of (&s, &p, 0, MODEL_PASS_FORWARD);
   g_autofree char *nc = names (compiled);
@@ -252,6 +265,16 @@ test_eager_fsdp2 (void)
   g_autoptr (GArray) megatron = ops_of (&s, &p, 0, MODEL_PASS_FORWARD);
   g_autofree char *nm = names (megatron);
   g_assert_cmpstr (nm, ==, nc);
+  for (guint i = 0; i < megatron->len; i++)
+    g_assert_false (g_array_index (megatron, ModelOp, i).flags & MODEL_OP_ELEMENTWISE);
+  for (guint i = 0; i < compiled->len; i++)
+    g_assert_false (g_array_index (compiled, ModelOp, i).flags & MODEL_OP_ELEMENTWISE);
+  /* Composer's eager model: its residual adds and activation are ATen kernels, its norm is fused. */
+  p.framework = MODEL_FW_COMPOSER;
+  g_autoptr (GArray) composer = ops_of (&s, &p, 0, MODEL_PASS_FORWARD);
+  g_assert_true (find (composer, "attn_residual")->flags & MODEL_OP_ELEMENTWISE);
+  g_assert_true (find (composer, "act")->flags & MODEL_OP_ELEMENTWISE);
+  g_assert_false (find (composer, "attn_norm")->flags & MODEL_OP_ELEMENTWISE);
 }
 
 /* Uneven routing (moe_imbalance 1.5, dropless): the simulated rank stands for the busiest one, so its

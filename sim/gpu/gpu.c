@@ -266,7 +266,7 @@ op_ns (const SimGpuSpec *spec, const ModelPlan *plan, const ModelOp *op, gint64 
   else if (op->kind != MODEL_OP_GEMM)
     {
       k.flops = 0; /* memory-bound: its FLOPs are elementwise, timed by its bytes */
-      if (op->flags & MODEL_OP_STREAMING)
+      if (op->flags & (MODEL_OP_STREAMING | MODEL_OP_ELEMENTWISE))
         k.kind = SIM_KERNEL_STREAM;
     }
   if (op->kind != MODEL_OP_GEMM)
