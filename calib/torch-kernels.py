@@ -20,6 +20,10 @@ multi-tensor optimizers and vendor norms. This script times those through PyTorc
            tensor each: copy, add, mul, scale, silu, pow, casts bf16<->fp32, fp32 mul and rsqrt; and an
            eager Llama RMSNorm (x.float(), pow, mean, rsqrt, mul, type_as, * weight) over [16384, 4096]
            as one composite. GB/s counts the compulsory bytes (inputs read once, outputs written once)
+  inductor the same chains through torch.compile (Inductor's generated kernels, as torchtitan's
+           compiled runs get them): the Llama RMSNorm forward and forward + backward over [16384, 4096],
+           SwiGLU's silu(a) * b over [16384, 14336], a residual add, and a rotate-half RoPE of
+           [2, 8192, 32, 128]; compulsory bytes as above
   sustained  a scenario's layer GEMMs (the PLAN's `gemm` lines of one scenario prefix, LM head left
            out) timed one by one as the GEMM benchmark does (L2 flushed, idle between) and back to back
            for --sustained seconds, as a training step runs them; their ratio is the GEMM throughput
@@ -187,6 +191,48 @@ def elementwise_rows(out):
     torch.cuda.empty_cache()
 
 
+def inductor_rows(out):
+    tokens, hidden, ffn = 16384, 4096, 14336
+    x = torch.randn(tokens, hidden, device="cuda", dtype=torch.bfloat16, requires_grad=True)
+    r = torch.randn_like(x)
+    w = torch.randn(hidden, device="cuda", dtype=torch.bfloat16, requires_grad=True)
+    a = torch.randn(tokens, ffn, device="cuda", dtype=torch.bfloat16)
+    b = torch.randn_like(a)
+    q = torch.randn(2, 8192, 32, 128, device="cuda", dtype=torch.bfloat16)
+    cos = torch.randn(8192, 1, 128, device="cuda", dtype=torch.bfloat16)
+    sin = torch.randn_like(cos)
+
+    def rmsnorm(v, g):
+        vf = v.float()
+        return (vf * torch.rsqrt(vf.pow(2).mean(-1, keepdim=True) + 1e-5)).type_as(v) * g
+
+    def rope(t):
+        t1, t2 = t.chunk(2, dim=-1)
+        return t * cos + torch.cat((-t2, t1), dim=-1) * sin
+
+    norm_c = torch.compile(rmsnorm)
+    swiglu_c = torch.compile(lambda u, v: F.silu(u) * v)
+    add_c = torch.compile(lambda u, v: u + v)
+    rope_c = torch.compile(rope)
+    dy = torch.randn_like(x)
+
+    def norm_fwd_bwd():
+        y = norm_c(x, w)
+        torch.autograd.grad(y, (x, w), dy)
+
+    e = x.numel()
+    cases = (("rmsnorm_fwd", lambda: norm_c(x.detach(), w.detach()), 4.0 * e),
+             ("rmsnorm_fwd_bwd", norm_fwd_bwd, 4.0 * e + 6.0 * e),  # backward: read x, dy; write dx
+             ("swiglu", lambda: swiglu_c(a, b), 6.0 * a.numel()),
+             ("residual_add", lambda: add_c(x.detach(), r), 6.0 * e),
+             ("rope", lambda: rope_c(q), 4.0 * q.numel()))
+    for name, fn, byts in cases:
+        t = timed(fn)[0]
+        out.write(f"inductor\t{name}\tbf16\t{int(byts)}\t{t:.1f}\t{byts / t / 1e3:.1f}\n")
+    del x, r, w, a, b, q, cos, sin, dy
+    torch.cuda.empty_cache()
+
+
 def gemm_call(m, n, k, dtype):
     if dtype == "fp8":
         a = torch.randn(m, k, device="cuda").to(torch.float8_e4m3fn)
@@ -258,11 +304,11 @@ def main():
     ap.add_argument("--shapes", help="calib-plan file whose attention lines are timed too")
     ap.add_argument("--sustained", type=float, default=0.0,
                     help="seconds of back-to-back layer GEMMs per scenario of --shapes (0: not run)")
-    ap.add_argument("--only", help="comma-separated sections to run (sdpa, launch, adamw, norm, elementwise; "
+    ap.add_argument("--only", help="comma-separated sections to run (sdpa, launch, adamw, norm, elementwise, inductor; "
                     "default: all of them)")
     ap.add_argument("-o", "--out", help="TSV file (default stdout)")
     a = ap.parse_args()
-    want = set(a.only.split(",")) if a.only else {"sdpa", "launch", "adamw", "norm", "elementwise"}
+    want = set(a.only.split(",")) if a.only else {"sdpa", "launch", "adamw", "norm", "elementwise", "inductor"}
     if not torch.cuda.is_available():
         print("torch-kernels.py: skipped: no usable CUDA device", file=sys.stderr)
         return 77
@@ -286,6 +332,7 @@ def main():
         ("adamw", "impl\tparams\ttime_us_median\ttime_us_p10\ttime_us_p90\tGBps (28 B/param)", lambda: adamw_rows(out)),
         ("norm", "op\tpass\ttokens\thidden\ttime_us\tGBps", lambda: norm_rows(out)),
         ("elementwise", "op\tdtype\telements\ttime_us\tGBps (compulsory bytes)", lambda: elementwise_rows(out)),
+        ("inductor", "op\tdtype\tcompulsory_bytes\ttime_us\tGBps", lambda: inductor_rows(out)),
     )
     for name, columns, run in sections:
         if name in want:
