@@ -212,6 +212,14 @@ test_interleaved (void)
   g_test_message ("estimate %.4f s (DP %.4f of %.4f, PP %.4f), simulated %.4f s", e.step_s, e.part_s[SIM_EST_DP],
                   e.comm_s[SIM_EST_DP], e.part_s[SIM_EST_PP], p.step_s);
   g_assert_cmpfloat (fabs (e.step_s / p.step_s - 1.0), <, 0.15);
+  /* The fixed per-step host time (the Hopper calibration's step_overhead_ms) is in the step. */
+  g_assert_cmpint (hw.gpu.step_overhead_ns, >, 0);
+  SimEstimateHw bare = hw;
+  bare.gpu.step_overhead_ns = 0;
+  SimEstimate e0;
+  g_assert_true (sim_estimate_step (sim_scenario_shape (sc), sim_scenario_plan (sc), &bare, TRUE, &e0, NULL));
+  g_assert_cmpfloat (fabs (e.step_s - e0.step_s - hw.gpu.step_overhead_ns * 1e-9 * (1.0 + hw.virtualization_overhead)),
+                     <, 1e-9);
 }
 
 /* Placement: TP8 innermost stays in the 8-GPU NVLink domain; TP8 outermost crosses nodes, so its

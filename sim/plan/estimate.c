@@ -34,7 +34,8 @@
  *              overlapped TP/CP collectives and, with dp_overlap, min(DP window, DP time).
  *   optimizer  the ops of model_layer_optimizer_ops on the rank with the most parameters (grad-norm,
  *              Adam over the ZeRO shard, gradient zeroing, recipe weight casts), each timed by
- *              sim/gpu/gpu.c as the simulator times it.
+ *              sim/gpu/gpu.c as the simulator times it, and the profile's fixed per-step host time
+ *              (step_overhead_ms).
  * B_x, α_x: a group whose ranks span at most one NVLink domain (the span is the group's size times
  * the product of the dims inside it in `order`) uses NVLink bandwidth × nvlink_eff; otherwise the
  * GPU's NIC bandwidth (× nic_eff when the profile gives it), divided by the leaf oversubscription.
@@ -583,7 +584,8 @@ sim_estimate_step_with (const ModelShape *shape, const ModelPlan *plan, const Si
    * rank with the most parameters, each op priced by the GPU model. */
   g_autoptr (GArray) opt = model_op_array_new ();
   model_layer_optimizer_ops (shape, plan, rp_rank, opt);
-  p[SIM_EST_OPTIMIZER] = 0.0;
+  /* ... and the fixed per-step host time after it (step_overhead_ms, the simulator's step_end). */
+  p[SIM_EST_OPTIMIZER] = hw->gpu.step_overhead_ns * 1e-9;
   for (guint i = 0; i < opt->len; i++)
     p[SIM_EST_OPTIMIZER] += kernel_s (plan, hw, &g_array_index (opt, ModelOp, i));
 
