@@ -5,7 +5,9 @@
  * microbenchmark's mem_eff, times mem_insitu for memory-bound kernels only (the in-situ factor the
  * calibration fits on them; a GEMM's operand and accumulator traffic streams inside a compute
  * kernel, whose in-situ factor is gemm_insitu). A streaming kernel (one long pass over a buffer set:
- * the fused multi-tensor Adam, grad-norm, grad zeroing) runs at W · e_mem itself: measured on an
+ * the fused multi-tensor Adam, grad-norm, grad zeroing; and eager PyTorch's element-wise kernels,
+ * MODEL_OP_ELEMENTWISE, at 0.94-1.06 of a copy on an H200, calib/results/h200-sxm-2026-11-27/
+ * torch-kernels-elementwise.tsv) runs at W · e_mem itself: measured on an
  * H100 SXM5 80GB, trainsim-bench-memory's fused Adam moves 2.66-2.72 TB/s at 256 MiB-2 GiB per
  * buffer against 2.84 for a copy (0.95), while its row-wise RMSNorm/LayerNorm reach 1.47-1.53
  * (0.53); on an H200 3.42 against 3.99 (0.86) (calib/results/h100-sxm-2026-11-26/memory.tsv and
