@@ -273,6 +273,11 @@ write_text (FILE *out, const SimScenario *sc, const SimReportWorkload *w, const 
            "recompute %s, %s matmuls: VALID\n", plan->gpus, plan->tp, plan->cp, plan->pp, plan->dp, plan->vpp,
            plan->ep, model_schedule_name (plan->schedule), recompute_names[plan->recompute],
            model_dtype_name (plan->matmul_dtype));
+  if (plan->attention_kernel != MODEL_ATTN_DEFAULT)
+    fprintf (out, "attention            %s (parallel.attention_kernel), not the profile's fused kernel\n",
+             plan->attention_kernel == MODEL_ATTN_FA2 ? "FlashAttention-2"
+                                                      : "FlashAttention in Triton (2022), FlashAttention-2's rate / 1.4 "
+                                                        "forward, / 2 backward");
   fprintf (out, "batch                %d sequences per step = dp %d × %d per replica; micro-batch %d, "
            "%d micro-batches per pipeline\n", plan->global_batch, plan->dp, run->global_batch_per_dp,
            plan->micro_batch, w->microbatches);
