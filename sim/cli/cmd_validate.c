@@ -61,13 +61,13 @@ sim_cmd_validate (int argc, char **argv)
     "presets, overlap flags, placement) is documented in sim/calibrate/validate.h.\n"
     "\n"
     "Where the figures come from: peaks, memory sizes and link rates are datasheet figures;\n"
-    "gemm_eff_max_*, mem_eff, attn_eff and the NCCL constants are public microbenchmarks (each\n"
-    "profile key names its source); gemm_insitu_*, mem_insitu, launch_us, step_overhead_ms and\n"
-    "the band are fitted on this deck per GPU generation (scenarios/calibration/<generation>.ini;\n"
-    "the model: sim/calibrate/calibration.h). Each row's band is predicted·exp(±z·σ), σ² the square of\n"
-    "the leave-one-source-out scatter plus the fitted constants' own variance carried through the row's\n"
-    "sensitivity to them ([calibration] covariance); --cross-validate source gives the leave-one-source-out\n"
-    "errors, the figure to quote.");
+    "gemm_eff_max_*, mem_eff, attn_eff, attn_fa2_* and the NCCL constants are public or this\n"
+    "project's microbenchmarks (each profile key names its source); gemm_insitu_*, mem_insitu,\n"
+    "launch_us, step_overhead_ms and the band are fitted on this deck per GPU generation\n"
+    "(scenarios/calibration/<generation>.ini; the model: sim/calibrate/calibration.h). Each row's\n"
+    "band is predicted·exp(±z·σ), σ² the square of the leave-one-source-out scatter plus the fitted\n"
+    "constants' own variance carried through the row's sensitivity to them ([calibration]\n"
+    "covariance); --cross-validate source gives the leave-one-source-out errors, the figure to quote.");
   g_option_context_add_main_entries (ctx, entries, NULL);
   g_autofree char *argv_text = g_strjoinv (" ", argv);
   g_autoptr (GError) error = NULL;
