@@ -32,6 +32,18 @@ load_small (const char *const *extra)
   return sc;
 }
 
+/* A run scenario with `sets`, and the estimate's view of its hardware. */
+static SimScenario *
+load_run (const char *run, const char *const *sets, SimEstimateHw *hw)
+{
+  const char *files[] = { run, NULL };
+  GError *error = NULL;
+  SimScenario *sc = sim_scenario_load (files, sets, &error);
+  g_assert_no_error (error);
+  sim_estimate_hw_from_scenario (sc, hw);
+  return sc;
+}
+
 /* Both scenarios estimated with the first one's hardware. */
 static void
 estimate_both (SimScenario *a, SimScenario *b, SimEstimate *ea, SimEstimate *eb)
@@ -86,16 +98,10 @@ test_one_gpu (void)
 static void
 test_sharp (void)
 {
-  const char *files[] = { "runs/bert-large-mlperf-v1.1-nvidia-4320.ini", NULL };
   const char *off[] = { "fabric.sharp=false", NULL };
-  GError *error = NULL;
-  g_autoptr (SimScenario) on = sim_scenario_load (files, NULL, &error);
-  g_assert_no_error (error);
-  g_autoptr (SimScenario) plain = sim_scenario_load (files, off, &error);
-  g_assert_no_error (error);
   SimEstimateHw hw_on, hw_off;
-  sim_estimate_hw_from_scenario (on, &hw_on);
-  sim_estimate_hw_from_scenario (plain, &hw_off);
+  g_autoptr (SimScenario) on = load_run ("runs/bert-large-mlperf-v1.1-nvidia-4320.ini", NULL, &hw_on);
+  g_autoptr (SimScenario) plain = load_run ("runs/bert-large-mlperf-v1.1-nvidia-4320.ini", off, &hw_off);
   g_assert_true (hw_on.sharp);
   g_assert_false (hw_off.sharp);
   SimEstimate a, b;
@@ -195,12 +201,8 @@ test_bubble (void)
 static void
 test_interleaved (void)
 {
-  const char *files[] = { "runs/gpt3-175b-mlperf-v3.1.ini", NULL };
-  GError *error = NULL;
-  g_autoptr (SimScenario) sc = sim_scenario_load (files, NULL, &error);
-  g_assert_no_error (error);
   SimEstimateHw hw;
-  sim_estimate_hw_from_scenario (sc, &hw);
+  g_autoptr (SimScenario) sc = load_run ("runs/gpt3-175b-mlperf-v3.1.ini", NULL, &hw);
   SimEstimate e;
   g_assert_true (sim_estimate_step (sim_scenario_shape (sc), sim_scenario_plan (sc), &hw, TRUE, &e, NULL));
   g_assert_cmpint (sim_scenario_plan (sc)->vpp, ==, 12);
@@ -245,13 +247,10 @@ test_placement (void)
 static void
 test_no_fit (void)
 {
-  const char *files[] = { "runs/gpt3-175b-mlperf-v3.1.ini", NULL };
   const char *sets[] = { "cluster.gpus=8", "parallel.tp=8", "parallel.pp=1", "parallel.vpp=1", NULL };
-  GError *error = NULL;
-  g_autoptr (SimScenario) sc = sim_scenario_load (files, sets, &error);
-  g_assert_no_error (error);
   SimEstimateHw hw;
-  sim_estimate_hw_from_scenario (sc, &hw);
+  g_autoptr (SimScenario) sc = load_run ("runs/gpt3-175b-mlperf-v3.1.ini", sets, &hw);
+  GError *error = NULL;
   SimEstimate e;
   g_assert_false (sim_estimate_step (sim_scenario_shape (sc), sim_scenario_plan (sc), &hw, TRUE, &e, &error));
   g_assert_error (error, MODEL_ERROR, MODEL_ERROR_OUT_OF_MEMORY);

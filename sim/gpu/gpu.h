@@ -33,9 +33,12 @@ typedef struct {
   double attn_bwd_eff;                  /* its flash backward (2.5x the forward FLOPs); 0: attn_eff */
   double attn_half_gflop;               /* kernel size (GFLOP) at half of attn_eff; 0: flat */
   double attn_bwd_half_gflop;           /* the same for the backward (its own FLOPs); 0: flat */
-  double attn_fa2_eff, attn_fa2_bwd_eff; /* FlashAttention-2's curve (parallel.attention_kernel fa2, */
-  double attn_fa2_half_gflop;           /* triton); the same meaning as the four above; eff 0: not */
-  double attn_fa2_bwd_half_gflop;       /* known */
+  /* FlashAttention-2's own curve (parallel.attention_kernel fa2 and triton), each as the four above;
+   * attn_fa2_eff 0: not known. */
+  double attn_fa2_eff;
+  double attn_fa2_bwd_eff;
+  double attn_fa2_half_gflop;
+  double attn_fa2_bwd_half_gflop;
   double mem_eff;                       /* memory-bound kernels, fraction of HBM bandwidth */
   /* In-situ scales fitted on published step times (scenarios/calibration/): what a training step's
    * kernels reach relative to the microbenchmark figures above (clocks under sustained power, L2 and
