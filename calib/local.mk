@@ -59,7 +59,8 @@ CALIB_NCCL_MPI_FLAGS =
 endif
 
 # One GPU node's calibration set in one go, and what it measured on the project's own GPUs.
-dist_noinst_SCRIPTS += calib/calibrate-node.sh calib/torch-kernels.py calib/overlap.py calib/interleave.py calib/gpt-step.py calib/mlperf-steps.py calib/zero3-lists.py
+dist_noinst_SCRIPTS += calib/calibrate-node.sh calib/torch-kernels.py calib/overlap.py calib/interleave.py calib/gpt-step.py calib/mlperf-steps.py calib/zero3-lists.py \
+	calib/fit-attention.py
 EXTRA_DIST += calib/results calib/cuda_timing.py
 
 # The plot script `trainsim fit --plot` runs (kept here with its writer).
