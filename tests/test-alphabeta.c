@@ -155,6 +155,37 @@ test_ll_protocol (void)
   g_assert_cmpint (sim_alphabeta_ll_latency_ns (ar, SIM_COLLECTIVE_ALGO_TREE, &wide, &p), ==, 6600 + 16 * 8000);
 }
 
+/* NCCL tuning.cc getNetOverhead: a ring across nodes pays at least the host's network post overhead
+ * per NVLink step, 3x under Simple. 2 nodes of 8 A100, all-gather: 15 steps, 1 across the network.
+ * 2 us (AMD host) lifts Simple's 3.4 us NVLink step to 6 us, LL's 0.6 to 2; 1 us (Intel) leaves Simple's
+ * 3.4 (3 < 3.4) and lifts LL's to 1; a ring inside one node keeps its own steps. */
+static void
+test_net_overhead (void)
+{
+  SimCollectiveProfile p;
+  SimCollectiveShape two, one;
+  coll_profile_reference (&p, FALSE);
+  coll_profile_ll_nccl (&p);
+  shape_for (&two, hw_lookup ("A100-SXM4-80GB"), 16, 8);
+  shape_for (&one, hw_lookup ("A100-SXM4-80GB"), 8, 8);
+  const SimCollectiveOp ag = SIM_COLLECTIVE_ALLGATHER;
+  const SimCollectiveAlgo ring = SIM_COLLECTIVE_ALGO_RING;
+  gint64 net = p.net_step_latency_ns + two.net_latency_ns, ll_net = p.ll_net_step_latency_ns + two.net_latency_ns;
+  p.net_overhead_ns = 0;
+  g_assert_cmpint (sim_alphabeta_latency_ns (ag, ring, &two, &p), ==, 8400 + 14 * 4400 + net);
+  p.net_overhead_ns = 2000;
+  g_assert_cmpint (sim_alphabeta_latency_ns (ag, ring, &two, &p), ==, 8400 + 14 * 7000 + net);
+  g_assert_cmpint (sim_alphabeta_ll_latency_ns (ag, ring, &two, &p), ==, 6600 + 14 * 3000 + ll_net);
+  g_assert_cmpint (sim_alphabeta_latency_ns (ag, ring, &one, &p), ==, 8400 + 7 * 4400);
+  /* The tree's steps do not take it (tuning.cc adds it to rings only). */
+  gint64 tree2 = sim_alphabeta_latency_ns (SIM_COLLECTIVE_ALLREDUCE, SIM_COLLECTIVE_ALGO_TREE, &two, &p);
+  p.net_overhead_ns = 0;
+  g_assert_cmpint (sim_alphabeta_latency_ns (SIM_COLLECTIVE_ALLREDUCE, SIM_COLLECTIVE_ALGO_TREE, &two, &p), ==, tree2);
+  p.net_overhead_ns = 1000;
+  g_assert_cmpint (sim_alphabeta_latency_ns (ag, ring, &two, &p), ==, 8400 + 14 * 4400 + net);
+  g_assert_cmpint (sim_alphabeta_ll_latency_ns (ag, ring, &two, &p), ==, 6600 + 14 * 2000 + ll_net);
+}
+
 static void
 test_applicability_and_choice (void)
 {
@@ -281,6 +312,7 @@ main (int argc, char **argv)
   g_test_add_func ("/sim/alphabeta/ring-busbw-is-link-rate", test_ring_busbw_is_link_rate);
   g_test_add_func ("/sim/alphabeta/hier-equation", test_hier_equation);
   g_test_add_func ("/sim/alphabeta/ll-protocol", test_ll_protocol);
+  g_test_add_func ("/sim/alphabeta/net-overhead", test_net_overhead);
   g_test_add_func ("/sim/alphabeta/applicability-and-choice", test_applicability_and_choice);
   g_test_add_func ("/sim/alphabeta/published-busbw", test_published_busbw);
   g_test_add_func ("/sim/alphabeta/profiles-complete", test_profiles_complete);

@@ -173,10 +173,11 @@ tree_time_s (const SimCollectiveShape *s, const SimCollectiveProfile *p, double 
 }
 
 /* The latency term for base (per call) and step latencies: the algorithm's steps over NVLink and
- * across the network. */
+ * across the network. A ring that crosses the network takes at least net_floor per NVLink step (NCCL
+ * tuning.cc: intraLat = max(intraLat, netOverhead), the proxy posting every step). */
 static gint64
 steps_latency (SimCollectiveOp op, SimCollectiveAlgo algo, const SimCollectiveShape *s, gint64 base, gint64 nv_step,
-               gint64 net_step)
+               gint64 net_step, gint64 net_floor)
 {
   gint64 nv = nv_step + s->nvlink_latency_ns;
   gint64 net = net_step + s->net_latency_ns;
@@ -186,6 +187,8 @@ steps_latency (SimCollectiveOp op, SimCollectiveAlgo algo, const SimCollectiveSh
     {
     case SIM_COLLECTIVE_ALGO_RING:
       ring_steps (op, s, &intra, &inter);
+      if (inter > 0)
+        nv = MAX (nv_step, net_floor) + s->nvlink_latency_ns;
       break;
     case SIM_COLLECTIVE_ALGO_TREE:
       /* Up and down: the chain inside a domain (L-1 hops) and the tree over domains (log2 D). */
@@ -237,7 +240,8 @@ sim_alphabeta_latency_ns (SimCollectiveOp op, SimCollectiveAlgo algo, const SimC
       gint64 local = MIN (1, l - 1) * (p->collnet_nvlink_latency_ns + s->nvlink_latency_ns) + (l - 1) * p->collnet_arity_ns;
       return p->base_latency_ns[algo] + 2 * local + p->collnet_net_latency_ns + 2 * s->net_latency_ns;
     }
-  return steps_latency (op, algo, s, p->base_latency_ns[algo], p->nvlink_step_latency_ns, p->net_step_latency_ns);
+  return steps_latency (op, algo, s, p->base_latency_ns[algo], p->nvlink_step_latency_ns, p->net_step_latency_ns,
+                        3 * p->net_overhead_ns);
 }
 
 gint64
@@ -250,7 +254,8 @@ sim_alphabeta_ll_latency_ns (SimCollectiveOp op, SimCollectiveAlgo algo, const S
   if (s->ranks <= 1)
     return 0;
   return steps_latency (op, algo, s, p->ll_base_latency_ns, p->ll_nvlink_step_latency_ns,
-                        algo == SIM_COLLECTIVE_ALGO_TREE ? p->ll_tree_net_step_latency_ns : p->ll_net_step_latency_ns);
+                        algo == SIM_COLLECTIVE_ALGO_TREE ? p->ll_tree_net_step_latency_ns : p->ll_net_step_latency_ns,
+                        p->net_overhead_ns);
 }
 
 gint64

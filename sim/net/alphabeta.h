@@ -3,6 +3,8 @@
  *
  *   time = latency + bytes_on_the_busiest_link / achievable_rate
  *   latency = base_latency[algo] + steps_nvlink * (nvlink_step + nvlink hop) + steps_net * (net_step + net hop)
+ *             where a ring with steps_net > 0 takes max(nvlink_step, k * net_overhead) per NVLink step
+ *             (k = 3 Simple, 1 LL: NCCL tuning.cc, the proxy posts every step of a ring across nodes)
  *             + pipeline fill (broadcast chain, tree): one chunk over the longest path, each hop at its
  *               link's rate, less one hop (chunk = min(chunk_bytes, bytes per channel and tree))
  *

@@ -67,6 +67,10 @@ typedef struct {
   gint64 base_latency_ns[SIM_COLLECTIVE_ALGO_COUNT]; /* per call */
   gint64 nvlink_step_latency_ns; /* per algorithm step whose slowest hop is NVLink */
   gint64 net_step_latency_ns;    /* per algorithm step crossing the network */
+  /* The host's network post overhead (NCCL tuning.cc getNetOverhead: 1 us, 2 us on AMD x86): a ring
+   * that crosses the network posts every step through its proxy, so each of its NVLink steps takes at
+   * least this (three times it under Simple). */
+  gint64 net_overhead_ns;
   /* NCCL's LL protocol (8-byte lines with an inline flag, no chunk pipeline): far lower latency,
    * a fraction of the bandwidth; NCCL's tuner picks it for small messages. Ring and tree only. */
   gint64 ll_base_latency_ns;      /* per call */

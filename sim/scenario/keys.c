@@ -303,6 +303,9 @@ const Key sim_scenario_keys[] = {
     "CollNet Direct serialization per local rank beyond the first (NCCL tuning.cc, 0.4 us arity latency)" },
   { "hardware", "nvlink_step_latency_us", T_DOUBLE, "us", 1e3, "3.4", 0, 1e6, NULL, TRUE, S_NS,
     CO (nvlink_step_latency_ns), "per collective step over NVLink (NCCL tuning.cc hwLat NVLink ring, Simple)" },
+  { "hardware", "net_overhead_us", T_DOUBLE, "us", 1e3, "1.0", 0, 1e3, NULL, TRUE, S_NS, CO (net_overhead_ns),
+    "the host's network post overhead: each NVLink step of a ring that crosses the network takes at least "
+    "this, three times it under Simple (NCCL tuning.cc getNetOverhead: 1 us, 2 us on AMD x86 hosts)" },
   { "hardware", "nccl_nvlink_channels", T_DOUBLE, "", 1, "32", 1, 1024, NULL, TRUE, S_DOUBLE, CO (nvlink_channels),
     "NCCL channels of a collective inside one NVLink domain, its weight when links are shared (DGX B200 log: 32 coll channels, NVIDIA/nccl#1646)" },
   { "hardware", "ll_base_latency_us", T_DOUBLE, "us", 1e3, "6.6", 0, 1e6, NULL, TRUE, S_NS, CO (ll_base_latency_ns),
