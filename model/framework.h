@@ -11,6 +11,9 @@ const char *model_framework_name (ModelFramework f);
 /* DeepSpeed's bucket sizes in elements: reduce_bucket_size, allgather_bucket_size and
  * MEMORY_OPT_ALLREDUCE_SIZE (deepspeed/runtime/zero/config.py, engine.py defaults). */
 #define MODEL_DS_BUCKET_ELEMS 5e8
+/* stage3_max_live_parameters (v0.3.13 stage3.py FP16_DeepSpeedZeroOptimizer_Stage3 default): no
+ * prefetch while this many elements are gathered. */
+#define MODEL_DS_MAX_LIVE_ELEMS 1e9
 
 /* When a micro-batch's gradients are reduced over DP (with CP). */
 typedef enum {

@@ -96,7 +96,8 @@ typedef struct {
                               * receiver all-gathers it over TP (Megatron's default; FALSE:
                               * --no-scatter-gather-tensors-in-pipeline, whole activations) */
   gboolean zero3_blocking;   /* ZeRO-3 as DeepSpeed <= 0.3.16 ran it: one all-gather per weight matrix,
-                              * each after a torch.cuda.synchronize (no overlap), gradients reduced
+                              * each after a torch.cuda.synchronize, the next one prefetched beside
+                              * the GEMM while under 1e9 gathered elements, gradients reduced
                               * on the compute stream (overlap_comm off: an ASSUMPTION for the
                               * SC21 rows, sim/calibrate/validate.c) */
   gboolean fp8_reduce_amax;  /* fp8 with delayed scaling: amaxes all-reduced over the TP x CP x DP ranks of

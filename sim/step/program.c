@@ -395,6 +395,9 @@ emit_comm (Builder *b, const LayerCtx *c, const ModelOp *op, gboolean overlapped
  * after the GEMM it drains (emitted first, overlapped). Calls layer_done(layer) each time the ops of
  * a transformer layer end (for gradient buckets). Returns the compute time emitted. */
 typedef void (*LayerHook) (Builder *, const LayerCtx *, int, gpointer);
+/* Called with the op list and the index of an op of a transformer layer that opens a use of its
+ * parameters (opens_param_use) or is a GEMM. */
+typedef void (*UseHook) (Builder *, const LayerCtx *, const ModelOp *, int, gpointer);
 
 /* Whether op i opens a stretch of work that needs a layer's full parameters: the layer's first op,
  * and under full recompute the first backward op after its recompute (ZeRO-3 releases the
@@ -451,7 +454,7 @@ op_list_free (gpointer ops)
  * op i's duration is cost[idx[i]] (idx NULL: cost[i]), worked out on first use. */
 static gint64
 emit_range (Builder *b, const LayerCtx *c, const ModelOp *o, int n, int from, int to, double *flops,
-            LayerHook layer_done, LayerHook param_use, gpointer data, const guint32 *idx, OpCost *cost)
+            LayerHook layer_done, UseHook param_use, gpointer data, const guint32 *idx, OpCost *cost)
 {
   gboolean tpo = c->plan->tp_comm_overlap;
   gint64 total = 0;
@@ -459,8 +462,8 @@ emit_range (Builder *b, const LayerCtx *c, const ModelOp *o, int n, int from, in
     {
       if (layer_done && i > 0 && o[i].layer != o[i - 1].layer && o[i - 1].layer >= 0)
         layer_done (b, c, o[i - 1].layer, data);
-      if (param_use && opens_param_use (c, o, i))
-        param_use (b, c, o[i].layer, data);
+      if (param_use && o[i].layer >= 0 && (o[i].kind == MODEL_OP_GEMM || opens_param_use (c, o, i)))
+        param_use (b, c, o, i, data);
       if (o[i].kind == MODEL_OP_COMM)
         {
           gboolean ovl = o[i].overlap_next
@@ -496,7 +499,7 @@ emit_range (Builder *b, const LayerCtx *c, const ModelOp *o, int n, int from, in
 
 static gint64
 emit_ops (Builder *b, const LayerCtx *c, const GArray *ops, double *flops,
-          LayerHook layer_done, LayerHook param_use, gpointer data, const guint32 *idx, OpCost *cost)
+          LayerHook layer_done, UseHook param_use, gpointer data, const guint32 *idx, OpCost *cost)
 {
   int n = (int) ops->len;
   return emit_range (b, c, (const ModelOp *) ops->data, n, 0, n, flops, layer_done, param_use, data, idx, cost);
@@ -543,6 +546,17 @@ typedef struct {
   int last_use_layer, last_use_slot;
   gint64 list_ns;
   double stream_bps;   /* HBM rate of the list collectives' buffer copies: hbm_bw · mem_eff */
+  /* The blocking fetch per module (zero3_weight_use): a use gathers the matrices of each weight
+   * GEMM just before it, and prefetches the next GEMM's beside it while few enough elements are
+   * gathered (max_live). mat: the layer's weight matrices in forward order (elements). */
+  gint64 mat[16];
+  int n_mat, mat_pos, mat_dir, chunk_layers;
+  gboolean use_gathers, use_kept, use_recompute, use_first;
+  int use_layer;
+  double max_live, param_bytes;
+  gboolean per_gemm;
+  int pending_ag;      /* a prefetched gather not yet waited for (-1: none), of pending_elems */
+  gint64 pending_elems;
   /* Distributed optimizer with overlap_param_gather: parameter all-gather buckets of the previous
    * step's update, their chunk and the chunk-local layer whose forward first uses them (-1: the
    * slot's first op); `wait_chunk` >= 0 while the first forward of that chunk is emitted, and
@@ -739,10 +753,111 @@ zero3_gather (Builder *b, Buckets *k, double bytes, int pieces)
   k->use_start[k->n_uses++ % 16] = b->last_compute;
 }
 
+/* The matrices of the next weight GEMM of the current use from position `pos` (its group: the
+ * matrices whose elements make up the GEMM's weight, e.g. q, k and v for a fused qkv GEMM):
+ * returns their elements and how many they are in *count, and moves *pos past them. */
+static gint64
+zero3_group (const Buckets *k, gint64 weight, int *pos, int *count)
+{
+  gint64 elems = 0;
+  *count = 0;
+  while (elems < weight && *pos >= 0 && *pos < k->n_mat)
+    {
+      elems += k->mat[*pos];
+      *pos += k->mat_dir;
+      (*count)++;
+    }
+  return elems;
+}
+
+/* The first matrix the next use gathers, when that is a use of a transformer layer of this chunk:
+ * after a forward, the next layer's forward; after a recompute, the same layer's backward, whose
+ * first matrix the recompute left gathered (zero3_last_matrix), so its second; after a backward,
+ * the previous layer's recompute under full recompute, else its backward. 0: none known (the
+ * chunk's end: the head, the embedding). */
+static gint64
+zero3_next_use_matrix (const Buckets *k)
+{
+  int local = k->use_layer - k->chunk_first_layer;
+  if (k->use_recompute)
+    return k->n_mat > 1 ? k->mat[k->n_mat - 2] : 0;
+  if (k->fwd)
+    return local + 1 < k->chunk_layers ? k->mat[0] : 0;
+  if (local == 0)
+    return 0;
+  return k->kept_bytes > 0 ? k->mat[0] : k->mat[k->n_mat - 1];
+}
+
+/* DeepSpeed <= 0.3.16's stage 3 fetches per module (stage3.py pre_sub_module_forward_function and
+ * its backward twin): fetch_sub_module gathers the module's partitioned parameters and waits
+ * (_synchronize_communication: torch.cuda.synchronize), then prefetch_next_sub_modules gathers the
+ * next module's on the side stream while this module computes, if nothing is in flight and the
+ * gathered elements (total_available_parameter_numel) are under stage3_max_live_parameters (1e9
+ * by default, v0.3.13 stage3.py): the next parameter in the module trace that is not gathered,
+ * one matrix where matrices exceed the 5e7-element prefetch bucket (several smaller ones would
+ * go together; here one). So a model whose matrices stay under 1e9 elements hides each gather
+ * behind the previous GEMM, and one whose matrices exceed it (529.6B: 1.26e9 in qkv, 1.68e9 in
+ * each MLP matrix) gathers most of them with the GPU idle. Called before the GEMM that first uses
+ * a matrix group in a use (the forward GEMM, the backward's input-gradient GEMM); a group is the
+ * matrices that make up the GEMM's weight (q, k and v of a fused qkv GEMM). */
 static void
-param_use (Builder *b, const LayerCtx *c, int layer, gpointer data)
+zero3_weight_use (Builder *b, Buckets *k, const ModelOp *op)
+{
+  if (op->grad == MODEL_GRAD_WEIGHT || op->batch != 1 || !k->use_gathers)
+    return;
+  int count;
+  gint64 elems = zero3_group (k, op->n * op->k, &k->mat_pos, &count);
+  if (count == 0)
+    return;
+  gboolean kept = k->use_first && k->use_kept;
+  k->use_first = FALSE;
+  if (kept)
+    {
+      /* Gathered already: nothing fetched, so a prefetch in flight stays in flight. */
+      if (k->pending_ag >= 0)
+        return;
+    }
+  else
+    {
+      gint64 covered = 0;
+      if (k->pending_ag >= 0)
+        {
+          push_wait (b->waits, &b->n_waits, k->pending_ag);
+          covered = k->pending_elems <= elems ? k->pending_elems : 0;
+          k->pending_ag = -1;
+        }
+      if (elems > covered)
+        zero3_gather (b, k, (double) (elems - covered) * k->param_bytes, MAX (count - (covered > 0), 1));
+    }
+  if ((double) elems >= k->max_live)
+    return;
+  gint64 next = k->mat_pos >= 0 && k->mat_pos < k->n_mat ? k->mat[k->mat_pos] : zero3_next_use_matrix (k);
+  if (next <= 0)
+    return;
+  /* The host builds the next gather's lists (after the fetch's synchronize), then this GEMM runs
+   * beside that gather; the GEMM that needs it waits for it. */
+  double bytes = (double) next * k->param_bytes;
+  list_host (b, k, 1, 3.0 * bytes);
+  TOp t = { .kind = K_COLL, .stream = ST_DPAG, .cat = SIM_BD_DP, .group = G_DPCP,
+            .coll = SIM_COLLECTIVE_ALLGATHER, .bytes = bytes, .seq = b->seq[G_DPCP]++ };
+  int i = add_op (b, &t, "zero3_param_ag");
+  if (b->last_compute >= 0)
+    edge (b, b->last_compute, i);
+  k->pending_ag = i;
+  k->pending_elems = next;
+}
+
+static void
+param_use (Builder *b, const LayerCtx *c, const ModelOp *o, int oi, gpointer data)
 {
   Buckets *k = data;
+  int layer = o[oi].layer;
+  if (!opens_param_use (c, o, oi))
+    {
+      if (k->zero3 && k->per_gemm && o[oi].kind == MODEL_OP_GEMM)
+        zero3_weight_use (b, k, &o[oi]);
+      return;
+    }
   if (k->zero3)
     {
       /* The backward use right after the same layer's recompute finds its last matrix kept
@@ -750,7 +865,22 @@ param_use (Builder *b, const LayerCtx *c, int layer, gpointer data)
       gboolean after_recompute = !k->fwd && k->last_use_slot == k->slot && k->last_use_layer == layer;
       k->last_use_slot = k->slot;
       k->last_use_layer = layer;
-      if (unit_use (k, layer_unit (k, layer), k->fw->reshard_after_forward))
+      gboolean need = unit_use (k, layer_unit (k, layer), k->fw->reshard_after_forward);
+      if (k->per_gemm)
+        {
+          k->use_gathers = need;
+          k->use_kept = after_recompute && k->kept_bytes > 0;
+          k->use_recompute = o[oi].phase == MODEL_PHASE_RECOMPUTE;
+          k->use_first = TRUE;
+          k->use_layer = layer;
+          gboolean forward = o[oi].phase != MODEL_PHASE_BWD;
+          k->mat_dir = forward ? 1 : -1;
+          k->mat_pos = forward ? 0 : k->n_mat - 1;
+          k->use_start[k->n_uses++ % 16] = b->last_compute;
+          if (o[oi].kind == MODEL_OP_GEMM)
+            zero3_weight_use (b, k, &o[oi]);
+        }
+      else if (need)
         {
           double kept = after_recompute ? k->kept_bytes : 0;
           zero3_gather (b, k, k->gather_per_layer - kept, k->pieces - (kept > 0));
@@ -793,7 +923,7 @@ slot_enter (Buckets *k, const SlotRun *r, const ModelPlan *plan, const ModelShap
   k->slot = r->slot;
   k->fwd = r->fwd;
   k->wait_chunk = r->wait_chunk;
-  model_plan_chunk_layers (plan, s, stage, r->sl.chunk, &k->chunk_first_layer);
+  k->chunk_layers = model_plan_chunk_layers (plan, s, stage, r->sl.chunk, &k->chunk_first_layer);
 }
 
 /* What the compute stream of one slot of a pair waits for (Builder.waits / later). */
@@ -1086,6 +1216,19 @@ sim_runner_build_program (Program *p, LayerCtx *c, int stage, int dpcp)
     k.kept_bytes = (double) zero3_last_matrix (s, plan, k.pieces) * c->param_bytes;
   if (k.blocking)
     k.rs_moved = zero3_reduce_moved (s, plan, k.pieces, MODEL_DS_BUCKET_ELEMS, rank_layers);
+  /* DeepSpeed 0.3's fetch per module: the weight matrices of a layer in forward order. */
+  k.pending_ag = -1;
+  k.per_gemm = k.blocking;
+  k.max_live = MODEL_DS_MAX_LIVE_ELEMS;
+  k.param_bytes = c->param_bytes;
+  if (k.blocking)
+    {
+      Z3Tensor t[32];
+      int n = zero3_layer_list (s, plan, k.pieces, t);
+      for (int i = 0; i < n && k.n_mat < (int) G_N_ELEMENTS (k.mat); i++)
+        if (t[i].matrix)
+          k.mat[k.n_mat++] = t[i].numel;
+    }
   k.list_ns = c->gpu->eager_op_ns;
   k.stream_bps = c->gpu->hbm_bw_bytes_per_s * c->gpu->mem_eff;
   k.ag_ops = ag_ops;
