@@ -1218,7 +1218,7 @@ sim_runner_build_program (Program *p, LayerCtx *c, int stage, int dpcp)
     k.rs_moved = zero3_reduce_moved (s, plan, k.pieces, MODEL_DS_BUCKET_ELEMS, rank_layers);
   /* DeepSpeed 0.3's fetch per module: the weight matrices of a layer in forward order. */
   k.pending_ag = -1;
-  k.per_gemm = k.blocking;
+  k.per_gemm = k.blocking && s->moe_experts == 0; /* MoE (which DeepSpeed 0.3 did not run): per layer */
   k.max_live = MODEL_DS_MAX_LIVE_ELEMS;
   k.param_bytes = c->param_bytes;
   if (k.blocking)
@@ -1404,7 +1404,9 @@ sim_runner_build_program (Program *p, LayerCtx *c, int stage, int dpcp)
   int synced = compute (b, "grads_synced", 0, SIM_BD_OPTIMIZER);
   for (int i = 0; i < k.n_ops; i++)
     {
-      if (!fw.reduce_overlap)
+      /* Not under the blocking fetch: its reductions ran on the compute stream, which waited for
+       * each (Megatron's dp_overlap has no say in DeepSpeed); deferring them would be a cycle. */
+      if (!fw.reduce_overlap && !k.blocking)
         edge (b, last_bwd, k.ops[i]);
       edge (b, k.ops[i], synced);
     }
