@@ -836,6 +836,107 @@ test_zero3_prefetch (void)
   g_assert_cmpint (large, ==, m * (2 * L + 2 * L - 1));
 }
 
+/* Every valid combination of framework, ZeRO stage, DeepSpeed 0.3's blocking fetch, DP overlap,
+ * recompute, pipeline and tensor parallelism and micro-batch count builds a task graph the
+ * simulator runs to its end: none stalls (a stall is a cycle in the graph; zero3_blocking with
+ * dp_overlap off used to be one). Small GPT (L = 4) on 8 GPUs in 2 domains, so DP crosses the
+ * network; a combination model_plan_validate refuses is skipped, and there must be many of the
+ * others. */
+static void
+test_plan_combinations (void)
+{
+  World w;
+  fast_world (&w, 4);
+  w.g.hbm_bytes = 1e12;
+  cluster_of (&w.c, &w.f, &w.cp, 8, 4, 100e9, TRUE);
+  const ModelRecompute rcs[] = { MODEL_RECOMPUTE_NONE, MODEL_RECOMPUTE_SELECTIVE, MODEL_RECOMPUTE_FULL };
+  int ran = 0, refused = 0;
+  for (int fw = 0; fw < MODEL_FW_COUNT; fw++)
+    for (int z = 0; z <= 3; z++)
+      for (int bits = 0; bits < 4; bits++)
+        for (gsize rc = 0; rc < G_N_ELEMENTS (rcs); rc++)
+          for (int pp = 1; pp <= 2; pp++)
+            for (int tp = 1; tp <= 2; tp++)
+              for (int m = 1; m <= 2; m++)
+                {
+                  plan_of (&w.p, tp, pp, 1, 1, 8 / (tp * pp), m * pp);
+                  w.p.framework = (ModelFramework) fw;
+                  w.p.zero = z;
+                  w.p.zero3_blocking = (bits & 1) != 0;
+                  w.p.dp_overlap = (bits & 2) != 0;
+                  w.p.recompute = rcs[rc];
+                  g_autoptr (GError) invalid = NULL;
+                  if (!model_plan_validate (&w.p, &w.s, &invalid))
+                    {
+                      refused++;
+                      continue;
+                    }
+                  SimRunnerOptions o = test_options (FALSE);
+                  SimRunnerResult r;
+                  g_autoptr (GError) error = NULL;
+                  gboolean ok = sim_runner_run (&w.s, &w.p, &w.g, &w.c, &w.f, &w.cp, &o, &r, &error);
+                  if (!ok)
+                    g_error ("framework %d zero %d blocking %d dp_overlap %d recompute %d pp %d tp %d m %d: %s", fw, z,
+                             bits & 1, bits >> 1, (int) rcs[rc], pp, tp, m * pp, error->message);
+                  g_assert_cmpint (r.step_ns, >, 0);
+                  ran++;
+                }
+  g_test_message ("%d combinations ran, %d refused by the plan's rules", ran, refused);
+  g_assert_cmpint (ran, >, refused);
+  /* Then 3,000 drawn (a fixed seed) from a wider space: interleaved and DualPipe pipelines, context
+   * and expert parallelism (a MoE shape of 4 experts, top 2), TP overlap, blocking pipeline sends,
+   * no sequence parallelism, FP8 with delayed scaling. */
+  ModelShape dense = w.s, moe = w.s;
+  moe.moe_experts = 4, moe.moe_top_k = 2, moe.moe_ffn_hidden = 1024;
+  g_autoptr (GError) shape_error = NULL;
+  g_assert_true (model_shape_finish (&moe, &shape_error));
+  g_autoptr (GRand) rand = g_rand_new_with_seed (20261127);
+  int ran2 = 0, ran_moe = 0, ran_dualpipe = 0;
+  for (int i = 0; i < 3000; i++)
+    {
+      int pp = g_rand_int_range (rand, 1, 3), tp = g_rand_int_range (rand, 1, 3), cp = g_rand_int_range (rand, 1, 3);
+      int vpp = pp > 1 ? g_rand_int_range (rand, 1, 3) : 1, m = g_rand_int_range (rand, 1, 3);
+      if (8 % (tp * pp * cp) != 0)
+        continue;
+      plan_of (&w.p, tp, pp, vpp, cp, 8 / (tp * pp * cp), m * pp);
+      w.p.framework = (ModelFramework) g_rand_int_range (rand, 0, MODEL_FW_COUNT);
+      w.p.zero = g_rand_int_range (rand, 0, 4);
+      w.p.zero3_blocking = g_rand_boolean (rand);
+      w.p.dp_overlap = g_rand_boolean (rand);
+      w.p.tp_comm_overlap = g_rand_boolean (rand);
+      w.p.pp_blocking = g_rand_boolean (rand);
+      w.p.sp = tp > 1 && g_rand_boolean (rand);
+      w.p.recompute = rcs[g_rand_int_range (rand, 0, G_N_ELEMENTS (rcs))];
+      if (g_rand_boolean (rand))
+        {
+          w.p.matmul_dtype = MODEL_DTYPE_FP8;
+          w.p.fp8_scaling = MODEL_FP8_DELAYED;
+        }
+      w.s = g_rand_int_range (rand, 0, 3) == 0 ? moe : dense;
+      if (w.s.moe_experts > 0)
+        w.p.ep = 1 << g_rand_int_range (rand, 0, 3);
+      if (pp == 2 && vpp == 2 && g_rand_int_range (rand, 0, 3) == 0)
+        w.p.schedule = MODEL_SCHED_DUALPIPE;
+      g_autoptr (GError) invalid = NULL;
+      if (!model_plan_validate (&w.p, &w.s, &invalid))
+        continue;
+      SimRunnerOptions o = test_options (FALSE);
+      SimRunnerResult r;
+      g_autoptr (GError) error = NULL;
+      if (!sim_runner_run (&w.s, &w.p, &w.g, &w.c, &w.f, &w.cp, &o, &r, &error))
+        g_error ("draw %d (framework %d zero %d tp %d pp %d vpp %d cp %d ep %d experts %d schedule %d): %s", i,
+                 (int) w.p.framework, w.p.zero, tp, pp, vpp, cp, w.p.ep, w.s.moe_experts, (int) w.p.schedule,
+                 error->message);
+      ran2++;
+      ran_moe += w.s.moe_experts > 0 && w.p.ep > 1;
+      ran_dualpipe += w.p.schedule == MODEL_SCHED_DUALPIPE;
+    }
+  g_test_message ("%d drawn combinations ran, %d with expert parallelism, %d DualPipe", ran2, ran_moe, ran_dualpipe);
+  g_assert_cmpint (ran2, >, 500);
+  g_assert_cmpint (ran_moe, >, 50);
+  g_assert_cmpint (ran_dualpipe, >, 20);
+}
+
 /* Rank 0's DP-stream and compute intervals, from the trace hook. */
 typedef struct { gint64 dp_start[64], dp_end[64]; int n_dp; gint64 first_compute; } OpgTrace;
 
@@ -1467,6 +1568,7 @@ main (int argc, char **argv)
   g_test_add_func ("/sim/runner/dp", test_dp);
   g_test_add_func ("/sim/runner/zero3", test_zero3);
   g_test_add_func ("/sim/runner/zero3-prefetch", test_zero3_prefetch);
+  g_test_add_func ("/sim/runner/plan-combinations", test_plan_combinations);
   g_test_add_func ("/sim/runner/overlap-param-gather", test_overlap_param_gather);
   g_test_add_func ("/sim/runner/fp8-param-gather", test_fp8_param_gather);
   g_test_add_func ("/sim/runner/dualpipe", test_dualpipe);
