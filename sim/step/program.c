@@ -548,12 +548,11 @@ typedef struct {
   double stream_bps;   /* HBM rate of the list collectives' buffer copies: hbm_bw · mem_eff */
   /* The blocking fetch per module (zero3_weight_use): a use gathers the matrices of each weight
    * GEMM just before it, and prefetches the next GEMM's beside it while few enough elements are
-   * gathered (max_live). mat: the layer's weight matrices in forward order (elements). */
+   * gathered (MODEL_DS_MAX_LIVE_ELEMS). mat: the layer's weight matrices in forward order (elements). */
   gint64 mat[16];
   int n_mat, mat_pos, mat_dir, chunk_layers;
   gboolean use_gathers, use_kept, use_recompute, use_first;
   int use_layer;
-  double max_live, param_bytes;
   gboolean per_gemm;
   int pending_ag;      /* a prefetched gather not yet waited for (-1: none), of pending_elems */
   gint64 pending_elems;
@@ -727,6 +726,22 @@ zero3_reduce_moved (const ModelShape *s, const ModelPlan *plan, int pieces, doub
   return total > 0 ? moved / total : 0;
 }
 
+/* One parameter all-gather of `bytes` on the gather stream, after its list loops (list_host): behind
+ * every compute op queued so far when `synced` (DeepSpeed 0.3 synchronizes the device first), else
+ * behind op `ahead` (-1: nothing). Nothing waits for it yet. */
+static int
+zero3_issue (Builder *b, Buckets *k, double bytes, gboolean synced, int ahead)
+{
+  list_host (b, k, 1, 3.0 * bytes);
+  TOp t = { .kind = K_COLL, .stream = ST_DPAG, .cat = SIM_BD_DP, .group = G_DPCP,
+            .coll = SIM_COLLECTIVE_ALLGATHER, .bytes = bytes, .seq = b->seq[G_DPCP]++ };
+  int i = add_op (b, &t, "zero3_param_ag");
+  int after = synced ? b->last_compute : ahead;
+  if (after >= 0)
+    edge (b, after, i);
+  return i;
+}
+
 /* ZeRO-3: all-gather `bytes` of parameters before the next compute op; issued once the previous
  * use of parameters has started. */
 static void
@@ -741,13 +756,7 @@ zero3_gather (Builder *b, Buckets *k, double bytes, int pieces)
   int ahead = k->n_uses >= k->prefetch ? k->use_start[(k->n_uses - k->prefetch) % 16] : -1;
   for (int j = 0; j < pieces; j++)
     {
-      list_host (b, k, 1, 3.0 * bytes / pieces);
-      TOp t = { .kind = K_COLL, .stream = ST_DPAG, .cat = SIM_BD_DP, .group = G_DPCP,
-                .coll = SIM_COLLECTIVE_ALLGATHER, .bytes = bytes / pieces, .seq = b->seq[G_DPCP]++ };
-      int i = add_op (b, &t, "zero3_param_ag");
-      int after = k->blocking ? b->last_compute : ahead;
-      if (after >= 0)
-        edge (b, after, i);
+      int i = zero3_issue (b, k, bytes / pieces, k->blocking, ahead);
       push_wait (b->waits, &b->n_waits, i);
     }
   k->use_start[k->n_uses++ % 16] = b->last_compute;
@@ -801,7 +810,7 @@ zero3_next_use_matrix (const Buckets *k)
  * a matrix group in a use (the forward GEMM, the backward's input-gradient GEMM); a group is the
  * matrices that make up the GEMM's weight (q, k and v of a fused qkv GEMM). */
 static void
-zero3_weight_use (Builder *b, Buckets *k, const ModelOp *op)
+zero3_weight_use (Builder *b, Buckets *k, const ModelOp *op, double param_bytes)
 {
   if (op->grad == MODEL_GRAD_WEIGHT || op->batch != 1 || !k->use_gathers)
     return;
@@ -827,23 +836,16 @@ zero3_weight_use (Builder *b, Buckets *k, const ModelOp *op)
           k->pending_ag = -1;
         }
       if (elems > covered)
-        zero3_gather (b, k, (double) (elems - covered) * k->param_bytes, MAX (count - (covered > 0), 1));
+        zero3_gather (b, k, (double) (elems - covered) * param_bytes, MAX (count - (covered > 0), 1));
     }
-  if ((double) elems >= k->max_live)
+  if ((double) elems >= MODEL_DS_MAX_LIVE_ELEMS)
     return;
   gint64 next = k->mat_pos >= 0 && k->mat_pos < k->n_mat ? k->mat[k->mat_pos] : zero3_next_use_matrix (k);
   if (next <= 0)
     return;
   /* The host builds the next gather's lists (after the fetch's synchronize), then this GEMM runs
    * beside that gather; the GEMM that needs it waits for it. */
-  double bytes = (double) next * k->param_bytes;
-  list_host (b, k, 1, 3.0 * bytes);
-  TOp t = { .kind = K_COLL, .stream = ST_DPAG, .cat = SIM_BD_DP, .group = G_DPCP,
-            .coll = SIM_COLLECTIVE_ALLGATHER, .bytes = bytes, .seq = b->seq[G_DPCP]++ };
-  int i = add_op (b, &t, "zero3_param_ag");
-  if (b->last_compute >= 0)
-    edge (b, b->last_compute, i);
-  k->pending_ag = i;
+  k->pending_ag = zero3_issue (b, k, (double) next * param_bytes, TRUE, -1);
   k->pending_elems = next;
 }
 
@@ -855,7 +857,7 @@ param_use (Builder *b, const LayerCtx *c, const ModelOp *o, int oi, gpointer dat
   if (!opens_param_use (c, o, oi))
     {
       if (k->zero3 && k->per_gemm && o[oi].kind == MODEL_OP_GEMM)
-        zero3_weight_use (b, k, &o[oi]);
+        zero3_weight_use (b, k, &o[oi], c->param_bytes);
       return;
     }
   if (k->zero3)
@@ -876,9 +878,8 @@ param_use (Builder *b, const LayerCtx *c, const ModelOp *o, int oi, gpointer dat
           gboolean forward = o[oi].phase != MODEL_PHASE_BWD;
           k->mat_dir = forward ? 1 : -1;
           k->mat_pos = forward ? 0 : k->n_mat - 1;
-          k->use_start[k->n_uses++ % 16] = b->last_compute;
           if (o[oi].kind == MODEL_OP_GEMM)
-            zero3_weight_use (b, k, &o[oi]);
+            zero3_weight_use (b, k, &o[oi], c->param_bytes);
         }
       else if (need)
         {
@@ -1219,8 +1220,6 @@ sim_runner_build_program (Program *p, LayerCtx *c, int stage, int dpcp)
   /* DeepSpeed 0.3's fetch per module: the weight matrices of a layer in forward order. */
   k.pending_ag = -1;
   k.per_gemm = k.blocking && s->moe_experts == 0; /* MoE (which DeepSpeed 0.3 did not run): per layer */
-  k.max_live = MODEL_DS_MAX_LIVE_ELEMS;
-  k.param_bytes = c->param_bytes;
   if (k.blocking)
     {
       Z3Tensor t[32];
