@@ -212,6 +212,19 @@ test_applicability_and_choice (void)
   shape_for (&wide, hw_lookup ("H100-SXM"), 256, 1);
   g_assert_cmpint (sim_alphabeta_best (SIM_COLLECTIVE_ALLREDUCE, &wide, &p, 1024, NULL), ==, SIM_COLLECTIVE_ALGO_TREE);
   g_assert_cmpint (sim_alphabeta_best (SIM_COLLECTIVE_ALLTOALL, &two, &p, 1e6, NULL), ==, SIM_COLLECTIVE_ALGO_DIRECT);
+  /* An all-gather over 280 DGX A100 (SC21's 2,240 GPUs) at 256 MB: the hierarchical scheme's 7 + 279
+   * steps would beat the ring's 2,239, but NCCL has no such algorithm, so AUTO takes the ring. */
+  SimCollectiveShape sc21;
+  shape_for (&sc21, hw_lookup ("A100-SXM4-80GB"), 2240, 8);
+  const double mid = 256.0 * 1024 * 1024;
+  gint64 t_hier = sim_alphabeta_time_ns (SIM_COLLECTIVE_ALLGATHER, SIM_COLLECTIVE_ALGO_HIER, &sc21, &p, mid);
+  gint64 t_ring = sim_alphabeta_time_ns (SIM_COLLECTIVE_ALLGATHER, SIM_COLLECTIVE_ALGO_RING, &sc21, &p, mid), t_best;
+  g_assert_cmpint (t_hier, >, 0);
+  g_assert_cmpint (t_hier, <, t_ring);
+  for (int op = SIM_COLLECTIVE_ALLREDUCE; op <= SIM_COLLECTIVE_ALLGATHER; op++)
+    g_assert_cmpint (sim_alphabeta_best (op, &sc21, &p, mid, NULL), !=, SIM_COLLECTIVE_ALGO_HIER);
+  g_assert_cmpint (sim_alphabeta_best (SIM_COLLECTIVE_ALLGATHER, &sc21, &p, mid, &t_best), ==, SIM_COLLECTIVE_ALGO_RING);
+  g_assert_cmpint (t_best, ==, t_ring);
 }
 
 static void

@@ -395,6 +395,11 @@ sim_alphabeta_best (SimCollectiveOp op, const SimCollectiveShape *s, const SimCo
   gint64 best_t = -1;
   for (int a = SIM_COLLECTIVE_ALGO_RING; a < SIM_COLLECTIVE_ALGO_COUNT; a++)
     {
+      /* NCCL's tuner has no hierarchical algorithm (tuning.cc: reduce-scatter and all-gather run
+       * ring, NVLS in one domain, PAT or CollNet Direct; all-reduce adds tree, NVLS tree, CollNet),
+       * so AUTO never picks it: a what-if asks for it by name. */
+      if (a == SIM_COLLECTIVE_ALGO_HIER)
+        continue;
       gint64 t = sim_alphabeta_time_ns (op, a, s, p, bytes);
       if (t >= 0 && (best_t < 0 || t < best_t))
         {

@@ -68,7 +68,8 @@ gint64 sim_alphabeta_time_ns (SimCollectiveOp op, SimCollectiveAlgo algo, const 
  * nodes). Shared by the closed form and the flow model. */
 int sim_alphabeta_btree_parent (int r, int n);
 int sim_alphabeta_dtree_rank (int t, int r, int n);
-/* The fastest applicable algorithm (ties: the lower enum value), each at its faster protocol; its time
- * in *time_ns (may be NULL). Returns SIM_COLLECTIVE_ALGO_AUTO if none applies. */
+/* The fastest applicable algorithm among NCCL's (hier excluded: NCCL has none), each at its faster
+ * protocol (ties: the lower enum value); its time in *time_ns (may be NULL). Returns
+ * SIM_COLLECTIVE_ALGO_AUTO if none applies. */
 SimCollectiveAlgo sim_alphabeta_best (SimCollectiveOp op, const SimCollectiveShape *shape,
                                       const SimCollectiveProfile *profile, double bytes, gint64 *time_ns);

@@ -47,11 +47,12 @@ typedef enum {
 } SimCollectiveOp;
 
 typedef enum {
-  SIM_COLLECTIVE_ALGO_AUTO,   /* fastest by the closed form, as NCCL's tuner does */
+  SIM_COLLECTIVE_ALGO_AUTO,   /* fastest of NCCL's algorithms by the closed form, as NCCL's tuner does */
   SIM_COLLECTIVE_ALGO_RING,
   SIM_COLLECTIVE_ALGO_TREE,   /* double binary tree (all-reduce) */
   SIM_COLLECTIVE_ALGO_NVLS,   /* NVLink SHARP, one NVLink domain */
-  SIM_COLLECTIVE_ALGO_HIER,   /* intra-domain RS -> inter-domain per rail -> intra-domain AG */
+  SIM_COLLECTIVE_ALGO_HIER,   /* intra-domain RS -> inter-domain per rail -> intra-domain AG; not NCCL's, so
+                               * never AUTO's choice */
   SIM_COLLECTIVE_ALGO_DIRECT, /* all-to-all, send/recv: one flow per pair */
   SIM_COLLECTIVE_ALGO_COLLNET, /* all-reduce reduced in the scale-out switches (InfiniBand SHARP, NCCL
                                 * CollNet Direct) */
