@@ -37,9 +37,11 @@
  *   input e*h*d (etp*e*h*d after the expert-TP gather), expert activation input e*f_up*d and FC2
  *   input e*f*d (expert widths / etp, times etp gathered tokens), fp32 router probabilities
  *   4*E*Ts; shared experts as a dense MLP.
- * ZeRO-3 gathered parameters (param dtype): FSDP gathers per transformer block, the current and the
- *   prefetched one (2 layers); DeepSpeed gathers per module and keeps at most max(1e9, the largest
- *   module) resident plus a 5e7 prefetch bucket (its defaults, see DS_MAX_LIVE_PARAMS).
+ * ZeRO-3 working set: gathered parameters (param dtype): FSDP gathers per transformer block, the
+ *   current and the prefetched one (2 layers); DeepSpeed gathers per module and keeps at most
+ *   max(1e9, the largest module) resident plus a 5e7 prefetch bucket (its defaults, see
+ *   DS_MAX_LIVE_PARAMS); DeepSpeed 0.3's blocking path adds two full-size gradients of the largest
+ *   module (its unsharded gradient and the flat copy its list reduction makes).
  * In flight (Megatron-LM schedules.py): GPipe holds all m micro-batches; 1F1B min(pp - rank, m);
  *   interleaved min((pp - rank - 1)*2 + (vpp - 1)*pp + 1, m*vpp) model chunks, all m*vpp when
  *   m == pp. For rank 0 with m > pp this is L*(1 + (p-1)/(p*v)) layers' activations, Korthikanti's
@@ -240,6 +242,15 @@ model_memory_rank (const ModelShape *shape, const ModelPlan *plan, int pp_rank, 
       if (!plan->fsdp)
         gathered = MIN (mem.params, MAX (DS_MAX_LIVE_PARAMS, largest_module (s, plan)) + DS_PREFETCH_PARAMS);
       mem.zero3_gather_bytes = gathered * model_dtype_bytes (plan->param_dtype);
+      /* DeepSpeed <= 0.3.16 on PyTorch <= 1.8 (zero3_blocking): a module's backward leaves its whole
+       * unsharded gradient (param.grad, grad dtype) until that gradient is reduced, and the reduction
+       * is a list collective that PyTorch first copies into one flat buffer of the same size
+       * (ProcessGroupNCCL flatten_for_scatter_gather; DeepSpeed's default all-reduce fallback,
+       * stage3.py buffered_reduce_fallback, flattens the bucket likewise): two full-size copies of the
+       * largest module's gradient at once. The optional contiguous-gradient buckets
+       * (reduce_bucket_size, off by default for stage 3) are not counted. */
+      if (!plan->fsdp && plan->zero3_blocking)
+        mem.zero3_gather_bytes += 2.0 * MIN (mem.params, largest_module (s, plan)) * model_dtype_bytes (plan->grad_dtype);
     }
 
   /* Per-layer activations: the largest layer of the stage (dense and MoE may differ). */
@@ -283,7 +294,7 @@ char *
 model_memory_describe (const ModelMemory *m)
 {
   g_return_val_if_fail (m != NULL, NULL);
-  return g_strdup_printf ("weights %.2f GiB, gradients %.2f GiB, optimizer %.2f GiB, ZeRO-3 gather "
+  return g_strdup_printf ("weights %.2f GiB, gradients %.2f GiB, optimizer %.2f GiB, ZeRO-3 working set "
                           "%.2f GiB, activations %.2f GiB (%.3g GiB per layer x %.4g layer-micro-batches "
                           "in flight), embedding/head %.2f GiB, overhead %.2f GiB, total %.2f GiB",
                           m->weights_bytes / GIB, m->grads_bytes / GIB, m->optimizer_bytes / GIB,
@@ -327,7 +338,7 @@ model_memory_fix (const ModelShape *shape, const ModelPlan *plan, double capacit
     return NULL;
   const struct { const char *name; double bytes; } items[] = {
     { "weights", m.weights_bytes }, { "gradients", m.grads_bytes }, { "optimizer", m.optimizer_bytes },
-    { "ZeRO-3 gather", m.zero3_gather_bytes }, { "activations", m.activations_bytes },
+    { "ZeRO-3 working set", m.zero3_gather_bytes }, { "activations", m.activations_bytes },
     { "embedding/head", m.embedding_head_bytes }, { "overhead", m.overhead_bytes },
   };
   gsize big = 0;

@@ -32,7 +32,8 @@ typedef struct {
   double weights_bytes;        /* param_dtype copy (1/shard under ZeRO-3) */
   double grads_bytes;          /* grad_dtype buffer (1/shard under ZeRO-2/3) */
   double optimizer_bytes;      /* fp32 master + Adam m, v (1/shard under ZeRO >= 1) */
-  double zero3_gather_bytes;   /* ZeRO-3: two layers of gathered parameters (current + prefetch) */
+  double zero3_gather_bytes;   /* ZeRO-3 working set: gathered parameters (FSDP: current + prefetched
+                                * block) and, DeepSpeed 0.3, the largest module's gradient twice */
   double activation_layer_bytes; /* one layer, one micro-batch, as stored for backward */
   double layers_in_flight;     /* layer x micro-batch activation sets held at the peak */
   double activations_bytes;    /* layers_in_flight * per-layer (+ recompute working set) */

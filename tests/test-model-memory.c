@@ -210,6 +210,25 @@ test_out_of_memory (void)
   p.dp = 640, p.gpus = 640, p.global_batch = 2560, p.micro_batch = 4, p.zero = 3;
   model_memory_rank (&big, &p, 0, 0, &m);
   assert_rel (m.zero3_gather_bytes, (20480.0 * 81920 + 5e7) * 2, 1e-12);
+  /* As DeepSpeed 0.3 ran it (zero3_blocking, fp16 gradients): FC1's unsharded gradient and the flat
+   * copy of its list reduction come on top, 2 x 1.678e9 x 2 bytes. */
+  p.zero3_blocking = TRUE, p.grad_dtype = MODEL_DTYPE_FP16;
+  model_memory_rank (&big, &p, 0, 0, &m);
+  assert_rel (m.zero3_gather_bytes, (20480.0 * 81920 + 5e7) * 2 + 2 * 20480.0 * 81920 * 2, 1e-12);
+  /* The paper's Table 2 caption: this run did not fit on 560 GPUs (micro-batch 4) and ran on 640.
+   * Its plan as trainsim validate builds the deck row (fp16, full recompute, unfused attention with
+   * dropout) on the A100's 80e9 bytes: 560 is refused, 640 fits. */
+  p.param_dtype = p.matmul_dtype = MODEL_DTYPE_FP16, p.recompute = MODEL_RECOMPUTE_FULL;
+  p.unfused_attention = TRUE, p.dropout = TRUE;
+  g_autoptr (GError) no_fit = NULL;
+  p.dp = 560, p.gpus = 560, p.global_batch = 2240;
+  g_assert_false (model_memory_check (&big, &p, 80e9, -1, &m, &no_fit));
+  g_assert_error (no_fit, MODEL_ERROR, MODEL_ERROR_OUT_OF_MEMORY);
+  p.dp = 640, p.gpus = 640, p.global_batch = 2560;
+  g_assert_true (model_memory_check (&big, &p, 80e9, -1, &m, NULL));
+  /* Without the gradient pair (a later DeepSpeed) 560 would fit: the test hinges on it. */
+  p.dp = 560, p.gpus = 560, p.global_batch = 2240, p.zero3_blocking = FALSE;
+  g_assert_true (model_memory_check (&big, &p, 80e9, -1, &m, NULL));
 }
 
 /* Mixtral experts shard over the expert-DP group: with ep 8 on 8 GPUs (edp 1) the ZeRO-1 optimizer
