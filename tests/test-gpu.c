@@ -127,6 +127,19 @@ test_memory_attention (void)
   g_assert_cmpint (sim_gpu_kernel_ns (&g, &a8), ==, 2025245);
   g.peak_flops[MODEL_DTYPE_FP8] = 1979e12;
   g_assert_cmpint (sim_gpu_kernel_ns (&g, &a8), ==, 1250051);
+  /* A profile's measured ratios replace r8, the backward's its own (GB200's cuDNN figures 0.650 and
+   * 0.546): 1e12 / (1,979e12 x 0.5 x 0.650) = 1,554,786.8 ns -> 1,554,787 + 3,000 forward;
+   * 1e12 / (1,979e12 x 0.5 x 0.546) = 1,850,936.7 ns -> 1,850,937 + 3,000 backward; without a
+   * backward ratio the backward takes the forward's. */
+  SimGpuKernel a8b = { SIM_KERNEL_ATTENTION_BWD, MODEL_DTYPE_FP8, 1e12, 1e6, 0, 0, 0, 0 };
+  g_assert_cmpint (sim_gpu_kernel_ns (&g, &a8b), ==, 1250051);
+  g.attn_fp8_ratio = 0.650;
+  g_assert_cmpint (sim_gpu_kernel_ns (&g, &a8), ==, 1557787);
+  g_assert_cmpint (sim_gpu_kernel_ns (&g, &a8b), ==, 1557787);
+  g.attn_fp8_bwd_ratio = 0.546;
+  g_assert_cmpint (sim_gpu_kernel_ns (&g, &a8b), ==, 1853937);
+  g_assert_cmpint (sim_gpu_kernel_ns (&g, &a8), ==, 1557787);
+  g.attn_fp8_ratio = g.attn_fp8_bwd_ratio = 0;
   /* The size curve: G = 1,000 GFLOP at G_half 1,000 runs at half of attn_eff (4,044,489.4 ns →
    * 4,044,490 + 3,000); the backward has its own G_half (0 here: flat). */
   g.attn_half_gflop = 1000;

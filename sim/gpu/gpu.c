@@ -34,10 +34,12 @@
  *              attention on an H100 reaches 0.27 of peak for 24 heads × 2048 × 128 and 0.61 for
  *              32 × 8192 × 128, calib/results/h100-sxm-2026-11-26/torch-kernels.tsv); both
  *              times attn_insitu where the generation is calibrated. FP8 attention runs at the FP8
- *              peak with that fraction times r8 = (1200/1979)/(740/989) = 0.81: FlashAttention-3 on
- *              H100 reaches 740 TFLOP/s in FP16 and close to 1.2 PFLOP/s in FP8 (Shah et al.,
- *              arXiv 2407.08608, abstract), the softmax not speeding up with the matmuls. The paper
- *              measures the forward only; ASSUMPTION: the backward and other GPUs keep the ratio;
+ *              peak with that fraction times the profile's attn_fp8_ratio (forward) and
+ *              attn_fp8_bwd_ratio (backward), measured FP8-over-BF16 fractions of peak (Blackwell:
+ *              cuDNN's own training benchmark), else r8 = (1200/1979)/(740/989) = 0.81:
+ *              FlashAttention-3 on H100 reaches 740 TFLOP/s in FP16 and close to 1.2 PFLOP/s in FP8
+ *              (Shah et al., arXiv 2407.08608, abstract), the softmax not speeding up with the
+ *              matmuls. The paper measures the forward only; ASSUMPTION: the backward keeps it;
  *   memory     no FLOP term.
  * Every constant (P, W, e_max, G_half, attn_eff, mem_eff, launch_ns, overlap_slowdown) comes from the
  * [hardware] profile, where each carries its source. The 128×128 tile is the common CTA tile of
@@ -169,7 +171,10 @@ kernel_ns (const SimGpuSpec *spec, const SimGpuKernel *kernel, double *sens)
             }
           eff *= spec->attn_insitu > 0 ? spec->attn_insitu : 1.0;
           if (d == MODEL_DTYPE_FP8)
-            eff *= ATTN_FP8_RATIO;
+            {
+              double r = spec->attn_fp8_ratio > 0 ? spec->attn_fp8_ratio : ATTN_FP8_RATIO;
+              eff *= bwd && spec->attn_fp8_bwd_ratio > 0 ? spec->attn_fp8_bwd_ratio : r;
+            }
         }
       if (peak > 0 && eff > 0)
         t = kernel->flops / (peak * eff);

@@ -33,6 +33,10 @@ typedef struct {
   double attn_bwd_eff;                  /* its flash backward (2.5x the forward FLOPs); 0: attn_eff */
   double attn_half_gflop;               /* kernel size (GFLOP) at half of attn_eff; 0: flat */
   double attn_bwd_half_gflop;           /* the same for the backward (its own FLOPs); 0: flat */
+  /* FP8 attention's fraction of the FP8 peak over BF16 attention's of the BF16 peak, forward and
+   * backward; 0: FlashAttention-3's 0.81 on H100 (forward; sim/gpu/gpu.c), the forward's (backward). */
+  double attn_fp8_ratio;
+  double attn_fp8_bwd_ratio;
   /* FlashAttention-2's own curve (parallel.attention_kernel fa2 and triton), each as the four above;
    * attn_fa2_eff 0: not known. */
   double attn_fa2_eff;
@@ -62,7 +66,8 @@ typedef struct {
  *   attention: attn_eff · a · G/(G + G_half_attn) (the size term where the profile measured one); a
  *              flash backward (SIM_KERNEL_ATTENTION_BWD) attn_bwd_eff · a · G/(G + G_half_bwd) when the
  *              profile gives it (a = attn_insitu, 1 when not calibrated); FP8 attention also times
- *              0.81, FlashAttention-3's FP8 over FP16 fraction of peak (sim/gpu/gpu.c); the
+ *              attn_fp8_ratio (backward attn_fp8_bwd_ratio), the profile's measured FP8 over BF16
+ *              fraction of peak, else 0.81, FlashAttention-3's on H100 (sim/gpu/gpu.c); the
  *              FlashAttention-2 kernel (attn MODEL_ATTN_FA2) on the attn_fa2_* curve instead, the
  *              Triton one (MODEL_ATTN_TRITON) on it divided by 1.4 forward and 2 backward
  *   memory:    no FLOP term (bytes only); the bandwidth is hbm_bw · mem_eff · mem_insitu (a GEMM's
