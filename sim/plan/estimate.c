@@ -28,7 +28,7 @@
  *              and its gather behind the earlier chunks' forwards, 1/vpp of them exposed. Across
  *              domains each dp_bucket_MiB bucket (ZeRO-3/FSDP: each layer's gather) takes the faster
  *              of that ring form and the best closed form of sim/net/alphabeta.h (rings over every
- *              rail of the node, tree, hierarchical rings, CollNet Direct where the fabric reduces),
+ *              rail of the node, tree, CollNet Direct where the fabric reduces: NCCL's algorithms),
  *              as the simulator's AUTO picks; not DeepSpeed 0.3's blocking gathers (zero3_blocking).
  *   slowdown   overlap_slowdown x the compute that runs beside a collective: the GEMMs paired with
  *              overlapped TP/CP collectives and, with dp_overlap, min(DP window, DP time).
@@ -147,7 +147,7 @@ hw_shape (const SimEstimateHw *hw, int n, int l)
 
 /* A collective of `bytes` over the n ranks of the group along `dim` (with CP when dim is the outer of
  * DP and CP) that leaves its NVLink domain, at the fastest closed form of sim/net/alphabeta.h (rings
- * over every rail of the node, tree, hierarchical rings, CollNet Direct where the fabric reduces), as
+ * over every rail of the node, tree, CollNet Direct where the fabric reduces), as
  * NCCL's tuner and the simulator's AUTO pick it; its members per domain: n spread evenly over the
  * ranks the group spans. -1 for a group inside one domain or on a mesh. */
 static double
@@ -522,7 +522,7 @@ sim_estimate_step_with (const ModelShape *shape, const ModelPlan *plan, const Si
       /* Across domains, the gradients' and parameters' buckets (dp_bucket_MiB, as model/layer.c cuts
        * them and the simulator runs them) at the fastest closed form each, where that is faster: the
        * ring form above sees one NIC per GPU where NCCL's rings use every rail of the node, and its
-       * trees, hierarchical rings and SHARP take fewer network steps; each bucket pays its latency. */
+       * trees and SHARP take fewer network steps; each bucket pays its latency. */
       double bucket_bytes = (double) plan->dp_bucket_mb * 1048576.0;
       double ring_red = fw.reduce_allreduce ? one - xe : (one - xe) / 2.0, ring_ag = (one - xe) / 2.0;
       double t = bucketed_s (plan, hw, outer, (int) n,
