@@ -35,8 +35,8 @@
  *              32 × 8192 × 128, calib/results/h100-sxm-2026-11-26/torch-kernels.tsv); both
  *              times attn_insitu where the generation is calibrated. FP8 attention runs at the FP8
  *              peak with that fraction times the profile's attn_fp8_ratio (forward) and
- *              attn_fp8_bwd_ratio (backward), measured FP8-over-BF16 fractions of peak (Blackwell:
- *              cuDNN's own training benchmark), else r8 = (1200/1979)/(740/989) = 0.81:
+ *              attn_fp8_bwd_ratio (backward), measured FP8-over-BF16 fractions of peak (Blackwell,
+ *              H100/H200: cuDNN's own training benchmark), else r8 = (1200/1979)/(740/989) = 0.81:
  *              FlashAttention-3 on H100 reaches 740 TFLOP/s in FP16 and close to 1.2 PFLOP/s in FP8
  *              (Shah et al., arXiv 2407.08608, abstract), the softmax not speeding up with the
  *              matmuls. The paper measures the forward only; ASSUMPTION: the backward keeps it;

@@ -689,8 +689,11 @@ zero3_last_matrix (const ModelShape *s, const ModelPlan *plan, int pieces)
 
 /* HBM bytes moved per gradient byte when DeepSpeed <= 0.3.16's stage 3 reduces the gradients of
  * a backward, beyond the list reduce-scatter's own flat-buffer copy (list_host). Its gradient
- * hooks (stage3.py reduce_independent_p_g_buckets_and_remove_grads, contiguous_gradients on by
- * default) take the parameters in backward order into a bucket of `bucket` elements
+ * hooks (stage3.py reduce_independent_p_g_buckets_and_remove_grads with contiguous_gradients, which
+ * DeepSpeed's ZeRO-3 example config sets (v0.3.13 docs/_tutorials/zero.md); the stage-3 default in v0.3.12-v0.4.0 constants.py is
+ * off, whose buffered_reduce_fallback all-reduces flattened buckets with no per-rank list loop and
+ * would scale with the GPU count unlike SC21's rows) take the parameters in backward order into a
+ * bucket of `bucket` elements
  * (reduce_bucket_size): a parameter larger than the bucket is reduced on its own gradient, any
  * other is copied into the bucket buffer (read and write); a parameter that would overflow the
  * bucket first reduces what is pending (reduce_ipg_grads), and the backward's end reduces the rest
