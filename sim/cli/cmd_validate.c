@@ -61,7 +61,7 @@ sim_cmd_validate (int argc, char **argv)
     "presets, overlap flags, placement) is documented in sim/calibrate/validate.h.\n"
     "\n"
     "Where the figures come from: peaks, memory sizes and link rates are datasheet figures;\n"
-    "gemm_eff_max_*, mem_eff, attn_eff, attn_fa2_* and the NCCL constants are public or this\n"
+    "gemm_eff_max_*, mem_eff, attn_eff, attn_fp8_*, attn_fa2_* and the NCCL constants are public or this\n"
     "project's microbenchmarks (each profile key names its source); gemm_insitu_*, mem_insitu,\n"
     "launch_us, step_overhead_ms and the band are fitted on this deck per GPU generation\n"
     "(scenarios/calibration/<generation>.ini; the model: sim/calibrate/calibration.h). Each row's\n"
