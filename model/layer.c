@@ -1491,10 +1491,14 @@ model_layer_optimizer_ops (const ModelShape *shape, const ModelPlan *plan, int p
     n = (double) r.dense / (plan->dp * plan->cp) + (double) r.expert / model_plan_expert_dp (plan);
   double pb = model_dtype_bytes (plan->param_dtype);
   double gb = model_dtype_bytes (plan->grad_dtype);
-  gboolean master = plan->param_dtype != MODEL_DTYPE_FP32;
+  /* Read: grad, m, v and the weight in fp32 (the master, or an fp32 weight itself), or rebuilt from
+   * the bf16 weight and its remainder, or the bf16 weight alone without a master. Written: m, v,
+   * the master (or remainder) and the weight. */
   double mb = 2.0 * model_dtype_bytes (plan->moment_dtype);
-  double rd = gb + 4.0 + mb;                  /* grad, master (or fp32 param), m, v */
-  double wr = 4.0 + mb + (master ? pb : 0.0); /* master, m, v, low-precision copy */
+  double master = model_plan_master_bytes (plan);
+  double own = plan->param_dtype == MODEL_DTYPE_FP32 ? 4.0 : master == 4.0 ? 0.0 : pb;
+  double rd = gb + mb + master + own;
+  double wr = mb + master + (plan->param_dtype == MODEL_DTYPE_FP32 ? 4.0 : pb);
   /* The recipe's low-precision GEMM weights (0 without one); with fp8_param_gather the optimizer's
    * shard of them (ws) is cast to FP8 below instead of written back in pb bytes. */
   double w = model_layer_quantized_weights (shape, plan, pp_rank, -1);

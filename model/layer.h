@@ -90,7 +90,8 @@ void model_layer_dp_ops (const ModelShape *shape, const ModelPlan *plan, int pp_
 
 /* Adam step of one rank of pipeline stage pp_rank over the parameters it owns: all of them, or its
  * 1/(dp*cp) (dense) and 1/edp (expert) shard when zero >= 1. Fused multi-tensor Adam traffic per
- * element: reads grad, fp32 master, m, v; writes master, m, v and the low-precision param copy.
+ * element: reads grad, fp32 master, m, v; writes master, m, v and the low-precision param copy
+ * (master_weights: a bf16 remainder, or no master, read and written in its place).
  * With matmul_dtype fp8/fp4 also the once-per-step quantization of the rank's layer-GEMM weights
  * (fp8_weight_cast, nvfp4_weight_amax/_quant: see model/layer.c). */
 /* Weights of the matmul-dtype GEMMs of the low-precision recipes (attention, dense MLP, experts,

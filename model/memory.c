@@ -4,7 +4,8 @@
  * mixed-precision Adam; ZeRO-1 shards K over Nd, ZeRO-2 also the gradients, ZeRO-3 also the
  * weights). trainsim uses the plan's dtypes: weights size(param_dtype), gradients size(grad_dtype)
  * (default fp32: Megatron's main_grad buffers, so bf16 + fp32 grads + distributed optimizer is
- * 6 + 12/d bytes per parameter as in Megatron-LM docs/distrib_optimizer.md), K = 8 + 4 (master).
+ * 6 + 12/d bytes per parameter as in Megatron-LM docs/distrib_optimizer.md), K = 8 + 4 (master;
+ * 2 for Apex's bf16 remainders, 0 without a master: master_weights).
  * Dense parameters shard over dp*cp (Megatron's data-parallel group with context parallelism),
  * expert parameters over the expert data-parallel group. Megatron's distributed optimizer keeps the
  * full gradient buffer at zero 2 (without fsdp) as at zero 1 (model_framework_shards_grads).
@@ -61,9 +62,9 @@ model_memory_states (const ModelPlan *plan, double params, double shard, double 
                      double *grads, double *optimizer)
 {
   g_return_if_fail (plan != NULL && shard >= 1.0);
-  /* AdamW's two moments (fp32, or bf16 as DeepSeek-V3 §3.3.3 keeps them) and an fp32 master copy
-   * beside low-precision weights. */
-  double k = 2.0 * model_dtype_bytes (plan->moment_dtype) + (plan->param_dtype != MODEL_DTYPE_FP32 ? 4.0 : 0.0);
+  /* AdamW's two moments (fp32, or bf16 as DeepSeek-V3 §3.3.3 keeps them) and the master copy
+   * beside low-precision weights (model_plan_master_bytes). */
+  double k = 2.0 * model_dtype_bytes (plan->moment_dtype) + model_plan_master_bytes (plan);
   double w = params * model_dtype_bytes (plan->param_dtype);
   double g = params * model_dtype_bytes (plan->grad_dtype);
   double o = params * k;

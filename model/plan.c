@@ -111,6 +111,14 @@ model_plan_expert_dp (const ModelPlan *plan)
   return denom > 0 ? plan->tp * plan->cp * plan->dp / denom : 0;
 }
 
+double
+model_plan_master_bytes (const ModelPlan *plan)
+{
+  if (plan->param_dtype == MODEL_DTYPE_FP32 || plan->master_weights == MODEL_MASTER_NONE)
+    return 0.0;
+  return plan->master_weights == MODEL_MASTER_REMAINDER ? 2.0 : 4.0;
+}
+
 int
 model_plan_dim_size (const ModelPlan *plan, ModelDim dim)
 {
@@ -548,6 +556,11 @@ model_plan_validate (const ModelPlan *plan, const ModelShape *shape, GError **er
   if ((unsigned) plan->moment_dtype >= MODEL_DTYPE_COUNT || model_dtype_bytes (plan->moment_dtype) < 2)
     return invalid (error, "[parallel] moment_dtype: %s is too narrow for AdamW's moments; use fp32 or bf16",
                     (unsigned) plan->moment_dtype < MODEL_DTYPE_COUNT ? model_dtype_name (plan->moment_dtype) : "?");
+  if ((unsigned) plan->master_weights > MODEL_MASTER_NONE)
+    return invalid (error, "[parallel] master_weights: unknown value");
+  if (plan->master_weights == MODEL_MASTER_REMAINDER && plan->param_dtype != MODEL_DTYPE_BF16)
+    return invalid (error, "[parallel] master_weights = remainder rebuilds fp32 from bf16 weights; param_dtype is %s",
+                    model_dtype_name (plan->param_dtype));
   if (plan->matmul_dtype == MODEL_DTYPE_FP8 || plan->matmul_dtype == MODEL_DTYPE_FP4)
     {
       const char *name = model_dtype_name (plan->matmul_dtype);

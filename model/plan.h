@@ -26,6 +26,12 @@ typedef enum {
  * earlier steps, recorded by the cast kernels themselves (TE's DelayedScaling, the Hopper default);
  * CURRENT from the tensor's own amax, an extra pass over it before the cast (Float8CurrentScaling). */
 typedef enum { MODEL_FP8_DELAYED, MODEL_FP8_CURRENT } ModelFp8Scaling;
+/* The optimizer's high-precision copy beside low-precision weights: FP32 a full fp32 master (4 bytes
+ * a parameter); REMAINDER the 16 low bits an fp32 value has beyond the bf16 weight (2 bytes: Apex
+ * DistributedFusedAdam store_param_remainders, which NeMo turns on for bf16 models with fp32
+ * optimizer state); NONE no copy (the optimizer updates the weights themselves: NeMo with its
+ * optimizer dtype equal to the model's). */
+typedef enum { MODEL_MASTER_FP32, MODEL_MASTER_REMAINDER, MODEL_MASTER_NONE } ModelMaster;
 /* Which fused attention kernel runs (sim/gpu/gpu.c times each): DEFAULT the profile's (attn_eff: cuDNN's
  * on Hopper, FlashAttention-2 on the A100), FA2 FlashAttention-2 (flash-attn 2.x, PyTorch's
  * FLASH_ATTENTION backend), TRITON the 2022 FlashAttention in Triton (flash_attn_triton.py, run by
@@ -79,6 +85,7 @@ typedef struct {
                                   * (MLPerf Llama 3.1 405B: 126 + 2 = 128 over pp8 vpp8) */
   ModelDtype grad_dtype;     /* gradient accumulation buffer (0 = fp32: Megatron's main grads) */
   ModelDtype moment_dtype;   /* AdamW's first and second moments (0 = fp32; DeepSeek-V3 keeps bf16) */
+  ModelMaster master_weights; /* the optimizer's copy beside low-precision weights (0 = fp32) */
   gboolean unfused_attention; /* materialise the s x s scores (Megatron core attention, as in
                                   * Korthikanti et al. 2022) instead of a fused flash kernel */
   ModelAttnKernel attention_kernel; /* the fused attention kernel (0 = the profile's) */
@@ -157,6 +164,9 @@ int model_plan_dim_size (const ModelPlan *plan, ModelDim dim);
 /* Expert tensor-parallel degree (etp, or tp when 0) and expert data-parallel degree. */
 int model_plan_expert_tp (const ModelPlan *plan);
 int model_plan_expert_dp (const ModelPlan *plan);
+/* Bytes per parameter of the optimizer's copy beside the weights (master_weights; 0 with fp32
+ * weights, which the optimizer updates in place). */
+double model_plan_master_bytes (const ModelPlan *plan);
 /* Coordinates of `rank`: TP, CP, DP, PP from the dense view, EP from the expert view. */
 void model_plan_rank_coords (const ModelPlan *plan, int rank, int coords[MODEL_DIM_COUNT]);
 /* Inverse of the dense view: the rank with coordinates TP, CP, DP, PP (coords[EP] ignored). */

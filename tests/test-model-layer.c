@@ -463,6 +463,21 @@ test_optimizer (void)
   for (guint i = 0; i < ops->len; i++)
     g_assert_true (g_array_index (ops, ModelOp, i).flags & MODEL_OP_STREAMING);
 
+  /* Apex's remainders: the fp32 weight is rebuilt from the bf16 weight and its 16-bit remainder
+   * (read 4 + 2 + 2 + 8 = 16 B, write 2 + 2 + 8 = 12 B); without a master the bf16 weight alone
+   * (read 4 + 2 + 8, write 2 + 8). */
+  p.master_weights = MODEL_MASTER_REMAINDER;
+  g_autoptr (GArray) rem = model_op_array_new ();
+  model_layer_optimizer_ops (&s, &p, 0, rem);
+  g_assert_cmpfloat (find (rem, "adam")->bytes_read, ==, n / 8 * 16);
+  g_assert_cmpfloat (find (rem, "adam")->bytes_written, ==, n / 8 * 12);
+  p.master_weights = MODEL_MASTER_NONE;
+  g_autoptr (GArray) none = model_op_array_new ();
+  model_layer_optimizer_ops (&s, &p, 0, none);
+  g_assert_cmpfloat (find (none, "adam")->bytes_read, ==, n / 8 * 14);
+  g_assert_cmpfloat (find (none, "adam")->bytes_written, ==, n / 8 * 10);
+  p.master_weights = MODEL_MASTER_FP32;
+
   p.framework = MODEL_FW_FSDP2, p.zero = 3;
   g_autoptr (GArray) fsdp = model_op_array_new ();
   model_layer_optimizer_ops (&s, &p, 0, fsdp);

@@ -72,6 +72,20 @@ test_megatron_distributed_optimizer (void)
   model_memory_states (&p, 1.0, 8, &w, &g, &o);
   g_assert_cmpfloat (o, ==, 8.0);
   g_assert_cmpfloat (w + g + o, ==, 14.0);
+  /* NeMo's Apex optimizer: with fp32 state, 16-bit remainders instead of the fp32 master (2 + 8);
+   * with bf16 state, no master (2 + 2). An fp32 model has no master to shrink. */
+  p.moment_dtype = MODEL_DTYPE_FP32;
+  p.master_weights = MODEL_MASTER_REMAINDER;
+  model_memory_states (&p, 1.0, 8, &w, &g, &o);
+  g_assert_cmpfloat (o, ==, 10.0);
+  p.moment_dtype = MODEL_DTYPE_BF16;
+  p.master_weights = MODEL_MASTER_NONE;
+  model_memory_states (&p, 1.0, 8, &w, &g, &o);
+  g_assert_cmpfloat (o, ==, 4.0);
+  p.param_dtype = MODEL_DTYPE_FP32;
+  p.master_weights = MODEL_MASTER_FP32;
+  model_memory_states (&p, 1.0, 8, &w, &g, &o);
+  g_assert_cmpfloat (o, ==, 4.0);
 }
 
 /* Korthikanti et al. 2022 Table 2 for GPT-3 175B (a 96, h 12288, s 2048, b 1, t 8), with the

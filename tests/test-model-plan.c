@@ -273,6 +273,11 @@ test_rule_low_precision (void)
   gpt3_case (&s, &p);
   p.param_dtype = MODEL_DTYPE_FP8;
   expect_invalid (&p, &s, "param_dtype fp8 cannot hold trained weights", NULL);
+  gpt3_case (&s, &p); /* remainders complete a bf16 weight only */
+  p.master_weights = MODEL_MASTER_REMAINDER;
+  expect_valid (&p, &s);
+  p.param_dtype = MODEL_DTYPE_FP16;
+  expect_invalid (&p, &s, "master_weights = remainder rebuilds fp32 from bf16 weights; param_dtype is fp16", NULL);
   llama_case (&s, &p); /* fp4: 32-alignment of the TP shards */
   s.ffn_hidden = 53248 + 64; /* /4 = 13328 = 32*416.5 */
   expect_invalid (&p, &s, "fp4 GEMMs need dimensions that are multiples of 32", NULL);

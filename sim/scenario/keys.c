@@ -147,6 +147,8 @@ const Key sim_scenario_keys[] = {
     "gradient accumulation buffer (Megatron main grads: fp32)" },
   { "parallel", "moment_dtype", T_ENUM, "", 1, "fp32", 0, 0, NULL, FALSE, S_ENUM, PL (moment_dtype),
     "AdamW's first and second moments (fp32; bf16 as DeepSeek-V3 keeps them): optimizer memory and traffic" },
+  { "parallel", "master_weights", T_ENUM, "", 1, "fp32", 0, 0, "fp32, remainder, none", FALSE, S_ENUM, PL (master_weights),
+    "the optimizer's copy beside bf16/fp16 weights: fp32 (4 bytes a parameter), remainder (the 16 bits fp32 has beyond bf16: Apex DistributedFusedAdam store_param_remainders, NeMo's default with it), none (NeMo with optimizer dtype = model dtype): optimizer memory and traffic" },
   { "parallel", "unfused_attention", T_BOOL, "", 1, "false", 0, 0, NULL, FALSE, S_BOOL, PL (unfused_attention),
     "materialize the s×s attention scores instead of a fused flash kernel" },
   { "parallel", "attention_kernel", T_ENUM, "", 1, "default", 0, 0, "default, fa2, triton", FALSE, S_ENUM,
