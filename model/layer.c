@@ -90,6 +90,11 @@
  *     fp8_weight_cast     once per step (TE caches the FP8 weights over the micro-batches of a step:
  *                         is_first_microbatch), an optimizer-phase op over the W layer-GEMM weights of
  *                         the rank: read W·p, write 2·W (+ an amax pass W·p with current scaling).
+ *   FP8 where the GEMM takes any operand layout (plan fp8_any_layout, from [hardware]: cuBLASLt on
+ *   compute capability 10.x; TE 2.x quantizer.cpp makes no transpose when
+ *   nvte_is_non_tn_fp8_gemm_supported(), and the FP8 data serves both usages): the same kernels,
+ *   each writing one FP8 copy (E instead of 2·E), and no <gemm>_in_transpose, <gemm>_grad_transpose
+ *   or fp8_weight_transpose.
  *   NVFP4 on Blackwell (NVIDIA, "Pretraining Large Language Models with NVFP4", arXiv 2509.25149;
  *   TE docs features/low_precision_training/nvfp4): E2M1 values, two per byte, plus one E4M3 scale
  *   per 16 elements: q = 1/2 + 1/16 bytes per element (the FP32 per-tensor scale is negligible). The
@@ -370,14 +375,15 @@ quantize_input (Ctx *c, const char *gemm, double elems, gboolean norm_fused, gbo
   double p = c->act;
   if (c->mdt == MODEL_DTYPE_FP8)
     {
+      gboolean any = c->p->fp8_any_layout;
       if (norm_fused && norm_writes_fp8 (c))
-        return TRUE;
+        return !any;
       if (c->p->fp8_scaling == MODEL_FP8_CURRENT)
         recipe_op (c, suffixed (gemm, "_in_amax"), elems * p, 0, elems);
       if (gathered)
         tp_amax_reduction (c, suffixed (gemm, "_in_amax_ar"));
-      recipe_op (c, suffixed (gemm, "_in_cast"), elems * p, (gathered ? 1.0 : 2.0) * elems, elems);
-      return gathered;
+      recipe_op (c, suffixed (gemm, "_in_cast"), elems * p, (gathered || any ? 1.0 : 2.0) * elems, elems);
+      return gathered && !any;
     }
   recipe_op (c, suffixed (gemm, "_in_amax"), elems * p, 0, 2.0 * elems);
   if (gathered)
@@ -641,7 +647,8 @@ dense_mlp (Ctx *c, gint64 f, const char *ag, const char *fc1, const char *actn, 
       up->flags |= MODEL_OP_GELU_EPILOGUE;
       up->bytes_written += (double) c->T * fl;
       ModelOp *down = gemm (c, fc2, c->T, s->hidden, fl, 1, c->mdt, FALSE);
-      down->flags |= MODEL_OP_FP8_INPUT_TRANSPOSE;
+      if (!c->p->fp8_any_layout)
+        down->flags |= MODEL_OP_FP8_INPUT_TRANSPOSE;
       tp_leave (c, rs, ar);
       return;
     }
@@ -738,16 +745,17 @@ backward_quantize (Ctx *c, const ModelOp *f, gboolean gathered)
   double e_loc = gathered ? e_out / c->p->tp : e_out;
   if (f->dtype == MODEL_DTYPE_FP8)
     {
+      double copies = c->p->fp8_any_layout ? 1.0 : 2.0; /* the cast's FP8 copy, and its transpose */
       if (c->p->fp8_scaling == MODEL_FP8_CURRENT)
         recipe_op (c, suffixed (f->name, "_grad_amax"), e_loc * p, 0, e_loc);
       if (gathered)
         tp_amax_reduction (c, suffixed (f->name, "_grad_amax_ar"));
       if (f->flags & MODEL_OP_GELU_EPILOGUE)
         /* fp8_cast_transpose_bgrad_dgelu_fused: dGELU of the kept pre-activation, cast and transpose */
-        recipe_op (c, suffixed (f->name, "_grad_dgelu_cast"), 2.0 * e_loc * p, 2.0 * e_loc, 2.0 * e_loc);
+        recipe_op (c, suffixed (f->name, "_grad_dgelu_cast"), 2.0 * e_loc * p, copies * e_loc, 2.0 * e_loc);
       else
-        recipe_op (c, suffixed (f->name, "_grad_cast"), e_loc * p, (gathered ? 1.0 : 2.0) * e_loc, e_loc);
-      if (gathered)
+        recipe_op (c, suffixed (f->name, "_grad_cast"), e_loc * p, (gathered ? 1.0 : copies) * e_loc, e_loc);
+      if (gathered && !c->p->fp8_any_layout)
         recipe_op (c, suffixed (f->name, "_grad_transpose"), e_out, e_out, 0);
       if (f->flags & MODEL_OP_FP8_INPUT_TRANSPOSE)
         recipe_op (c, suffixed (f->name, "_in_transpose"), e_in, e_in, 0);
@@ -1538,13 +1546,14 @@ model_layer_optimizer_ops (const ModelShape *shape, const ModelPlan *plan, int p
       if (plan->fp8_scaling == MODEL_FP8_CURRENT)
         weight_op (ops, "fp8_param_shard_amax", 4.0 * ws, 0, ws, MODEL_DTYPE_FP32);
       weight_op (ops, "fp8_param_shard_cast", 4.0 * ws, ws, ws, MODEL_DTYPE_FP32);
-      weight_op (ops, "fp8_weight_transpose", w, w, w, MODEL_DTYPE_FP8);
+      if (!plan->fp8_any_layout)
+        weight_op (ops, "fp8_weight_transpose", w, w, w, MODEL_DTYPE_FP8);
     }
   else if (plan->matmul_dtype == MODEL_DTYPE_FP8)
     {
       if (plan->fp8_scaling == MODEL_FP8_CURRENT)
         weight_op (ops, "fp8_weight_amax", w * pb, 0, w, dt);
-      weight_op (ops, "fp8_weight_cast", w * pb, 2.0 * w, w, dt);
+      weight_op (ops, "fp8_weight_cast", w * pb, (plan->fp8_any_layout ? 1.0 : 2.0) * w, w, dt);
     }
   else
     {

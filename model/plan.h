@@ -86,6 +86,9 @@ typedef struct {
   ModelDtype grad_dtype;     /* gradient accumulation buffer (0 = fp32: Megatron's main grads) */
   ModelDtype moment_dtype;   /* AdamW's first and second moments (0 = fp32; DeepSeek-V3 keeps bf16) */
   ModelMaster master_weights; /* the optimizer's copy beside low-precision weights (0 = fp32) */
+  gboolean fp8_any_layout;   /* the GPU's FP8 GEMMs take any operand layout (from [hardware]
+                              * fp8_any_layout; FALSE: Hopper's TN only, so FP8 operands of the
+                              * backward GEMMs need transposed copies) */
   gboolean unfused_attention; /* materialise the s x s scores (Megatron core attention, as in
                                   * Korthikanti et al. 2022) instead of a fused flash kernel */
   ModelAttnKernel attention_kernel; /* the fused attention kernel (0 = the profile's) */

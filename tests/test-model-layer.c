@@ -806,6 +806,51 @@ test_fp8_recipe (void)
   assert_bytes (f16, "attn_norm", 2048, 2048);
 }
 
+/* FP8 where the GEMM takes any operand layout (Blackwell; plan fp8_any_layout): the same layer as
+ * test_fp8_recipe, each cast writing one FP8 copy and no transposes. Forward: proj_in_cast writes
+ * 1,024 (not 2,048), fc2_in_cast 4,096 (not 8,192); the norms still write FP8 and the gathered
+ * inputs keep their FP8 all-gathers, but no GEMM asks for its input transposed. Backward:
+ * fc1_grad_cast and qkv_grad_cast write E_out (4,096 and 3,072), the shard casts of fc2 and proj stay
+ * 1,024, and there is no fc2_grad_transpose, proj_grad_transpose, fc1_in_transpose or
+ * qkv_in_transpose. The step's weight cast writes W (one copy), with no transpose under FP8 parameter
+ * gather either. */
+static void
+test_fp8_any_layout (void)
+{
+  ModelShape s;
+  ModelPlan p;
+  small_tp2 (&s, &p, MODEL_DTYPE_FP8);
+  p.fp8_any_layout = TRUE;
+  g_autoptr (GArray) f = ops_of (&s, &p, 0, MODEL_PASS_FORWARD);
+  assert_bytes (f, "attn_norm", 2048, 1024);
+  assert_bytes (f, "proj_in_cast", 2048, 1024);
+  assert_bytes (f, "fc2_in_cast", 8192, 4096);
+  g_assert_cmpfloat (find (f, "qkv_ag")->comm_bytes, ==, 2048);
+  for (guint i = 0; i < f->len; i++)
+    g_assert_false (g_array_index (f, ModelOp, i).flags & MODEL_OP_FP8_INPUT_TRANSPOSE);
+  g_autoptr (GArray) b = ops_of (&s, &p, 0, MODEL_PASS_BACKWARD);
+  g_autofree char *bn = names (b);
+  g_assert_null (strstr (bn, "_transpose"));
+  assert_bytes (b, "fc2_grad_cast", 2048, 1024);
+  assert_bytes (b, "proj_grad_cast", 2048, 1024);
+  assert_bytes (b, "fc1_grad_cast", 8192, 4096);
+  assert_bytes (b, "qkv_grad_cast", 6144, 3072);
+  g_autoptr (GArray) opt = model_op_array_new ();
+  model_layer_optimizer_ops (&s, &p, 0, opt);
+  const ModelOp *cast = find (opt, "fp8_weight_cast");
+  g_assert_nonnull (cast);
+  g_assert_cmpfloat (cast->bytes_written * 2, ==, cast->bytes_read);
+  p.zero = 1, p.fp8_param_gather = TRUE;
+  g_autoptr (GArray) opt8 = model_op_array_new ();
+  model_layer_optimizer_ops (&s, &p, 0, opt8);
+  g_assert_nonnull (find (opt8, "fp8_param_shard_cast"));
+  g_assert_null (find (opt8, "fp8_weight_transpose"));
+  p.fp8_any_layout = FALSE;
+  g_autoptr (GArray) opt8t = model_op_array_new ();
+  model_layer_optimizer_ops (&s, &p, 0, opt8t);
+  g_assert_nonnull (find (opt8t, "fp8_weight_transpose"));
+}
+
 /* FP8 with current scaling: every cast is preceded by an amax pass over its input (E·p), and the
  * norm is not fused (its output must be reduced first): attn_norm writes 2,048 bytes (bf16), then
  * qkv_in_amax reads the Ts·h = 1,024-element shard (2,048 bytes) and qkv_in_cast reads 2,048 and
@@ -1205,6 +1250,7 @@ main (int argc, char **argv)
   g_test_add_func ("/model/layer/tied-embedding-grad", test_tied_embedding_grad);
   g_test_add_func ("/model/layer/unfused-dropout", test_unfused_dropout);
   g_test_add_func ("/model/layer/fp8-recipe", test_fp8_recipe);
+  g_test_add_func ("/model/layer/fp8-any-layout", test_fp8_any_layout);
   g_test_add_func ("/model/layer/fp8-current-scaling", test_fp8_current_scaling);
   g_test_add_func ("/model/layer/fp4-recipe", test_fp4_recipe);
   g_test_add_func ("/model/layer/bf16-layers", test_bf16_layers);

@@ -834,12 +834,32 @@ test_attention_kernel (void)
   g_clear_error (&error);
 }
 
+/* The GPU's FP8 operand layouts reach the plan: Blackwell (compute capability 10.x) takes FP8
+ * operands in any layout, Hopper only TN; a set overrides the profile. */
+static void
+test_fp8_any_layout (void)
+{
+  const char *sets[] = { "cluster.gpus=64", "parallel.micro_batch=1", "parallel.global_batch=64",
+                         "parallel.matmul_dtype=fp8", "training.seq_len=2048", NULL };
+  const char *off[] = { "cluster.gpus=64", "parallel.micro_batch=1", "parallel.global_batch=64",
+                        "parallel.matmul_dtype=fp8", "training.seq_len=2048", "hardware.fp8_any_layout=false", NULL };
+  const char *b200[] = { "hardware/b200.ini", "fabrics/ndr400-rail-optimized.ini", "models/mpt-70b.ini", NULL };
+  const char *h100[] = { "hardware/h100-sxm.ini", "fabrics/ndr400-rail-optimized.ini", "models/mpt-70b.ini", NULL };
+  g_autoptr (SimScenario) b = load_ok (b200, sets);
+  g_autoptr (SimScenario) bo = load_ok (b200, off);
+  g_autoptr (SimScenario) h = load_ok (h100, sets);
+  g_assert_true (sim_scenario_plan (b)->fp8_any_layout);
+  g_assert_false (sim_scenario_plan (bo)->fp8_any_layout);
+  g_assert_false (sim_scenario_plan (h)->fp8_any_layout);
+}
+
 int
 main (int argc, char **argv)
 {
   g_test_init (&argc, &argv, NULL);
   g_test_add_func ("/scenario/sharp", test_sharp);
   g_test_add_func ("/scenario/attention-kernel", test_attention_kernel);
+  g_test_add_func ("/scenario/fp8-any-layout", test_fp8_any_layout);
   g_test_add_func ("/scenario/readme-agrees", test_readme_agrees);
   g_test_add_func ("/scenario/calibration-covariance", test_calibration_covariance);
   g_test_add_func ("/scenario/tp-overlap-presets", test_tp_overlap_presets);

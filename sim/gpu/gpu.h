@@ -19,6 +19,7 @@ typedef struct {
   double nvlink_bw_bytes_per_s;         /* per GPU, per direction */
   gboolean nvls;                        /* NVLink SHARP in-switch reduction */
   gboolean mesh;                        /* scale-up domain is a full mesh (sim/net/topology.h) */
+  gboolean fp8_any_layout;              /* FP8 GEMMs in any operand layout: no transposed FP8 copies */
   gboolean announced;                   /* figures from an announcement, no shipped part: the name says so */
   double tdp_w;
   /* Achieved efficiencies (fractions of the peaks above), from public microbenchmarks or calib/. */

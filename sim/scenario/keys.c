@@ -238,6 +238,10 @@ const Key sim_scenario_keys[] = {
     "a GEMM of more than one wave of 128x128 output tiles runs ceil(tiles / sm_count) waves and loses its last "
     "wave's idle SMs (efficiency tiles / (waves * sm_count)); false where the GEMM library's tile shapes and "
     "stream-K kernels hide it (measured: H100, calib/results/h100-sxm-2026-11-27)" },
+  { "hardware", "fp8_any_layout", T_BOOL, "", 1, "false", 0, 0, NULL, TRUE, S_BOOL, GP (fp8_any_layout),
+    "FP8 GEMMs take their operands in any layout (cuBLASLt on compute capability 10.x: Transformer Engine 2.x's "
+    "is_non_tn_fp8_gemm_supported), so FP8 tensors get no transposed copy for the weight and input gradients; "
+    "false: only TN (Hopper), a cast_transpose or transpose per FP8 operand" },
   { "hardware", "nvlink_unidir_GBps", T_DOUBLE, "GB/s", 1e9, REQ, 0, 1e6, NULL, TRUE, S_DOUBLE, GP (nvlink_bw_bytes_per_s),
     "NVLink bandwidth per GPU per direction (half the datasheet bidirectional figure)" },
   { "hardware", "nvls", T_BOOL, "", 1, "false", 0, 0, NULL, TRUE, S_BOOL, GP (nvls), "NVLink SHARP in-switch reduction" },

@@ -1156,7 +1156,8 @@ sim_scenario_resolve (SimScenario *sc, GError **error)
   sc->coll.base_latency_ns[SIM_COLLECTIVE_ALGO_COLLNET] = 0;
   sc->coll.nvlink_eff = sc->gpu.nvlink_eff;
 
-  /* Plan: dp from the GPU count, then the batch. */
+  /* Plan: the GPU's FP8 operand layouts, dp from the GPU count, then the batch. */
+  plan->fp8_any_layout = sc->gpu.fp8_any_layout;
   plan->gpus = cl->gpus;
   int model_par = plan->tp * plan->cp * plan->pp;
   if (cl->gpus % model_par != 0)
