@@ -78,7 +78,8 @@ static const Variant variants[] = {
     { "parallel.cuda_graphs=false", NULL }, 0.5501 },
   /* Cisco's H100 runs of NVIDIA's Llama 3.1 8B code (Cisco/benchmarks/llama31_8b/implementations/nemo:
    * config_DGXH100_8x8x1xtp1pp1cp1.sh and config_DGXH100_16x8x1xtp2pp1cp1.sh with config_common.sh:
-   * FP8 with FP8 parameters, TP comm overlap, no CUDA graphs, global batch 64; the FP8 recipe is not
+   * FP8 with FP8 parameters, TP comm overlap, no CUDA graphs, global batch 64, conf/custom.yaml's fused
+   * cross entropy as the HPE file has it; the FP8 recipe is not
    * set there, so the v5.1 code's tensor-wise current scaling is assumed) on 8 and 16 HGX H100 nodes
    * (hpf_n8 0.7205 s, hpf_n16 0.4851 s: calib/results/mlperf-v5.1/llama31_8b-steps.tsv). */
   { "llama31-8b-h100-mlperf-v5.1-cisco-64", { "runs/llama31-8b-h200-mlperf-v5.1-hpe.ini", "hardware/h100-sxm.ini", NULL },

@@ -160,8 +160,8 @@ test_framework_column (void)
 }
 
 /* Facts a row states become settings: "FP8 params" (with fp8 and the distributed optimizer) and
- * "CUDA graphs" in the notes; an MLPerf row runs NVIDIA's code with bf16 gradient buffers; other
- * rows keep the defaults. */
+ * "CUDA graphs" in the notes; an MLPerf row runs NVIDIA's code with bf16 gradient buffers, a NeMo
+ * 24.07 table row NeMo's launcher settings; other rows keep the defaults. */
 static void
 test_row_facts (void)
 {
@@ -193,6 +193,20 @@ test_row_facts (void)
     { "mlperf_x", "MLPerf Training v5.0 results", "Llama 3.1 405B", "fp8", "x", "'parallel.nccl_ctas_dp=8'", NULL },
     { "mlperf_x_oracle", "MLPerf Training v4.1 results", "GPT-3 175B", "fp8", "x", NULL, "nccl_ctas" },
     { "mlperf_x", "MLPerf Training v3.0 results", "GPT-3 175B", "fp8", "x", NULL, "nccl_ctas" },
+    /* fused cross entropy where the code's conf/custom.yaml defaults it on */
+    { "mlperf_x", "MLPerf Training v4.1 results", "GPT-3 175B", "fp8", "x", "'parallel.loss_fusion=true'", NULL },
+    { "mlperf_x", "MLPerf Training v5.1 results", "Llama 3.1 8B", "fp4", "x", "'parallel.loss_fusion=true'", NULL },
+    { "mlperf_x_oracle", "MLPerf Training v4.1 results", "GPT-3 175B", "fp8", "x", NULL, "loss_fusion" },
+    { "mlperf_x", "MLPerf Training v4.0 results", "GPT-3 175B", "fp8", "x", NULL, "loss_fusion" },
+    { "r1", "Some paper", "Llama 3.1 8B", "fp8", "x", NULL, "loss_fusion" },
+    /* NeMo 24.07's launcher: bf16 gradients, Apex's optimizer state; Llama 3 yamls fuse the loss */
+    { "n1", "NVIDIA NeMo performance summary", "LLAMA3-8B", "fp8", "x", "'parallel.loss_fusion=true'", NULL },
+    { "n1", "NVIDIA NeMo performance summary", "LLAMA3-8B", "fp8", "x", "'parallel.grad_dtype=bf16'", NULL },
+    { "n1", "NVIDIA NeMo performance summary", "GPT3-5B", "fp8", "x", "'parallel.master_weights=remainder'",
+      "loss_fusion" },
+    { "n1", "NVIDIA NeMo performance summary", "Nemotron-340B", "fp8", "x", "'parallel.master_weights=none'", NULL },
+    { "n1", "NVIDIA NeMo performance summary", "Nemotron-340B", "fp8", "x", "'parallel.moment_dtype=bf16'", NULL },
+    { "r1", "Some paper", "GPT3-5B", "fp8", "x", NULL, "master_weights" },
   };
   for (gsize i = 0; i < G_N_ELEMENTS (cases); i++)
     {

@@ -344,6 +344,19 @@ row_settings (const SimValidateRow *r, const char *files[ROW_FILES], GError **er
       add (list, "parallel.nccl_ctas_tp=8");
       add (list, "parallel.nccl_ctas_cp=1");
     }
+  /* Fused cross entropy (Megatron-Core cross_entropy_loss_fusion). NVIDIA's NeMo MLPerf code
+   * defaults it to True in conf/custom.yaml (CROSS_ENTROPY_LOSS_FUSION, which no config exports):
+   * v4.1 GPT-3 (eos_n32, eos_n64, b200_n8_preview), every v5.0 and v5.1 Llama 3.1 directory
+   * (training_results_v5.0 and v5.1; the 8B configs pick TE's kernel, CE_FUSION_IMPL=te) and Azure's
+   * v6.0 copy (runs/llama31-405b-gb200-mlperf-v6.0.ini). v3.0-v4.0 GPT-3 code has no such key.
+   * NeMo 24.07's llama3_8b.yaml and llama3_70b.yaml (NeMo-Framework-Launcher tag 24.07
+   * conf/training/llama) set cross_entropy_loss_fusion: true, which NeMo's build_transformer_config
+   * passes to Megatron-Core's TransformerConfig; its other yamls leave Megatron-Core's False. */
+  gboolean nemo_llama3 = strstr (r->source, "NeMo performance summary") != NULL && strstr (r->model, "LLAMA3") != NULL;
+  if ((nvidia_code
+       && ((gpt3 && in_round (r, "v4.1")) || (llama31 && (in_round (r, "v5.0") || in_round (r, "v5.1") || in_round (r, "v6.0")))))
+      || nemo_llama3)
+    add (list, "parallel.loss_fusion=true");
   /* Facts the notes state: FP8 parameters (NeMo's FP8_PARAMS, Megatron's --fp8-param-gather: the
    * distributed optimizer gathers the FP8 layers' weights in FP8) and layer CUDA graphs. */
   if (strstr (r->notes, "FP8 params") != NULL && strcmp (r->precision, "fp8") == 0 && r->zero >= 1)
