@@ -225,6 +225,30 @@ test_row_facts (void)
     }
 }
 
+/* Blackwell rows of rounds that ran Transformer Engine 1.x keep its transposed FP8 copies. */
+static void
+test_row_te1_layouts (void)
+{
+  static const struct { const char *source, *gpu, *precision; gboolean want; } cases[] = {
+    { "MLPerf Training v4.1 results", "b200", "fp8", TRUE },
+    { "MLPerf Training v5.1 results", "b200", "fp8", FALSE },
+    { "MLPerf Training v4.1 results", "h100-sxm", "fp8", FALSE },
+    { "MLPerf Training v4.1 results", "b200", "bf16", FALSE },
+  };
+  for (gsize i = 0; i < G_N_ELEMENTS (cases); i++)
+    {
+      g_autofree char *text = g_strdup_printf (
+        "%smlperf_x,%s,GPT-3 175B,gpt,12,768,12,12,3072,50257,1024,gelu,0,0,0,64,4,8,%s,8,8,,1,1,1,1,8,1,0,1,0,none,%s,"
+        "0.5,log,low,x\n", header, cases[i].source, cases[i].gpu, cases[i].precision);
+      g_autoptr (GError) error = NULL;
+      g_autoptr (SimValidateDeck) deck = sim_validate_deck_parse (text, strlen (text), "t.csv", &error);
+      g_assert_no_error (error);
+      g_autofree char *cmd = sim_validate_row_command (sim_validate_deck_row (deck, 0), &error);
+      g_assert_no_error (error);
+      g_assert_cmpint (strstr (cmd, "'hardware.fp8_any_layout=false'") != NULL, ==, cases[i].want);
+    }
+}
+
 /* The Megatron README rows' vpp = 1 placeholder runs interleaved at one layer per virtual stage
  * (sim/calibrate/validate.c row_vpp); the same row from another source, or not called a
  * placeholder, keeps its vpp. */
@@ -496,6 +520,7 @@ main (int argc, char **argv)
   g_test_add_func ("/sim/validate/columns-by-name", test_columns_by_name);
   g_test_add_func ("/sim/validate/framework-column", test_framework_column);
   g_test_add_func ("/sim/validate/row-facts", test_row_facts);
+  g_test_add_func ("/sim/validate/row-te1-layouts", test_row_te1_layouts);
   g_test_add_func ("/sim/validate/readme-interleaved", test_readme_interleaved);
   g_test_add_func ("/sim/validate/memory-never-refuses", test_memory_never_refuses);
   g_test_add_func ("/sim/validate/unstated-micro-batch", test_unstated_micro_batch);

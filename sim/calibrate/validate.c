@@ -368,6 +368,13 @@ row_settings (const SimValidateRow *r, const char *files[ROW_FILES], GError **er
   if (strstr (r->notes, "FP8 attention") != NULL && strstr (r->notes, "FP8 attention recipe F16") == NULL
       && (strcmp (r->precision, "fp8") == 0 || strcmp (r->precision, "fp4") == 0))
     add (list, "parallel.fp8_attention=true");
+  /* FP8 operand layouts on Blackwell (hardware fp8_any_layout) are Transformer Engine 2.x's
+   * (released 2025-02); NVIDIA's v4.1 B200 preview ran in October 2024 (its result logs' time_ms,
+   * training_results_v4.1 NVIDIA/results/b200_n8_preview_nemo), on TE 1.x, whose FP8 casts always
+   * write the transposed copy. */
+  if (strcmp (prof->generation, "blackwell") == 0 && strcmp (r->precision, "fp8") == 0
+      && (in_round (r, "v4.1") || in_round (r, "v4.0")))
+    add (list, "hardware.fp8_any_layout=false");
   /* Azure's MLPerf v6.0 Llama 3.1 405B submission sets NCCL_NVLS_ENABLE=0 (its
    * config_GB200_640x4x24xtp4pp8cp2_cg_fp4.sh), as the 405B run scenario does. */
   if (in_round (r, "v6.0") && strstr (r->id, "azure") != NULL)
