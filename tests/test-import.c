@@ -244,6 +244,33 @@ test_megatron_cuda_graphs (void)
     }
 }
 
+/* The precision-aware optimizer's state dtypes: bf16 weights get TE's remainder masters, equal
+ * moment dtypes become moment_dtype; without the flag the dtypes are ignored; what trainsim cannot
+ * hold (fp16 masters, fp8 or mixed moments) is listed as unknown. */
+static void
+test_megatron_optimizer_state (void)
+{
+  const char *base = "--num-layers 2 --hidden-size 64 --num-attention-heads 4 --seq-length 128 "
+                     "--max-position-embeddings 128 --tokenizer-type GPT2BPETokenizer --bf16 ";
+  g_autofree char *aware = g_strconcat (base, "--use-precision-aware-optimizer --exp-avg-dtype bf16 "
+                                              "--exp-avg-sq-dtype bf16", NULL);
+  g_autoptr (SimImport) a = megatron_ok (aware, 8);
+  g_assert_cmpstr (KEY (a, "parallel", "master_weights"), ==, "remainder");
+  g_assert_cmpstr (KEY (a, "parallel", "moment_dtype"), ==, "bf16");
+  g_autofree char *plain = g_strconcat (base, "--exp-avg-dtype bf16", NULL);
+  g_autoptr (SimImport) p = megatron_ok (plain, 8);
+  g_assert_null (KEY (p, "parallel", "master_weights"));
+  g_assert_null (KEY (p, "parallel", "moment_dtype"));
+  g_assert_true (has_line (p, "ignored: --exp-avg-dtype bf16"));
+  g_autofree char *odd = g_strconcat (base, "--use-precision-aware-optimizer --main-params-dtype fp16 "
+                                            "--exp-avg-dtype fp8", NULL);
+  g_autoptr (SimImport) o = megatron_ok (odd, 8);
+  g_assert_null (KEY (o, "parallel", "master_weights"));
+  g_assert_null (KEY (o, "parallel", "moment_dtype"));
+  g_assert_true (has_line (o, "unknown: --main-params-dtype fp16"));
+  g_assert_true (has_line (o, "unknown: --exp-avg-dtype fp8 --exp-avg-sq-dtype fp32"));
+}
+
 static SimImport *
 nemo_ok (const char *yaml, int gpus)
 {
@@ -255,6 +282,30 @@ nemo_ok (const char *yaml, int gpus)
   g_assert_true (sim_import_nemo (imp, root, "c.yaml", &o, &error));
   g_assert_no_error (error);
   return imp;
+}
+
+/* NeMo 1.x's Apex optimizer state: fp32 state over bf16 weights keeps bf16 remainders, bf16 state no
+ * master and bf16 moments; fused_adam keeps Megatron's fp32 masters. */
+static void
+test_nemo_optimizer_state (void)
+{
+  static const struct { const char *optim, *master, *moments; } cases[] = {
+    { "    name: distributed_fused_adam\n", "remainder", NULL },
+    { "    name: distributed_fused_adam\n    dtype: bf16\n", "none", "bf16" },
+    { "    name: fused_adam\n", NULL, NULL },
+  };
+  for (gsize i = 0; i < G_N_ELEMENTS (cases); i++)
+    {
+      g_autofree char *yaml = g_strdup_printf (
+        "trainer:\n  devices: 8\n  num_nodes: 1\n  precision: bf16\n  max_steps: -1\n"
+        "model:\n  mcore_gpt: True\n  micro_batch_size: 1\n  global_batch_size: 8\n  encoder_seq_length: 512\n"
+        "  max_position_embeddings: 512\n  num_layers: 2\n  hidden_size: 64\n  num_attention_heads: 4\n"
+        "  megatron_amp_O2: True\n  tokenizer:\n    library: 'megatron'\n    type: 'GPT2BPETokenizer'\n"
+        "  optim:\n%s", cases[i].optim);
+      g_autoptr (SimImport) imp = nemo_ok (yaml, 0);
+      g_assert_cmpstr (KEY (imp, "parallel", "master_weights"), ==, cases[i].master);
+      g_assert_cmpstr (KEY (imp, "parallel", "moment_dtype"), ==, cases[i].moments);
+    }
 }
 
 static void
@@ -384,6 +435,8 @@ main (int argc, char **argv)
   g_test_add_func ("/scenario/import/flag-table", test_flag_table);
   g_test_add_func ("/scenario/import/nemo-defaults", test_nemo_defaults);
   g_test_add_func ("/scenario/import/megatron-cuda-graphs", test_megatron_cuda_graphs);
+  g_test_add_func ("/scenario/import/megatron-optimizer-state", test_megatron_optimizer_state);
+  g_test_add_func ("/scenario/import/nemo-optimizer-state", test_nemo_optimizer_state);
   g_test_add_func ("/scenario/import/nemo-fp8", test_nemo_fp8);
   g_test_add_func ("/scenario/import/nemo-listed-and-unresolved", test_nemo_listed_and_unresolved);
   g_test_add_func ("/scenario/import/nemo-bad-values", test_nemo_bad_values);

@@ -327,11 +327,8 @@ static const SimMegatronFlag flags[] = {
   U ("--is-hybrid-model", F, "hybrid Mamba models are not modelled"),
   U ("--disable-mamba-mem-eff-path", F, "hybrid Mamba models are not modelled"),
   U ("--yaml-cfg", V, "arguments in a YAML file are not read: pass them on the command line"),
-  U ("--use-precision-aware-optimizer", F, "optimizer state dtypes: trainsim keeps Megatron's fp32 master weights and Adam moments"),
-  M ("--main-grads-dtype", V),
-  U ("--main-params-dtype", V, "optimizer state dtypes: trainsim keeps Megatron's fp32 master weights and Adam moments"),
-  U ("--exp-avg-dtype", V, "optimizer state dtypes: trainsim keeps Megatron's fp32 master weights and Adam moments"),
-  U ("--exp-avg-sq-dtype", V, "optimizer state dtypes: trainsim keeps Megatron's fp32 master weights and Adam moments"),
+  M ("--use-precision-aware-optimizer", F), M ("--main-grads-dtype", V), M ("--main-params-dtype", V),
+  M ("--exp-avg-dtype", V), M ("--exp-avg-sq-dtype", V),
   /* msc */
   I ("--disable-msc", F),
   /* kitchen quantization */

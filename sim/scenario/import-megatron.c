@@ -689,6 +689,37 @@ map_precision (Ctx *c, Plan *p)
     gdt = acc32 ? "fp32" : "fp16";
   g_autofree char *f_g = FROM ("--grad-reduce-in-bf16", "--accumulate-allreduce-grads-in-fp32", "--main-grads-dtype");
   put (c, "parallel", "grad_dtype", gdt, f_g, bf16 ? "fp32 main gradients with --bf16" : "gradients in the parameter dtype");
+  /* Optimizer state (megatron/core/optimizer/__init__.py, _get_megatron_optimizer_based_on_param_groups):
+   * with --use-precision-aware-optimizer Transformer Engine's FusedAdam keeps the master weights in
+   * --main-params-dtype and the moments in --exp-avg-dtype / --exp-avg-sq-dtype, and Megatron asks it
+   * for store_param_remainders (from TE 2.1), which keeps only the 16 bits an fp32 master has beyond
+   * a bf16 weight. Without the flag Megatron's fp32 masters and moments stay and the dtypes are
+   * unused. */
+  if (!has (c, "--use-precision-aware-optimizer"))
+    {
+      ignored_arg (c, "--main-params-dtype");
+      ignored_arg (c, "--exp-avg-dtype");
+      ignored_arg (c, "--exp-avg-sq-dtype");
+      return;
+    }
+  static const char *const mp[] = { "fp32", "fp16", NULL };
+  static const char *const md[] = { "fp32", "fp16", "bf16", "fp8", NULL };
+  const char *main_params = get_choice (c, "--main-params-dtype", "fp32", mp);
+  const char *m1 = get_choice (c, "--exp-avg-dtype", "fp32", md), *m2 = get_choice (c, "--exp-avg-sq-dtype", "fp32", md);
+  g_autofree char *f_mw = FROM ("--use-precision-aware-optimizer", "--main-params-dtype");
+  if (strcmp (main_params, "fp16") == 0)
+    sim_import_unknown (c->imp, "--main-params-dtype fp16", "fp16 master weights: trainsim's master_weights are fp32, "
+                        "bf16 remainders or none; left fp32");
+  else if (bf16)
+    put (c, "parallel", "master_weights", "remainder", f_mw, "");
+  g_autofree char *f_mo = FROM ("--use-precision-aware-optimizer", "--exp-avg-dtype", "--exp-avg-sq-dtype");
+  if (strcmp (m1, m2) == 0 && strcmp (m1, "fp8") != 0)
+    put (c, "parallel", "moment_dtype", m1, f_mo, "fp32 moments");
+  else
+    {
+      g_autofree char *t = g_strdup_printf ("--exp-avg-dtype %s --exp-avg-sq-dtype %s", m1, m2);
+      sim_import_unknown (c->imp, t, "trainsim keeps both moments in one dtype of 2 or 4 bytes; left fp32");
+    }
 }
 
 /* Data parallelism: the distributed optimizer shards the optimizer state (ZeRO-1); Megatron FSDP's

@@ -527,9 +527,40 @@ map_precision (Ctx *c, Plan *p)
   if ((fp8 || fp4) && bool_at (c, MODEL ("fp8_dot_product_attention"), FALSE, &at_dpa))
     put (c, "parallel", "fp8_attention", "true", at_dpa, "");
   const SimYamlNode *at_fp;
-  if (bool_at (c, ((const char *const[]) { "model.fp8_params", "model.optim.fp8_param_gather",
-                                           "model.config.fp8_param", NULL }), FALSE, &at_fp))
+  gboolean fp8_params = bool_at (c, ((const char *const[]) { "model.fp8_params", "model.optim.fp8_param_gather",
+                                                             "model.config.fp8_param", NULL }), FALSE, &at_fp);
+  if (fp8_params)
     put (c, "parallel", "fp8_param_gather", "true", at_fp, "");
+  /* Apex's distributed_fused_adam under NeMo 1.x (nemo/collections/nlp/models/language_modeling/
+   * megatron_base_model.py setup_optimization, v1.23.0 to v2.0.0): the state is in optim.dtype (fp32
+   * by default), the moments too (Apex distributed_fused_adam.py); with megatron_amp_O2 the weights
+   * are in the precision's dtype, and NeMo stores no master copy when the two dtypes are equal, only
+   * the 16-bit remainders for fp32 state over bf16 weights (store_param_remainders), and a full copy
+   * with fp8_params. */
+  const SimYamlNode *at_on, *at_od;
+  const char *opt = str_at (c, AT ("model.optim.name"), "fused_adam", &at_on);
+  const char *odt = str_at (c, AT ("model.optim.dtype"), "fp32", &at_od);
+  const char *state = NULL;
+  if (strcmp (odt, "fp32") == 0 || strcmp (odt, "float32") == 0 || strcmp (odt, "32") == 0)
+    state = "fp32";
+  else if (strcmp (odt, "bf16") == 0 || strcmp (odt, "bfloat16") == 0)
+    state = "bf16";
+  else if (strcmp (odt, "fp16") == 0 || strcmp (odt, "float16") == 0 || strcmp (odt, "16") == 0)
+    state = "fp16";
+  else
+    unknown_at (c, at_od, "an optimizer state dtype trainsim does not know: left fp32");
+  if (strcmp (opt, "distributed_fused_adam") == 0 && o2 && state && strcmp (pdt, "fp32") != 0 && !fp8_params)
+    {
+      if (strcmp (state, pdt) == 0)
+        {
+          put_many (c, "parallel", "master_weights", "none", ATS (at_on, at_od), "");
+          put (c, "parallel", "moment_dtype", state, at_od, "");
+        }
+      else if (strcmp (state, "fp32") == 0 && strcmp (pdt, "bf16") == 0)
+        put_many (c, "parallel", "master_weights", "remainder", ATS (at_on, at_od), "");
+      else if (strcmp (state, "fp32") != 0)
+        put (c, "parallel", "moment_dtype", state, at_od, "");
+    }
   const SimYamlNode *at_fl, *at_1, *at_2;
   gboolean fl = bool_at (c, MODEL ("first_last_layers_bf16"), FALSE, &at_fl);
   gint64 first = int_at (c, MODEL ("num_layers_at_start_in_bf16"), 1, 0, &at_1);
