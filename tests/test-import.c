@@ -167,6 +167,14 @@ test_megatron_listed (void)
   g_assert_true (has_line (moe, "unknown: --moe-grouped-gemm (absent)"));
   g_assert_true (has_line (moe, "unknown: --moe-token-dispatcher-type allgather"));
   g_assert_cmpstr (KEY (moe, "model", "moe_top_k"), ==, "2");
+  /* The flex dispatcher with DeepEP: one copy per target node; DeepEP alone is ignored. */
+  g_autoptr (SimImport) ep = megatron_ok ("--num-layers 2 --hidden-size 64 --num-attention-heads 4 --num-experts 8 "
+                                          "--moe-grouped-gemm --moe-token-dispatcher-type flex --moe-enable-deepep", 0);
+  g_assert_cmpstr (KEY (ep, "parallel", "moe_dispatcher"), ==, "deepep");
+  g_autoptr (SimImport) ep2 = megatron_ok ("--num-layers 2 --hidden-size 64 --num-attention-heads 4 --num-experts 8 "
+                                           "--moe-grouped-gemm --moe-token-dispatcher-type alltoall --moe-enable-deepep", 0);
+  g_assert_null (KEY (ep2, "parallel", "moe_dispatcher"));
+  g_assert_true (has_line (ep2, "ignored: --moe-enable-deepep"));
   /* MoE options without --num-experts are listed, not dropped. */
   g_autoptr (SimImport) lone = megatron_ok ("--moe-router-topk 2", 0);
   g_assert_true (has_line (lone, "unknown: --moe-router-topk 2 (read only with"));
@@ -308,6 +316,21 @@ test_nemo_optimizer_state (void)
     }
 }
 
+/* NeMo's flex dispatcher with DeepEP becomes DeepEP's dispatch. */
+static void
+test_nemo_deepep (void)
+{
+  const char *yaml =
+    "trainer:\n  devices: 8\n  num_nodes: 1\n  precision: bf16\n  max_steps: -1\n"
+    "model:\n  mcore_gpt: True\n  micro_batch_size: 1\n  global_batch_size: 8\n  encoder_seq_length: 512\n"
+    "  max_position_embeddings: 512\n  num_layers: 2\n  hidden_size: 64\n  num_attention_heads: 4\n"
+    "  megatron_amp_O2: True\n  num_moe_experts: 8\n  moe_router_topk: 2\n  moe_grouped_gemm: True\n"
+    "  moe_token_dispatcher_type: flex\n  moe_enable_deepep: True\n"
+    "  tokenizer:\n    library: 'megatron'\n    type: 'GPT2BPETokenizer'\n";
+  g_autoptr (SimImport) imp = nemo_ok (yaml, 0);
+  g_assert_cmpstr (KEY (imp, "parallel", "moe_dispatcher"), ==, "deepep");
+}
+
 static void
 test_nemo_defaults (void)
 {
@@ -437,6 +460,7 @@ main (int argc, char **argv)
   g_test_add_func ("/scenario/import/megatron-cuda-graphs", test_megatron_cuda_graphs);
   g_test_add_func ("/scenario/import/megatron-optimizer-state", test_megatron_optimizer_state);
   g_test_add_func ("/scenario/import/nemo-optimizer-state", test_nemo_optimizer_state);
+  g_test_add_func ("/scenario/import/nemo-deepep", test_nemo_deepep);
   g_test_add_func ("/scenario/import/nemo-fp8", test_nemo_fp8);
   g_test_add_func ("/scenario/import/nemo-listed-and-unresolved", test_nemo_listed_and_unresolved);
   g_test_add_func ("/scenario/import/nemo-bad-values", test_nemo_bad_values);

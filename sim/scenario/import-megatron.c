@@ -469,12 +469,23 @@ map_model (Ctx *c, const SimImportOptions *o, Plan *p)
        * dispatcher. */
       if (!has (c, "--moe-grouped-gemm"))
         sim_import_unknown (c->imp, "--moe-grouped-gemm (absent)", "experts run one GEMM each; trainsim models grouped GEMMs");
+      /* The flex dispatcher with --moe-enable-deepep sends DeepEP's one copy per target node
+       * (parallel.moe_dispatcher deepep). */
       static const char *const disp[] = { "allgather", "alltoall", "flex", NULL };
       const char *d = get_choice (c, "--moe-token-dispatcher-type", "allgather", disp);
-      if (strcmp (d, "alltoall") != 0)
+      gboolean deepep = strcmp (d, "flex") == 0 && has (c, "--moe-enable-deepep");
+      if (deepep)
+        {
+          g_autofree char *f = FROM ("--moe-token-dispatcher-type", "--moe-enable-deepep");
+          put (c, "parallel", "moe_dispatcher", "deepep", f, "");
+        }
+      else
+        ignored_arg (c, "--moe-enable-deepep"); /* read by the flex dispatcher only */
+      if (!deepep && strcmp (d, "alltoall") != 0)
         {
           g_autofree char *t = g_strdup_printf ("--moe-token-dispatcher-type %s", d);
-          sim_import_unknown (c->imp, t, "trainsim models the all-to-all dispatch");
+          sim_import_unknown (c->imp, t, "trainsim models the all-to-all dispatch and DeepEP's (flex with "
+                              "--moe-enable-deepep)");
         }
     }
 }

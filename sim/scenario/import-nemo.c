@@ -387,8 +387,15 @@ map_model (Ctx *c, const SimImportOptions *o, Plan *p)
   if (!bool_at (c, MODEL ("moe_grouped_gemm"), FALSE, &at))
     unknown_or (c, at, "model.moe_grouped_gemm (absent: False)", "experts run one GEMM each; trainsim models grouped GEMMs");
   const char *d = str_at (c, MODEL ("moe_token_dispatcher_type"), "allgather", &at);
-  if (strcmp (d, "alltoall") != 0)
-    unknown_or (c, at, "model.moe_token_dispatcher_type (absent: allgather)", "trainsim models the all-to-all dispatch");
+  const SimYamlNode *at_ep;
+  gboolean deepep = bool_at (c, MODEL ("moe_enable_deepep"), FALSE, &at_ep);
+  if (strcmp (d, "flex") == 0 && deepep)
+    put_many (c, "parallel", "moe_dispatcher", "deepep", ATS (at, at_ep), ""); /* DeepEP's one copy per node */
+  else if (strcmp (d, "alltoall") != 0)
+    unknown_or (c, at, "model.moe_token_dispatcher_type (absent: allgather)",
+                "trainsim models the all-to-all dispatch and DeepEP's (flex with moe_enable_deepep)");
+  if (deepep && strcmp (d, "flex") != 0)
+    unknown_at (c, at_ep, "DeepEP runs under the flex dispatcher only: ignored with this one");
 }
 
 /* Recompute (build_transformer_config: activations_checkpoint_* become Megatron-Core's recompute_*). */
@@ -777,7 +784,7 @@ static const struct {
   { "model.transformer_engine", IF_TRUE, NULL },
   { "model.transformer_block_type", IF_SET, NULL },
   { "model.cpu_offloading", IF_TRUE, "activation/weight offload to the CPU is not modelled" },
-  { "model.sharp", IF_TRUE, "SHARP reductions on the scale-out network are not modelled" },
+  { "model.sharp", IF_TRUE, "SHARP is the fabric's: set [fabric] sharp = true where its switches reduce" },
   { "model.defer_embedding_wgrad_compute", IF_TRUE, "deferred embedding weight-gradient GEMMs are not modelled" },
   { "model.deterministic_mode", IF_TRUE, "deterministic kernels are not modelled" },
   { "model.fp32_residual_connection", IF_TRUE, "an fp32 residual stream is not modelled" },
@@ -787,7 +794,6 @@ static const struct {
     "the parameter all-gather overlapped with the optimizer step is not modelled" },
   { "model.moe_shared_expert_overlap", IF_TRUE, "shared experts overlapped with the dispatch are not modelled" },
   { "model.moe_permute_fusion", IF_TRUE, "the fused token permutation is not modelled" },
-  { "model.moe_enable_deepep", IF_TRUE, "DeepEP dispatch kernels are not modelled" },
   { "model.optim.bucket_size", IF_SET, "a DP bucket size in parameters: trainsim's buckets follow Megatron's default" },
   { "model.optim.ddp_bucket_size", IF_SET, "a DP bucket size in parameters: trainsim's buckets follow Megatron's default" },
   { "model.optim.bucket_cap_mb", IF_SET, "a DP bucket size: trainsim's buckets follow Megatron's default" },
