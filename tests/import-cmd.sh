@@ -68,12 +68,12 @@ check "NeMo keys without an equivalent are listed" 'grep -q "^ignored: model.opt
 
 # (3) Listing and failures.
 "$t" import megatron -- --num-layers 2 --hidden-size 64 --num-attention-heads 4 --save /ckpt --no-such-option 1 \
-  --window-size 128,0 > "$tmp/l.ini" 2> "$tmp/l.err"
+  --tp-comm-overlap-cfg ub.yaml > "$tmp/l.ini" 2> "$tmp/l.err"
 check "exit 0 with leftovers" '[ $? = 0 ]'
 check "ignored: --save" 'grep -qx "ignored: --save /ckpt (no trainsim equivalent)" "$tmp/l.err"'
 check "unknown: an option Megatron-LM does not have" 'grep -q "^unknown: --no-such-option 1 (" "$tmp/l.err"'
-check "unknown: a performance option without a key" 'grep -q "^unknown: --window-size 128,0 (" "$tmp/l.err"'
-check "unknown inputs end the file as comments" 'grep -q "^# unknown: --window-size" "$tmp/l.ini"'
+check "unknown: a performance option without a key" 'grep -q "^unknown: --tp-comm-overlap-cfg ub.yaml (" "$tmp/l.err"'
+check "unknown inputs end the file as comments" 'grep -q "^# unknown: --tp-comm-overlap-cfg" "$tmp/l.ini"'
 check "without --gpus the file says what to add" 'grep -q "^# \[cluster\] gpus is not in the input" "$tmp/l.ini"'
 "$t" import megatron -- --num-layers ninety-six > /dev/null 2> "$tmp/e.err"
 check "a bad number exits 2" '[ $? = 2 ]'

@@ -156,7 +156,8 @@ test_megatron_listed (void)
   g_assert_true (has_line (imp, "ignored: --save /x"));
   g_assert_true (has_line (imp, "unknown: --tp-comm-overlap-cfg ub.yaml ("));
   g_assert_true (has_line (imp, "unknown: --no-such-flag 3 (not an argument"));
-  g_assert_true (has_line (imp, "unknown: --window-size 128,0 (sliding-window"));
+  g_assert_false (has_line (imp, "unknown: --window-size"));
+  g_assert_cmpstr (KEY (imp, "model", "attention_window"), ==, "129"); /* TE: left + 1 keys */
   g_assert_true (has_line (imp, "unknown: --squared-relu"));
   g_assert_false (has_line (imp, "unknown: --moe-grouped-gemm"));
   g_assert_cmpstr (KEY (imp, "model", "moe_experts"), ==, "4");
@@ -250,6 +251,39 @@ test_megatron_cuda_graphs (void)
       g_autoptr (SimImport) imp = megatron_ok (cmd, 8);
       g_assert_cmpstr (KEY (imp, "parallel", "cuda_graphs"), ==, cases[i].want);
     }
+}
+
+/* Multi-latent attention with Megatron's defaults for what is not given, multi-token prediction,
+ * and sliding windows on every other layer (--window-attn-skip-freq 2); a window reaching later
+ * tokens or a sparser pattern is listed. */
+static void
+test_megatron_attention_variants (void)
+{
+  g_autoptr (SimImport) mla = megatron_ok ("--num-layers 4 --hidden-size 256 --num-attention-heads 8 "
+                                           "--multi-latent-attention --q-lora-rank 96 --kv-lora-rank 64 "
+                                           "--mtp-num-layers 1", 0);
+  g_assert_cmpstr (KEY (mla, "model", "q_lora_rank"), ==, "96");
+  g_assert_cmpstr (KEY (mla, "model", "kv_lora_rank"), ==, "64");
+  g_assert_cmpstr (KEY (mla, "model", "qk_nope_head_dim"), ==, "128");
+  g_assert_cmpstr (KEY (mla, "model", "qk_rope_head_dim"), ==, "64");
+  g_assert_cmpstr (KEY (mla, "model", "v_head_dim"), ==, "128");
+  g_assert_cmpstr (KEY (mla, "model", "mtp_depth"), ==, "1");
+  g_autoptr (SimImport) plain = megatron_ok ("--num-layers 4 --hidden-size 256 --num-attention-heads 8 --kv-lora-rank 64", 0);
+  g_assert_null (KEY (plain, "model", "kv_lora_rank"));
+  g_assert_true (has_line (plain, "ignored: --kv-lora-rank 64"));
+  g_autoptr (SimImport) swa = megatron_ok ("--num-layers 4 --hidden-size 256 --num-attention-heads 8 "
+                                           "--window-size \"(127, 0)\" --window-attn-skip-freq 2", 0);
+  g_assert_cmpstr (KEY (swa, "model", "attention_window"), ==, "128");
+  g_assert_cmpstr (KEY (swa, "model", "window_layer_freq"), ==, "2");
+  g_autoptr (SimImport) wide = megatron_ok ("--num-layers 4 --hidden-size 256 --num-attention-heads 8 "
+                                            "--window-size 64,64", 0);
+  g_assert_null (KEY (wide, "model", "attention_window"));
+  g_assert_true (has_line (wide, "unknown: --window-size 64,64"));
+  g_autoptr (SimImport) sparse = megatron_ok ("--num-layers 4 --hidden-size 256 --num-attention-heads 8 "
+                                              "--window-size 128,0 --window-attn-skip-freq 4", 0);
+  g_assert_cmpstr (KEY (sparse, "model", "attention_window"), ==, "129");
+  g_assert_null (KEY (sparse, "model", "window_layer_freq"));
+  g_assert_true (has_line (sparse, "unknown: --window-attn-skip-freq 4"));
 }
 
 /* The precision-aware optimizer's state dtypes: bf16 weights get TE's remainder masters, equal
@@ -459,6 +493,7 @@ main (int argc, char **argv)
   g_test_add_func ("/scenario/import/nemo-defaults", test_nemo_defaults);
   g_test_add_func ("/scenario/import/megatron-cuda-graphs", test_megatron_cuda_graphs);
   g_test_add_func ("/scenario/import/megatron-optimizer-state", test_megatron_optimizer_state);
+  g_test_add_func ("/scenario/import/megatron-attention-variants", test_megatron_attention_variants);
   g_test_add_func ("/scenario/import/nemo-optimizer-state", test_nemo_optimizer_state);
   g_test_add_func ("/scenario/import/nemo-deepep", test_nemo_deepep);
   g_test_add_func ("/scenario/import/nemo-fp8", test_nemo_fp8);

@@ -60,8 +60,7 @@ static const SimMegatronFlag flags[] = {
   M ("--hidden-size", VI), M ("--ffn-hidden-size", VI), M ("--num-attention-heads", VI),
   M ("--attention-backend", V), M ("--kv-channels", VI), M ("--group-query-attention", F),
   M ("--num-query-groups", VI), I ("--softmax-type", V),
-  U ("--window-size", V, "sliding-window attention: not read from the arguments; set [model] attention_window"),
-  U ("--window-attn-skip-freq", V, "sliding-window attention: not read from the arguments; set [model] window_layer_freq"),
+  M ("--window-size", V), M ("--window-attn-skip-freq", V),
   M ("--max-position-embeddings", VI), M ("--position-embedding-type", V),
   I ("--relative-attention-num-buckets", VI), I ("--relative-attention-max-distance", VI),
   M ("--use-rotary-position-embeddings", F), I ("--rotary-base", VI), I ("--rotary-percent", VF),
@@ -73,9 +72,7 @@ static const SimMegatronFlag flags[] = {
   M ("--swiglu", F), M ("--quick-geglu", F), I ("--activation-func-clamp-value", VF),
   I ("--glu-linear-offset", VF), I ("--onnx-safe", V), I ("--bert-no-binary-head", F),
   M ("--untie-embeddings-and-output-weights", F),
-  U ("--multi-latent-attention", F, "multi-latent attention: not read from the arguments; set [model] q_lora_rank, "
-     "kv_lora_rank, qk_nope_head_dim, qk_rope_head_dim and v_head_dim"),
-  U ("--mtp-num-layers", VI, "multi-token prediction: not read from the arguments; set [model] mtp_depth"),
+  M ("--multi-latent-attention", F), M ("--mtp-num-layers", VI),
   I ("--mtp-loss-scaling-factor", VF),
   /* straggler detector */
   I ("--log-straggler", F), I ("--disable-straggler-on-startup", F), I ("--straggler-ctrlr-port", VI),
@@ -309,8 +306,8 @@ static const SimMegatronFlag flags[] = {
   U ("--delay-wgrad-compute", F, "EP communication overlapped with other micro-batches' compute is not modelled"),
   I ("--moe-upcycling-granularity", VI), I ("--moe-pad-experts-for-cuda-graph-inference", F),
   /* mla */
-  I ("--q-lora-rank", VI), I ("--kv-lora-rank", VI), I ("--qk-head-dim", VI),
-  I ("--qk-pos-emb-head-dim", VI), I ("--v-head-dim", VI), I ("--rotary-scaling-factor", VF),
+  M ("--q-lora-rank", VI), M ("--kv-lora-rank", VI), M ("--qk-head-dim", VI),
+  M ("--qk-pos-emb-head-dim", VI), M ("--v-head-dim", VI), I ("--rotary-scaling-factor", VF),
   I ("--mscale", VF), I ("--mscale-all-dim", VF), I ("--cache-mla-latents", F),
   /* heterogeneous */
   U ("--heterogeneous-layers-config-path", V, "heterogeneous layers are not modelled"),

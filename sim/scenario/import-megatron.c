@@ -315,6 +315,91 @@ map_vocab (Ctx *c, const SimImportOptions *o)
 }
 
 /* [model]: the transformer's shape. */
+/* Attention variants (arguments.py _add_mla_args, _add_network_size_args). Multi-latent attention:
+ * --q-lora-rank (default None: no query latent), --kv-lora-rank (32), --qk-head-dim (128, the part
+ * without rotary), --qk-pos-emb-head-dim (64), --v-head-dim (128); they count only with
+ * --multi-latent-attention. --mtp-num-layers N: N multi-token-prediction modules. --window-size
+ * (left, right): Transformer Engine's sliding window, a query at i attending keys i - left .. i +
+ * right, so left + 1 keys when right is 0; --window-attn-skip-freq N leaves layer n (from 1) windowed
+ * when n % N != 0 (megatron/core/transformer/utils.py is_layer_window_attention), which is
+ * trainsim's every-other-layer pattern for N = 2. */
+static void
+map_attention_variants (Ctx *c)
+{
+  static const char *const mla_args[] = { "--q-lora-rank", "--kv-lora-rank", "--qk-head-dim", "--qk-pos-emb-head-dim",
+                                          "--v-head-dim", NULL };
+  if (has (c, "--multi-latent-attention"))
+    {
+      static const char *const keys[] = { "q_lora_rank", "kv_lora_rank", "qk_nope_head_dim", "qk_rope_head_dim",
+                                          "v_head_dim" };
+      static const gint64 defs[] = { 0, 32, 128, 64, 128 };
+      static const char *const why[] = { "no query latent (--q-lora-rank None)", "--kv-lora-rank 32", "--qk-head-dim 128",
+                                         "--qk-pos-emb-head-dim 64", "--v-head-dim 128" };
+      for (int i = 0; mla_args[i]; i++)
+        {
+          gint64 v = get_int (c, mla_args[i], defs[i], i == 0 ? 0 : 1);
+          /* kv_lora_rank > 0 is what makes trainsim's attention multi-latent */
+          g_autofree char *f = i == 1 ? FROM ("--multi-latent-attention", mla_args[i]) : FROM (mla_args[i]);
+          put_int (c, "model", keys[i], v, f, why[i]);
+        }
+    }
+  else
+    for (int i = 0; mla_args[i]; i++)
+      ignored_arg (c, mla_args[i]);
+  gint64 mtp = get_int (c, "--mtp-num-layers", 0, 0);
+  if (mtp > 0)
+    {
+      g_autofree char *f = FROM ("--mtp-num-layers");
+      put_int (c, "model", "mtp_depth", mtp, f, "");
+    }
+  Arg *w = take (c, "--window-size");
+  if (!w)
+    {
+      ignored_arg (c, "--window-attn-skip-freq"); /* read only with a window */
+      return;
+    }
+  g_autofree char *wt = arg_text (w);
+  g_autofree char *inner = g_strstrip (g_strdup (value_of (w)));
+  size_t n = strlen (inner);
+  if (n >= 2 && inner[0] == '(' && inner[n - 1] == ')')
+    {
+      memmove (inner, inner + 1, n - 2);
+      inner[n - 2] = '\0';
+    }
+  g_auto (GStrv) parts = g_strsplit (inner, ",", -1);
+  gint64 left = 0, right = 0;
+  if (g_strv_length (parts) != 2 || !g_ascii_string_to_signed (g_strstrip (parts[0]), 10, 0, G_MAXINT32, &left, NULL)
+      || !g_ascii_string_to_signed (g_strstrip (parts[1]), 10, 0, G_MAXINT32, &right, NULL))
+    {
+      bad (c, SIM_IMPORT_ERROR_VALUE, "--window-size '%s': not two non-negative integers (left,right)", value_of (w));
+      return;
+    }
+  if (right != 0)
+    {
+      sim_import_unknown (c->imp, wt, "a window reaching later tokens: trainsim's windows are causal");
+      ignored_arg (c, "--window-attn-skip-freq");
+      return;
+    }
+  Arg *sk = take (c, "--window-attn-skip-freq");
+  gint64 freq = 1;
+  if (sk && !g_ascii_string_to_signed (value_of (sk), 10, 1, G_MAXINT32, &freq, NULL))
+    freq = 0;
+  g_autofree char *skt = sk ? arg_text (sk) : NULL;
+  if (freq == 1 && sk)
+    {
+      /* layer n % 1 == 0 for every n: no layer is windowed */
+      g_autofree char *f = g_strdup_printf ("%s %s", wt, skt);
+      put_int (c, "model", "attention_window", 0, f, "");
+      return;
+    }
+  put_int (c, "model", "attention_window", left + 1, wt, "");
+  if (freq == 2)
+    put_int (c, "model", "window_layer_freq", 2, skt, "");
+  else if (sk)
+    sim_import_unknown (c->imp, skt, "a full-attention layer every third or later layer, or a pattern list: "
+                        "trainsim windows every layer or every other one; written as every layer");
+}
+
 static void
 map_model (Ctx *c, const SimImportOptions *o, Plan *p)
 {
@@ -372,6 +457,7 @@ map_model (Ctx *c, const SimImportOptions *o, Plan *p)
       put_int (c, "model", "ffn_hidden", ffn, NULL, swiglu ? "int(4 x hidden x 2/3 / 64) x 64 with --swiglu"
                                                            : "4 x hidden");
     }
+  map_attention_variants (c);
   map_vocab (c, o);
   /* Activation: GeLU unless --swiglu (F.silu, gated) or --squared-relu / --quick-geglu
    * (core_transformer_config_from_args). */
