@@ -247,8 +247,9 @@ test_llama3_rates (void)
   assert_rel (in.failures_per_day, in.params.failures_per_s * day, 1e-12);
 }
 
-/* Checkpoint: bf16 weights (2 B) + fp32 master (4 B) + Adam m, v (8 B) = 14 B per parameter;
- * written at min(gpus × per-GPU, aggregate); restart = reinit + read + warm-up. */
+/* Checkpoint: bf16 weights (2 B) + the optimizer's 16-bit remainders (2 B: the scenario's
+ * master_weights, NeMo's Apex optimizer; 4 B for an fp32 master) + Adam m, v (8 B) = 12 B per
+ * parameter; written at min(gpus × per-GPU, aggregate); restart = reinit + read + warm-up. */
 static void
 test_checkpoint_size_and_rates (void)
 {
@@ -259,7 +260,11 @@ test_checkpoint_size_and_rates (void)
   ModelParams mp;
   model_shape_params (sim_scenario_shape (sc), sim_scenario_shape (sc)->vocab, &mp);
   g_assert_true (in.checkpoint_derived);
-  assert_rel (in.checkpoint_bytes, mp.total * 14.0, 1e-12);
+  assert_rel (in.checkpoint_bytes, mp.total * 12.0, 1e-12);
+  g_autoptr (SimScenario) fp32 = load ((const char *[]) { "parallel.master_weights=fp32", NULL });
+  SimGoodputInputs in32;
+  g_assert_true (sim_goodput_from_scenario (fp32, 1.0, 1e6, &in32, NULL));
+  assert_rel (in32.checkpoint_bytes, mp.total * 14.0, 1e-12);
   /* 10,752 GPUs × 0.1 GB/s = 1,075.2 GB/s < 2,000 GB/s aggregate. */
   assert_rel (in.write_bytes_per_s, 1075.2e9, 1e-12);
   /* Read: per GPU as write (1,075.2 GB/s) but the aggregate read is 500 GB/s. */

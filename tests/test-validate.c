@@ -207,6 +207,8 @@ test_row_facts (void)
     { "n1", "NVIDIA NeMo performance summary", "Nemotron-340B", "fp8", "x", "'parallel.master_weights=none'", NULL },
     { "n1", "NVIDIA NeMo performance summary", "Nemotron-340B", "fp8", "x", "'parallel.moment_dtype=bf16'", NULL },
     { "r1", "Some paper", "GPT3-5B", "fp8", "x", NULL, "master_weights" },
+    { "mlperf_x", "MLPerf Training v3.1 results", "GPT-3 175B", "fp8", "x", "'parallel.master_weights=remainder'", NULL },
+    { "mlperf_x", "MLPerf Training v4.1 results", "GPT-3 175B", "fp8", "FP8 params", NULL, "master_weights" },
   };
   for (gsize i = 0; i < G_N_ELEMENTS (cases); i++)
     {

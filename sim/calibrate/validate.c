@@ -335,6 +335,12 @@ row_settings (const SimValidateRow *r, const char *files[ROW_FILES], GError **er
   gboolean nvidia_code = g_str_has_prefix (r->id, "mlperf_") && strstr (r->id, "oracle") == NULL;
   if (nvidia_code && gpt3 && in_round (r, "v3.1"))
     add (list, "parallel.nccl_ctas_pp=2");
+  /* NVIDIA's v3.1 GPT-3 code (and Azure's copy) runs Apex distributed_fused_adam with fp32 state
+   * (conf/optim/distributed_fused_adam.yaml sets no dtype) over bf16 weights and without FP8
+   * parameters: NeMo's setup_optimization (megatron_base_model.py, since 456410d of 2022-10) stores
+   * 16-bit remainders instead of fp32 masters. With FP8 parameters (v4.0, v4.1) it keeps fp32 masters. */
+  if (nvidia_code && gpt3 && in_round (r, "v3.1") && strcmp (r->precision, "fp16") != 0 && !strstr (r->notes, "FP8 params"))
+    add (list, "parallel.master_weights=remainder");
   if (nvidia_code
       && ((gpt3 && (in_round (r, "v4.0") || in_round (r, "v4.1")))
           || (llama31 && (in_round (r, "v5.0") || in_round (r, "v5.1")))))
