@@ -295,16 +295,18 @@ row_settings (const SimValidateRow *r, const char *files[ROW_FILES], GError **er
    * `dtype: bf16`, no master at all and bf16 moments (Apex distributed_fused_adam.py: exp_avg and
    * exp_avg_sq in the optimizer dtype). ASSUMPTION: the table's Nemotron-4 340B run kept that
    * yaml's optim block, as the other rows' examples keep their yaml's and override sizes only. */
-  gboolean nemo_table = strstr (r->source, "NeMo performance summary") != NULL && strcmp (r->precision, "fp16") != 0;
-  if (nemo_table)
-    add (list, "parallel.grad_dtype=bf16");
-  if (nemo_table && strstr (r->model, "Nemotron") != NULL)
+  gboolean nemo_table = strstr (r->source, "NeMo performance summary") != NULL;
+  if (nemo_table && strcmp (r->precision, "fp16") != 0)
     {
-      add (list, "parallel.moment_dtype=bf16");
-      add (list, "parallel.master_weights=none");
+      add (list, "parallel.grad_dtype=bf16");
+      if (strstr (r->model, "Nemotron") != NULL)
+        {
+          add (list, "parallel.moment_dtype=bf16");
+          add (list, "parallel.master_weights=none");
+        }
+      else
+        add (list, "parallel.master_weights=remainder");
     }
-  else if (nemo_table)
-    add (list, "parallel.master_weights=remainder");
   /* FP8 scaling as each submission's files set it. NVIDIA's GPT-3 code of v3.1 (and Azure's copy)
    * and v4.0 exports NVTE_DP_AMAX_REDUCE_INTERVAL=0 and NVTE_ASYNC_AMAX_REDUCTION=1 in
    * config_common.sh (training_results_v3.1; v4.0's as republished in training_results_v4.1
@@ -358,10 +360,9 @@ row_settings (const SimValidateRow *r, const char *files[ROW_FILES], GError **er
    * NeMo 24.07's llama3_8b.yaml and llama3_70b.yaml (NeMo-Framework-Launcher tag 24.07
    * conf/training/llama) set cross_entropy_loss_fusion: true, which NeMo's build_transformer_config
    * passes to Megatron-Core's TransformerConfig; its other yamls leave Megatron-Core's False. */
-  gboolean nemo_llama3 = strstr (r->source, "NeMo performance summary") != NULL && strstr (r->model, "LLAMA3") != NULL;
   if ((nvidia_code
        && ((gpt3 && in_round (r, "v4.1")) || (llama31 && (in_round (r, "v5.0") || in_round (r, "v5.1") || in_round (r, "v6.0")))))
-      || nemo_llama3)
+      || (nemo_table && strstr (r->model, "LLAMA3") != NULL))
     add (list, "parallel.loss_fusion=true");
   /* Facts the notes state: FP8 parameters (NeMo's FP8_PARAMS, Megatron's --fp8-param-gather: the
    * distributed optimizer gathers the FP8 layers' weights in FP8) and layer CUDA graphs. */

@@ -314,7 +314,6 @@ map_vocab (Ctx *c, const SimImportOptions *o)
   put_int (c, "model", "vocab_multiple", multiple, fm, "--make-vocab-size-divisible-by 128");
 }
 
-/* [model]: the transformer's shape. */
 /* Attention variants (arguments.py _add_mla_args, _add_network_size_args). Multi-latent attention:
  * --q-lora-rank (default None: no query latent), --kv-lora-rank (32), --qk-head-dim (128, the part
  * without rotary), --qk-pos-emb-head-dim (64), --v-head-dim (128); they count only with
@@ -400,6 +399,7 @@ map_attention_variants (Ctx *c)
                         "trainsim windows every layer or every other one; written as every layer");
 }
 
+/* [model]: the transformer's shape. */
 static void
 map_model (Ctx *c, const SimImportOptions *o, Plan *p)
 {
