@@ -284,11 +284,33 @@ model_plan_group (const ModelPlan *plan, int rank, ModelDim dim, int *ranks)
 
 /* ---- pipeline split ---- */
 
+/* Transformer layers of pipeline rank p over all its chunks under an uneven first or last stage
+ * (Megatron-Core core_v0.15.0 transformer_block.py get_num_layers_to_build: the ranks without a
+ * stated count split what is left evenly). */
+static int
+uneven_rank_layers (const ModelPlan *plan, const ModelShape *shape, int p)
+{
+  if (p == 0 && plan->pp_first_layers > 0)
+    return plan->pp_first_layers;
+  if (p == plan->pp - 1 && plan->pp_last_layers > 0)
+    return plan->pp_last_layers;
+  int left = plan->pp - (plan->pp_first_layers > 0) - (plan->pp_last_layers > 0);
+  return left > 0 ? (shape->layers - plan->pp_first_layers - plan->pp_last_layers) / left : 0;
+}
+
 /* Transformer layers in virtual stage v (0 .. stages-1). */
 static int
 vstage_layers (const ModelPlan *plan, const ModelShape *shape, int v)
 {
   int stages = model_schedule_positions (plan->schedule, plan->pp, plan->vpp);
+  if (plan->pp_first_layers > 0 || plan->pp_last_layers > 0)
+    {
+      /* DualPipe's positions are the pipeline ranks' model parts; otherwise v = chunk·pp + rank
+       * and a rank's layers split evenly over its chunks. */
+      if (plan->schedule == MODEL_SCHED_DUALPIPE)
+        return uneven_rank_layers (plan, shape, v);
+      return uneven_rank_layers (plan, shape, v % plan->pp) / plan->vpp;
+    }
   if (!plan->pp_embed_loss_layers)
     return shape->layers / stages;
   /* The embedding, the loss and each MTP module count as one layer (Megatron-Core's
@@ -424,7 +446,38 @@ model_plan_validate (const ModelPlan *plan, const ModelShape *shape, GError **er
     return invalid (error, "the interleaved schedule needs vpp >= 2 model chunks per pipeline rank "
                     "(got %d); set vpp or use schedule = 1f1b", plan->vpp);
   int stages = model_schedule_positions (plan->schedule, plan->pp, plan->vpp);
-  if (plan->pp_embed_loss_layers)
+  if (plan->pp_first_layers < 0 || plan->pp_last_layers < 0)
+    return invalid (error, "pp_first_stage_layers and pp_last_stage_layers must be >= 0 (0: even split)");
+  if (plan->pp_first_layers > 0 || plan->pp_last_layers > 0)
+    {
+      /* Megatron-Core's checks (transformer_block.py get_num_layers_to_build), and a layer in every
+       * model chunk, which the step needs. */
+      if (plan->pp_embed_loss_layers)
+        return invalid (error, "pp_first_stage_layers / pp_last_stage_layers and pp_embed_loss_layers "
+                        "exclude each other (Megatron-Core: no embedding or loss stage with uneven pp); "
+                        "keep one");
+      if (plan->pp < 2)
+        return invalid (error, "pp_first_stage_layers / pp_last_stage_layers need pp >= 2 (got %d)", plan->pp);
+      int left = plan->pp - (plan->pp_first_layers > 0) - (plan->pp_last_layers > 0);
+      int rest = shape->layers - plan->pp_first_layers - plan->pp_last_layers;
+      if (rest < 0 || (left == 0 && rest != 0) || (left > 0 && rest % left != 0))
+        return invalid (error,
+                        "layers %d less pp_first_stage_layers %d and pp_last_stage_layers %d leaves %d "
+                        "for the other %d pipeline ranks, which must divide it evenly; change the "
+                        "first/last counts or pp",
+                        shape->layers, plan->pp_first_layers, plan->pp_last_layers, rest, left);
+      int per = plan->schedule == MODEL_SCHED_DUALPIPE ? 1 : plan->vpp;
+      for (int p = 0; p < plan->pp; p++)
+        {
+          int n = uneven_rank_layers (plan, shape, p);
+          if (n < per || n % per != 0)
+            return invalid (error,
+                            "pipeline rank %d would hold %d transformer layers, not a positive multiple "
+                            "of vpp = %d; change pp_first_stage_layers, pp_last_stage_layers or vpp",
+                            p, n, per);
+        }
+    }
+  else if (plan->pp_embed_loss_layers)
     {
       if (stages < 2)
         return invalid (error, "pp_embed_loss_layers needs pp*vpp >= 2 pipeline stages "
@@ -442,7 +495,8 @@ model_plan_validate (const ModelPlan *plan, const ModelShape *shape, GError **er
       gboolean asym = (shape->layers + 2 + shape->mtp_depth) % stages == 0;
       return invalid (error,
                       "layers %d is not divisible by pp*vpp = %d*%d = %d; pick pp and vpp whose "
-                      "product divides %d%s",
+                      "product divides %d, set pp_first_stage_layers / pp_last_stage_layers (uneven "
+                      "first and last pipeline ranks)%s",
                       shape->layers, plan->pp, plan->vpp, stages, shape->layers,
                       asym ? ", or set pp_embed_loss_layers so embedding and loss count as "
                              "pipeline layers (first and last stage get one layer fewer)" : "");

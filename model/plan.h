@@ -83,6 +83,9 @@ typedef struct {
   gboolean pp_embed_loss_layers; /* count embedding and loss as one pipeline layer each, so the
                                   * first and last virtual stage hold one transformer layer fewer
                                   * (MLPerf Llama 3.1 405B: 126 + 2 = 128 over pp8 vpp8) */
+  int pp_first_layers;       /* transformer layers of the first / last pipeline rank, over all its */
+  int pp_last_layers;        /* model chunks (Megatron-Core --decoder-first/last-pipeline-num-layers;
+                              * the other ranks split the rest evenly); 0: even split */
   ModelDtype grad_dtype;     /* gradient accumulation buffer (0 = fp32: Megatron's main grads) */
   ModelDtype moment_dtype;   /* AdamW's first and second moments (0 = fp32; DeepSeek-V3 keeps bf16) */
   ModelMaster master_weights; /* the optimizer's copy beside low-precision weights (0 = fp32) */

@@ -129,6 +129,13 @@ test_megatron_pipeline_rules (void)
                                          "--account-for-embedding-in-pipeline-split --account-for-loss-in-pipeline-split", 0);
   g_assert_cmpstr (KEY (a, "parallel", "vpp"), ==, "8");
   g_assert_cmpstr (KEY (a, "parallel", "pp_embed_loss_layers"), ==, "true");
+  /* Uneven first and last stages (DeepSeek-V3's 61 layers as 3 + 14·4 + 2): the stated counts. */
+  g_autoptr (SimImport) u = megatron_ok ("--num-layers 61 --hidden-size 1024 --num-attention-heads 8 "
+                                         "--pipeline-model-parallel-size 16 --decoder-first-pipeline-num-layers 3 "
+                                         "--decoder-last-pipeline-num-layers 2", 0);
+  g_assert_cmpstr (KEY (u, "parallel", "pp_first_stage_layers"), ==, "3");
+  g_assert_cmpstr (KEY (u, "parallel", "pp_last_stage_layers"), ==, "2");
+  g_assert_false (has_line (u, "unknown: --decoder-first-pipeline-num-layers"));
   /* Without interleaving, sends are batched then synchronized: blocking (p2p_communication.py). */
   g_autoptr (SimImport) b = megatron_ok ("--pipeline-model-parallel-size 4", 0);
   g_assert_cmpstr (KEY (b, "parallel", "pp_blocking"), ==, "true");
@@ -198,6 +205,8 @@ test_megatron_bad_values (void)
     { "--moe-aux-loss-coeff 0.1 x", "--moe-aux-loss-coeff 'x': not a number", SIM_IMPORT_ERROR_VALUE },
     { "--num-layers 10 --pipeline-model-parallel-size 2 --num-layers-per-virtual-pipeline-stage 2",
       "--num-layers-per-virtual-pipeline-stage 2: does not divide", SIM_IMPORT_ERROR_VALUE },
+    { "--num-layers 10 --pipeline-model-parallel-size 2 --num-layers-per-virtual-pipeline-stage 1 "
+      "--decoder-first-pipeline-num-layers 4", "--num-virtual-stages-per-pipeline-rank there", SIM_IMPORT_ERROR_VALUE },
     { "--recompute-granularity full", "needs --recompute-method", SIM_IMPORT_ERROR_VALUE },
     { "--overlap-param-gather", "--overlap-grad-reduce", SIM_IMPORT_ERROR_VALUE },
     { "--bf16 --fp16", "--bf16 and --fp16", SIM_IMPORT_ERROR_VALUE },
@@ -365,6 +374,22 @@ test_nemo_deepep (void)
   g_assert_cmpstr (KEY (imp, "parallel", "moe_dispatcher"), ==, "deepep");
 }
 
+/* Megatron-Core's uneven first and last stages, as NeMo 2's TransformerConfig names them. */
+static void
+test_nemo_uneven_pipeline (void)
+{
+  const char *yaml =
+    "trainer:\n  devices: 8\n  num_nodes: 2\n  precision: bf16\n  max_steps: -1\n"
+    "model:\n  mcore_gpt: True\n  micro_batch_size: 1\n  global_batch_size: 16\n  encoder_seq_length: 512\n"
+    "  max_position_embeddings: 512\n  num_layers: 30\n  hidden_size: 64\n  num_attention_heads: 4\n"
+    "  pipeline_model_parallel_size: 4\n  num_layers_in_first_pipeline_stage: 6\n"
+    "  num_layers_in_last_pipeline_stage: 8\n  megatron_amp_O2: True\n"
+    "  tokenizer:\n    library: 'megatron'\n    type: 'GPT2BPETokenizer'\n";
+  g_autoptr (SimImport) imp = nemo_ok (yaml, 0);
+  g_assert_cmpstr (KEY (imp, "parallel", "pp_first_stage_layers"), ==, "6");
+  g_assert_cmpstr (KEY (imp, "parallel", "pp_last_stage_layers"), ==, "8");
+}
+
 static void
 test_nemo_defaults (void)
 {
@@ -496,6 +521,7 @@ main (int argc, char **argv)
   g_test_add_func ("/scenario/import/megatron-attention-variants", test_megatron_attention_variants);
   g_test_add_func ("/scenario/import/nemo-optimizer-state", test_nemo_optimizer_state);
   g_test_add_func ("/scenario/import/nemo-deepep", test_nemo_deepep);
+  g_test_add_func ("/scenario/import/nemo-uneven-pipeline", test_nemo_uneven_pipeline);
   g_test_add_func ("/scenario/import/nemo-fp8", test_nemo_fp8);
   g_test_add_func ("/scenario/import/nemo-listed-and-unresolved", test_nemo_listed_and_unresolved);
   g_test_add_func ("/scenario/import/nemo-bad-values", test_nemo_bad_values);

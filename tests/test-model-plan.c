@@ -445,6 +445,55 @@ test_pipeline_split (void)
   g_assert_cmpint (model_plan_rank_layers (&p, &s, 5), ==, 12);
 }
 
+/* Uneven first and last ranks (Megatron-Core --decoder-first/last-pipeline-num-layers): the
+ * stated counts over the rank's chunks, the rest split evenly, and Megatron-Core's checks. */
+static void
+test_pipeline_uneven (void)
+{
+  ModelShape s;
+  ModelPlan p;
+  /* 126 layers over pp8 vpp8 as 8 + 6·16 + ... does not divide; 14 + 6·16 + 16 = 126 does. */
+  llama_case (&s, &p);
+  p.pp_embed_loss_layers = FALSE;
+  p.pp_first_layers = 16, p.pp_last_layers = 14;
+  expect_invalid (&p, &s, "pipeline rank 7 would hold 14 transformer layers, not a positive multiple of vpp = 8",
+                  "pp_last_stage_layers");
+  p.vpp = 2, p.global_batch = 1024;
+  expect_valid (&p, &s);
+  int first = -1, total = 0;
+  g_assert_cmpint (model_plan_rank_layers (&p, &s, 0), ==, 16);
+  g_assert_cmpint (model_plan_rank_layers (&p, &s, 4), ==, 16);
+  g_assert_cmpint (model_plan_rank_layers (&p, &s, 7), ==, 14);
+  g_assert_cmpint (model_plan_chunk_layers (&p, &s, 7, 0, &first), ==, 7); /* virtual stage 7 */
+  g_assert_cmpint (first, ==, 7 * 8);
+  g_assert_cmpint (model_plan_chunk_layers (&p, &s, 0, 1, &first), ==, 8); /* virtual stage 8 */
+  g_assert_cmpint (first, ==, 7 * 8 + 7);
+  g_assert_cmpint (model_plan_chunk_layers (&p, &s, 7, 1, &first), ==, 7); /* the last */
+  g_assert_cmpint (first, ==, 126 - 7);
+  for (int r = 0; r < 8; r++)
+    total += model_plan_rank_layers (&p, &s, r);
+  g_assert_cmpint (total, ==, 126);
+  /* Only the last rank stated: the other seven split 126 - 14 = 112. */
+  p.pp_first_layers = 0;
+  expect_valid (&p, &s);
+  g_assert_cmpint (model_plan_rank_layers (&p, &s, 0), ==, 16);
+  p.pp_last_layers = 15;
+  expect_invalid (&p, &s, "leaves 111 for the other 7 pipeline ranks", "must divide it evenly");
+  p.pp_last_layers = 14, p.pp_embed_loss_layers = TRUE;
+  expect_invalid (&p, &s, "exclude each other", NULL);
+  /* DeepSeek-V3's layer count, 61, over pp16 as 3 + 14·4 + 2 (on a dense Llama-shaped layer). */
+  ModelShape d = preset_llama (61, 4096, 14336, 32);
+  g_assert_true (model_shape_finish (&d, NULL));
+  model_plan_init (&p);
+  p.pp = 16, p.dp = 8, p.gpus = 128, p.global_batch = 128;
+  p.pp_first_layers = 3, p.pp_last_layers = 2;
+  expect_valid (&p, &d);
+  g_assert_cmpint (model_plan_rank_layers (&p, &d, 0), ==, 3);
+  g_assert_cmpint (model_plan_rank_layers (&p, &d, 9), ==, 4);
+  g_assert_cmpint (model_plan_chunk_layers (&p, &d, 15, 0, &first), ==, 2);
+  g_assert_cmpint (first, ==, 59);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -470,5 +519,6 @@ main (int argc, char **argv)
   g_test_add_func ("/model/plan/expert-mapping", test_expert_mapping);
   g_test_add_func ("/model/plan/group-partition", test_group_partition);
   g_test_add_func ("/model/plan/pipeline-split", test_pipeline_split);
+  g_test_add_func ("/model/plan/pipeline-uneven", test_pipeline_uneven);
   return g_test_run ();
 }

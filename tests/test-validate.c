@@ -459,6 +459,19 @@ test_duplicate_rows (void)
 
 /* Every arch key DECK.md lists reaches the scenario: DeepSeek-V3's defaults for family deepseek,
  * today's default decoder for a silent 'other', ALiBi, sliding windows, encoders, GeGLU. */
+/* The scenario validate builds for the first row of a deck given as text. */
+static SimScenario *
+first_row_scenario (const char *text)
+{
+  g_autoptr (GError) error = NULL;
+  g_autoptr (SimValidateDeck) deck = sim_validate_deck_parse (text, strlen (text), "t.csv", &error);
+  g_assert_no_error (error);
+  SimValidateOptions o = { NULL, NULL, 1, FALSE, FALSE, TRUE, 0 };
+  SimScenario *sc = sim_validate_row_scenario (sim_validate_deck_row (deck, 0), &o, &error);
+  g_assert_no_error (error);
+  return sc;
+}
+
 static void
 test_arch_modelled (void)
 {
@@ -478,12 +491,7 @@ test_arch_modelled (void)
       g_autofree char *text = g_strdup_printf ("%sn,r%zu,S,M,%s,4,1024,16,16,4096,32000,512,swiglu,%s,64,4,8,"
                                                "h100-sxm,8,8,,1,1,1,1,8,%d,0,1,0,none,bf16,0.5,log,low,,%s\n",
                                                h, i, rows[i].family, rows[i].moe, i == 0 ? 8 : 1, rows[i].arch);
-      g_autoptr (GError) error = NULL;
-      g_autoptr (SimValidateDeck) deck = sim_validate_deck_parse (text, strlen (text), "t.csv", &error);
-      g_assert_no_error (error);
-      SimValidateOptions o = { NULL, NULL, 1, FALSE, FALSE, TRUE, 0 };
-      g_autoptr (SimScenario) sc = sim_validate_row_scenario (sim_validate_deck_row (deck, 0), &o, &error);
-      g_assert_no_error (error);
+      g_autoptr (SimScenario) sc = first_row_scenario (text);
       const ModelShape *m = sim_scenario_shape (sc);
       switch (i)
         {
@@ -512,12 +520,43 @@ test_arch_modelled (void)
     }
 }
 
+/* Rows whose layers pp·vpp does not divide still run: the embedding and loss (and MTP) as layers
+ * where that divides, else uneven first and last ranks with the lighter last (validate.h). */
+static void
+test_pipeline_split (void)
+{
+  const char *h = "id,source,model,family,layers,hidden,heads,kv_heads,ffn_hidden,vocab,seq_len,activation,"
+                  "moe_experts,moe_top_k,moe_ffn_hidden,global_batch_seqs,micro_batch,gpus,gpu,gpus_per_node,"
+                  "nvlink_domain,nic_gbps_per_gpu,tp,pp,vpp,cp,dp,ep,sequence_parallel,zero,fsdp,recompute,precision,"
+                  "step_time_s,step_time_basis,confidence,notes,framework,arch\n";
+  const struct { int layers, pp, vpp; const char *arch; gboolean embed; int first, last; } rows[] = {
+    { 61, 16, 1, "", FALSE, 3, 2 },              /* 3 + 14·4 + 2 */
+    { 61, 16, 1, "mtp_depth=1", TRUE, 0, 0 },    /* 61 + 2 + 1 = 64 */
+    { 34, 4, 2, "", FALSE, 8, 6 },               /* 8 + 2·10 + 6, each a multiple of vpp */
+    { 7, 4, 1, "", FALSE, 2, 1 },                /* 2 + 2·2 + 1 */
+    { 126, 8, 1, "", TRUE, 0, 0 },               /* 126 + 2 = 128 */
+    { 32, 4, 1, "", FALSE, 0, 0 },               /* even */
+  };
+  for (gsize i = 0; i < G_N_ELEMENTS (rows); i++)
+    {
+      g_autofree char *text = g_strdup_printf ("%sr%zu,S,M,llama,%d,1024,16,8,4096,32000,512,swiglu,0,0,0,64,1,%d,"
+                                               "h100-sxm,8,8,400,1,%d,%d,1,2,1,0,1,0,none,bf16,0.5,log,low,n,,%s\n",
+                                               h, i, rows[i].layers, 2 * rows[i].pp, rows[i].pp, rows[i].vpp, rows[i].arch);
+      g_autoptr (SimScenario) sc = first_row_scenario (text);
+      const ModelPlan *p = sim_scenario_plan (sc);
+      g_assert_cmpint (p->pp_embed_loss_layers, ==, rows[i].embed);
+      g_assert_cmpint (p->pp_first_layers, ==, rows[i].first);
+      g_assert_cmpint (p->pp_last_layers, ==, rows[i].last);
+    }
+}
+
 int
 main (int argc, char **argv)
 {
   g_test_init (&argc, &argv, NULL);
   g_test_add_func ("/sim/validate/parse", test_parse);
   g_test_add_func ("/sim/validate/arch-modelled", test_arch_modelled);
+  g_test_add_func ("/sim/validate/pipeline-split", test_pipeline_split);
   g_test_add_func ("/sim/validate/malformed", test_malformed);
   g_test_add_func ("/sim/validate/columns-by-name", test_columns_by_name);
   g_test_add_func ("/sim/validate/framework-column", test_framework_column);

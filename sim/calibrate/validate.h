@@ -33,7 +33,13 @@
  *                     reduce-scatter and parameter all-gather with compute; plain DDP (zero 0, the
  *                     2021 Megatron of Narayanan et al.) all-reduces after the backward pass;
  *   tp_comm_overlap = sequence_parallel, unless the notes say "TP comm overlap off";
- *   pp_embed_loss_layers when pp·vpp does not divide layers but divides layers + 2 (MLPerf Llama);
+ *   pp_embed_loss_layers when pp·vpp does not divide layers but divides layers + 2 (+ mtp_depth:
+ *                     MLPerf Llama, DeepSeek-V3's 61 + 3 over 16); where neither divides, uneven
+ *                     first and last pipeline ranks (pp_first/last_stage_layers, Megatron-Core's
+ *                     --decoder-first/last-pipeline-num-layers): the other ranks hold the fewest
+ *                     layers, a multiple of vpp, that fit, and the last rank (with the output
+ *                     layer and loss) the lighter half of the rest (ASSUMPTION: the deck has no
+ *                     column for the split);
  *   gpus_per_domain_used = the largest divisor of gpus that is ≤ nvlink_domain and a multiple of
  *                     gpus_per_node (64 of an NVL72 rack for power-of-two jobs);
  *   param_dtype = fp16 for fp16 rows, else bf16; vocab padded as Megatron does (128·tp).

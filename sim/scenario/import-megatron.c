@@ -593,6 +593,12 @@ map_pipeline (Ctx *c, Plan *p)
            "--num-virtual-stages-per-pipeline-rank: Megatron-LM takes one of them");
       return;
     }
+  if (per_vstage && (has (c, "--decoder-first-pipeline-num-layers") || has (c, "--decoder-last-pipeline-num-layers")))
+    {
+      bad (c, SIM_IMPORT_ERROR_VALUE, "--num-layers-per-virtual-pipeline-stage with uneven first or last stages: "
+           "Megatron-LM asks for --num-virtual-stages-per-pipeline-rank there");
+      return;
+    }
   if (vstages)
     p->vpp = vstages;
   else if (per_vstage && p->layers)
@@ -624,6 +630,17 @@ map_pipeline (Ctx *c, Plan *p)
   else if (emb || loss)
     sim_import_unknown (c->imp, emb ? "--account-for-embedding-in-pipeline-split" : "--account-for-loss-in-pipeline-split",
                         "trainsim counts the embedding and the loss as pipeline layers together or not at all");
+  /* Uneven first and last stages (TransformerConfig num_layers_in_first/last_pipeline_stage). */
+  if (has (c, "--decoder-first-pipeline-num-layers"))
+    {
+      g_autofree char *f = FROM ("--decoder-first-pipeline-num-layers");
+      put_int (c, "parallel", "pp_first_stage_layers", get_int (c, "--decoder-first-pipeline-num-layers", 0, 1), f, "");
+    }
+  if (has (c, "--decoder-last-pipeline-num-layers"))
+    {
+      g_autofree char *f = FROM ("--decoder-last-pipeline-num-layers");
+      put_int (c, "parallel", "pp_last_stage_layers", get_int (c, "--decoder-last-pipeline-num-layers", 0, 1), f, "");
+    }
   /* The interleaved schedule groups pp micro-batches per virtual stage unless told otherwise. */
   gint64 group = get_int (c, "--microbatch-group-size-per-virtual-pipeline-stage", p->pp, 1);
   g_autofree char *f_group = FROM ("--microbatch-group-size-per-virtual-pipeline-stage");

@@ -710,6 +710,14 @@ map_parallel (Ctx *c, const SimImportOptions *o, Plan *p)
     put_many (c, "parallel", "pp_embed_loss_layers", "true", ATS (at_e, at_l), "");
   else if (emb || loss)
     unknown_at (c, emb ? at_e : at_l, "trainsim counts the embedding and the loss as pipeline layers together or not at all");
+  /* Uneven first and last stages (Megatron-Core TransformerConfig num_layers_in_first/last_pipeline_stage). */
+  const SimYamlNode *at_1, *at_2;
+  gint64 first = int_at (c, PAR ("num_layers_in_first_pipeline_stage"), 0, 1, &at_1);
+  gint64 last = int_at (c, PAR ("num_layers_in_last_pipeline_stage"), 0, 1, &at_2);
+  if (at_1)
+    put_int (c, "parallel", "pp_first_stage_layers", first, at_1, "");
+  if (at_2)
+    put_int (c, "parallel", "pp_last_stage_layers", last, at_2, "");
   map_recompute (c, p);
   map_precision (c, p);
   /* Attention: Transformer Engine's fused kernel unless attention_backend is unfused. */

@@ -143,6 +143,12 @@ const Key sim_scenario_keys[] = {
     "expert tensor-parallel degree; 0: tp (Megatron-Core default)" },
   { "parallel", "pp_embed_loss_layers", T_BOOL, "", 1, "false", 0, 0, NULL, FALSE, S_BOOL, PL (pp_embed_loss_layers),
     "embedding and loss count as pipeline layers (MLPerf Llama 3.1 405B: 126 + 2 over pp·vpp)" },
+  { "parallel", "pp_first_stage_layers", T_INT, "", 1, "0", 0, 1 << 20, NULL, FALSE, S_INT, PL (pp_first_layers),
+    "transformer layers of the first pipeline rank over its chunks (Megatron-Core "
+    "--decoder-first-pipeline-num-layers); 0: even split" },
+  { "parallel", "pp_last_stage_layers", T_INT, "", 1, "0", 0, 1 << 20, NULL, FALSE, S_INT, PL (pp_last_layers),
+    "transformer layers of the last pipeline rank over its chunks (Megatron-Core "
+    "--decoder-last-pipeline-num-layers); 0: even split" },
   { "parallel", "grad_dtype", T_ENUM, "", 1, "fp32", 0, 0, NULL, FALSE, S_ENUM, PL (grad_dtype),
     "gradient accumulation buffer (Megatron main grads: fp32)" },
   { "parallel", "moment_dtype", T_ENUM, "", 1, "fp32", 0, 0, NULL, FALSE, S_ENUM, PL (moment_dtype),
