@@ -320,6 +320,33 @@ vstage_layers (const ModelPlan *plan, const ModelShape *shape, int v)
   return per - (v == 0) - (v == stages - 1) * (1 + shape->mtp_depth);
 }
 
+gboolean
+model_plan_fit_pipeline_split (ModelPlan *plan, const ModelShape *shape)
+{
+  g_return_val_if_fail (plan != NULL && shape != NULL, FALSE);
+  int pp = plan->pp, vpp = MAX (plan->vpp, 1), stages = model_schedule_positions (plan->schedule, pp, vpp);
+  int layers = shape->layers, counted = layers + 2 + shape->mtp_depth;
+  gboolean embed_fits = stages >= 2 && counted % stages == 0 && counted / stages >= 2 + shape->mtp_depth;
+  if (pp < 2 || plan->pp_first_layers > 0 || plan->pp_last_layers > 0 || (plan->pp_embed_loss_layers && embed_fits))
+    return TRUE;
+  plan->pp_embed_loss_layers = FALSE;
+  if (layers % stages == 0)
+    return TRUE;
+  if (embed_fits)
+    return plan->pp_embed_loss_layers = TRUE;
+  if (plan->schedule == MODEL_SCHED_DUALPIPE)
+    return FALSE;
+  int m = vpp * ((layers + stages - 1) / stages);
+  for (; pp > 2 && m > vpp && layers - (pp - 2) * m < 2 * vpp; m -= vpp)
+    ;
+  int rest = layers - (pp - 2) * m;
+  if (rest < 2 * vpp || rest % vpp != 0)
+    return FALSE;
+  plan->pp_last_layers = vpp * (rest / vpp / 2);
+  plan->pp_first_layers = rest - plan->pp_last_layers;
+  return TRUE;
+}
+
 int
 model_plan_chunk_layers (const ModelPlan *plan, const ModelShape *shape, int pp_rank, int chunk,
                          int *first_layer)

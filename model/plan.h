@@ -196,7 +196,15 @@ int model_plan_group (const ModelPlan *plan, int rank, ModelDim dim, int *ranks)
  * Model chunk c (0..vpp-1) of pipeline rank p is virtual stage v = c*pp + p (Megatron's interleaved
  * assignment). Even split: layers / (pp*vpp) per virtual stage. With pp_embed_loss_layers the
  * (layers + 2) pipeline layers split evenly and virtual stage 0 (embedding) and the last one
- * (loss) each hold one transformer layer fewer. */
+ * (loss) each hold one transformer layer fewer. With pp_first_layers / pp_last_layers the first
+ * and last pipeline ranks hold those counts over their chunks and the others split the rest. */
+/* Gives `plan` a pipeline split of shape's layers where its own does not divide them: the even
+ * split, else the embedding and loss (and MTP modules) counted as layers, else uneven first and
+ * last ranks: the others hold the fewest layers, a multiple of vpp, that fit, and the last rank
+ * (output layer and loss) the lighter half of the rest. A stated first/last count, or
+ * pp_embed_loss_layers where it divides, is kept. FALSE where no split gives every chunk a layer
+ * (DualPipe: only even ones). */
+gboolean model_plan_fit_pipeline_split (ModelPlan *plan, const ModelShape *shape);
 /* Transformer layers of chunk `chunk` on pipeline rank `pp_rank`; *first_layer gets the index of
  * its first layer (may be NULL). */
 int model_plan_chunk_layers (const ModelPlan *plan, const ModelShape *shape, int pp_rank,

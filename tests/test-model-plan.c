@@ -494,6 +494,48 @@ test_pipeline_uneven (void)
   g_assert_cmpint (first, ==, 59);
 }
 
+/* The split model_plan_fit_pipeline_split picks, and what it keeps. */
+static void
+test_pipeline_fit (void)
+{
+  ModelShape s = preset_llama (61, 4096, 14336, 32);
+  g_assert_true (model_shape_finish (&s, NULL));
+  ModelPlan p;
+  model_plan_init (&p);
+  p.pp = 16, p.dp = 8, p.gpus = 128, p.global_batch = 128;
+  g_assert_true (model_plan_fit_pipeline_split (&p, &s));
+  g_assert_false (p.pp_embed_loss_layers);
+  g_assert_cmpint (p.pp_first_layers, ==, 3);
+  g_assert_cmpint (p.pp_last_layers, ==, 2);
+  expect_valid (&p, &s);
+  /* A stated split is kept, even one that does not divide (validation reports it). */
+  p.pp_first_layers = 5, p.pp_last_layers = 1;
+  g_assert_true (model_plan_fit_pipeline_split (&p, &s));
+  g_assert_cmpint (p.pp_first_layers, ==, 5);
+  /* With MTP, 61 + 2 + 1 = 64 over 16: embedding, loss and MTP as layers. */
+  s.mtp_depth = 1;
+  p.pp_first_layers = p.pp_last_layers = 0;
+  g_assert_true (model_plan_fit_pipeline_split (&p, &s));
+  g_assert_true (p.pp_embed_loss_layers);
+  g_assert_cmpint (p.pp_first_layers, ==, 0);
+  /* pp_embed_loss_layers where it does not divide gives way: 64 layers over 16 split evenly. */
+  ModelShape e = preset_llama (64, 4096, 14336, 32);
+  g_assert_true (model_shape_finish (&e, NULL));
+  g_assert_true (model_plan_fit_pipeline_split (&p, &e));
+  g_assert_false (p.pp_embed_loss_layers);
+  g_assert_cmpint (p.pp_first_layers + p.pp_last_layers, ==, 0);
+  /* 96 layers over pp16 vpp5: no rank count is a multiple of 5 that sums to 96. */
+  ModelShape g;
+  gpt3_case (&g, &p);
+  p.pp = 16, p.vpp = 5;
+  g_assert_false (model_plan_fit_pipeline_split (&p, &g));
+  /* DualPipe takes only even splits. */
+  model_plan_init (&p);
+  p.pp = 16, p.vpp = 2, p.dp = 8, p.gpus = 128, p.global_batch = 128, p.schedule = MODEL_SCHED_DUALPIPE;
+  s.mtp_depth = 0;
+  g_assert_false (model_plan_fit_pipeline_split (&p, &s));
+}
+
 int
 main (int argc, char **argv)
 {
@@ -520,5 +562,6 @@ main (int argc, char **argv)
   g_test_add_func ("/model/plan/group-partition", test_group_partition);
   g_test_add_func ("/model/plan/pipeline-split", test_pipeline_split);
   g_test_add_func ("/model/plan/pipeline-uneven", test_pipeline_uneven);
+  g_test_add_func ("/model/plan/pipeline-fit", test_pipeline_fit);
   return g_test_run ();
 }

@@ -359,6 +359,17 @@ cmp_est (const void *a, const void *b)
   return (x->index > y->index) - (x->index < y->index);
 }
 
+/* Every valid plan of the scenario's space with its estimate (stage 1 without pruning). */
+static GArray *
+exhaustive_stage1 (const SimScenario *sc, SimSearchOptions *o, SimSearchStats *st)
+{
+  sim_search_options_init (o);
+  o->exhaustive = TRUE;
+  GArray *all = g_array_new (FALSE, TRUE, sizeof (SimSearchCandidate));
+  sim_search_stage1 (sc, o, all, st);
+  return all;
+}
+
 /* The pruned search (lower-bound skip in stage 1, margin window in stage 2) keeps the true best of
  * an exhaustive evaluation of every valid plan, and splitting stage 1 over 3 workers selects the
  * same plans as one. Small cases: GPT 1.7B on 16 and 64 A100. */
@@ -370,11 +381,8 @@ check_pruning (int gpus, int gbs)
   const char *extra[] = { g, b, NULL };
   g_autoptr (SimScenario) sc = load_small (extra);
   SimSearchOptions o;
-  sim_search_options_init (&o);
-  o.exhaustive = TRUE;
-  g_autoptr (GArray) all = g_array_new (FALSE, TRUE, sizeof (SimSearchCandidate));
   SimSearchStats st;
-  sim_search_stage1 (sc, &o, all, &st);
+  g_autoptr (GArray) all = exhaustive_stage1 (sc, &o, &st);
   g_assert_cmpuint (all->len, ==, st.estimated);
   g_assert_cmpuint (all->len, >, 100);
   g_array_sort (all, cmp_est);
@@ -432,6 +440,37 @@ check_pruning (int gpus, int gbs)
     }
 }
 
+/* A model whose layers few pipeline degrees divide (GPT 1.7B cut to 23 layers, prime) is still
+ * searched at pp 2, 4, 8 and 16: with uneven first and last ranks, which the wire format carries and
+ * the plan text names. */
+static void
+test_search_uneven_pipeline (void)
+{
+  const char *extra[] = { "model.layers=23", "cluster.gpus=16", "parallel.global_batch=64", NULL };
+  g_autoptr (SimScenario) sc = load_small (extra);
+  SimSearchOptions o;
+  SimSearchStats st;
+  g_autoptr (GArray) all = exhaustive_stage1 (sc, &o, &st);
+  guint seen = 0;
+  for (guint i = 0; i < all->len; i++)
+    {
+      const SimSearchCandidate *c = &g_array_index (all, SimSearchCandidate, i);
+      if (c->plan.pp == 1)
+        continue;
+      g_assert_true (model_plan_validate (&c->plan, sim_scenario_shape (sc), NULL));
+      g_assert_cmpint (c->plan.pp_first_layers, >, 0);
+      seen |= 1u << c->plan.pp;
+      g_autofree char *line = sim_search_candidate_to_line (c);
+      SimSearchCandidate back = { 0 };
+      g_assert_true (sim_search_candidate_from_line (line, &back));
+      g_assert_cmpint (back.plan.pp_first_layers, ==, c->plan.pp_first_layers);
+      g_assert_cmpint (back.plan.pp_last_layers, ==, c->plan.pp_last_layers);
+      g_autofree char *text = sim_search_describe_plan (&c->plan);
+      g_assert_nonnull (strstr (text, " first="));
+    }
+  g_assert_cmpuint (seen, ==, (1u << 2) | (1u << 4) | (1u << 8) | (1u << 16));
+}
+
 static void
 test_pruning_16 (void)
 {
@@ -461,6 +500,7 @@ main (int argc, char **argv)
   g_test_add_func ("/planning/sweep/scaling", test_scaling);
   g_test_add_func ("/planning/progress/format", test_progress_format);
   g_test_add_func ("/planning/search/pruning-keeps-best-16", test_pruning_16);
+  g_test_add_func ("/planning/search/uneven-pipeline", test_search_uneven_pipeline);
   g_test_add_func ("/planning/search/pruning-keeps-best-64", test_pruning_64);
   return g_test_run ();
 }

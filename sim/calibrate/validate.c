@@ -105,24 +105,6 @@ row_vpp (const SimValidateRow *r)
   return r->vpp;
 }
 
-/* Uneven first and last pipeline ranks for `layers` over pp ranks of vpp chunks (validate.h): the
- * other ranks' count m is the smallest multiple of vpp with pp·m >= layers, or smaller while the
- * rest cannot give each end rank a layer per chunk; the rest goes to the first and last ranks in
- * multiples of vpp, the last the lighter. FALSE where no split has a layer in every chunk. */
-static gboolean
-uneven_split (int layers, int pp, int vpp, int *first, int *last)
-{
-  int m = vpp * ((layers + pp * vpp - 1) / (pp * vpp));
-  for (; pp > 2 && m > vpp && layers - (pp - 2) * m < 2 * vpp; m -= vpp)
-    ;
-  int rest = layers - (pp - 2) * m;
-  if (rest < 2 * vpp || rest % vpp != 0)
-    return FALSE;
-  *last = vpp * (rest / vpp / 2);
-  *first = rest - *last;
-  return TRUE;
-}
-
 static gboolean
 in_round (const SimValidateRow *r, const char *round)
 {
@@ -446,16 +428,20 @@ row_settings (const SimValidateRow *r, const char *files[ROW_FILES], GError **er
       if (r->zero == 0 && r->pp == 1)
         add (list, "parallel.dp_overlap=true");
     }
-  int vpp = row_vpp (r), chunks = r->pp * vpp, mtp = MAX (r->arch.mtp_depth, 0), first, last;
-  if (r->pp > 1 && r->layers % chunks != 0)
+  /* Layers pp·vpp does not divide (validate.h): model/plan.c picks the split. */
+  ModelPlan split;
+  ModelShape layers = { .layers = r->layers, .mtp_depth = MAX (r->arch.mtp_depth, 0) };
+  model_plan_init (&split);
+  split.pp = r->pp, split.vpp = row_vpp (r);
+  split.schedule = split.vpp > 1 ? MODEL_SCHED_INTERLEAVED : MODEL_SCHED_1F1B;
+  if (model_plan_fit_pipeline_split (&split, &layers))
     {
-      if ((r->layers + 2 + mtp) % chunks == 0 && (r->layers + 2 + mtp) / chunks >= 2 + mtp)
+      if (split.pp_embed_loss_layers)
         add (list, "parallel.pp_embed_loss_layers=true");
-      else if (uneven_split (r->layers, r->pp, vpp, &first, &last))
-        {
-          add (list, "parallel.pp_first_stage_layers=%d", first);
-          add (list, "parallel.pp_last_stage_layers=%d", last);
-        }
+      if (split.pp_first_layers > 0)
+        add (list, "parallel.pp_first_stage_layers=%d", split.pp_first_layers);
+      if (split.pp_last_layers > 0)
+        add (list, "parallel.pp_last_stage_layers=%d", split.pp_last_layers);
     }
   /* [training] */
   add (list, "training.seq_len=%d", r->seq_len);

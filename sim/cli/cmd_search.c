@@ -162,6 +162,8 @@ sim_cmd_search (int argc, char **argv)
   g_option_context_set_summary (ctx,
     "Enumerates every plan (tp, pp, vpp, cp, dp, ep, micro-batch, recompute, ZeRO/FSDP, TP\n"
     "overlap, placement order) of the scenario's model on its GPUs with its global batch,\n"
+    "splitting layers that pp·vpp does not divide with the embedding and loss as layers or\n"
+    "uneven first and last ranks (and trying DualPipe where the scenario runs it);\n"
     "keeps those that are valid and fit in memory, ranks them by a closed-form estimate,\n"
     "confirms the plans within --margin of the best (at most --confirm) and prints the top N\n"
     "with their breakdown and what separates them. Pruning rule: see sim/search.h.");
@@ -264,11 +266,7 @@ sim_cmd_search (int argc, char **argv)
         SimSearchCandidate c = { 0 };
         sim_search_candidate_from_line (sel_lines[i], &c);
         ModelPlan p = *sim_scenario_plan (sc);
-        p.tp = c.plan.tp, p.pp = c.plan.pp, p.vpp = c.plan.vpp, p.cp = c.plan.cp, p.dp = c.plan.dp;
-        p.ep = c.plan.ep, p.micro_batch = c.plan.micro_batch, p.recompute = c.plan.recompute;
-        p.zero = c.plan.zero, p.fsdp = c.plan.fsdp, p.tp_comm_overlap = c.plan.tp_comm_overlap;
-        p.sp = c.plan.sp, p.schedule = c.plan.schedule, p.etp = c.plan.etp;
-        memcpy (p.order, c.plan.order, sizeof p.order);
+        sim_search_merge_plan (&p, &c.plan);
         c.plan = p;
         if (confirm (sc, !no_simulate, &c))
           g_ptr_array_add (conf_lines, sim_search_candidate_to_line (&c));
@@ -288,11 +286,7 @@ sim_cmd_search (int argc, char **argv)
     {
       SimSearchCandidate *c = &g_array_index (ranked, SimSearchCandidate, i);
       ModelPlan p = *sim_scenario_plan (sc);
-      p.tp = c->plan.tp, p.pp = c->plan.pp, p.vpp = c->plan.vpp, p.cp = c->plan.cp, p.dp = c->plan.dp;
-      p.ep = c->plan.ep, p.micro_batch = c->plan.micro_batch, p.recompute = c->plan.recompute;
-      p.zero = c->plan.zero, p.fsdp = c->plan.fsdp, p.tp_comm_overlap = c->plan.tp_comm_overlap;
-      p.sp = c->plan.sp, p.schedule = c->plan.schedule, p.etp = c->plan.etp;
-      memcpy (p.order, c->plan.order, sizeof p.order);
+      sim_search_merge_plan (&p, &c->plan);
       c->plan = p;
     }
   sim_search_rank (ranked);
@@ -350,9 +344,11 @@ sim_cmd_search (int argc, char **argv)
       const ModelShape *shape = sim_scenario_shape (sc);
       printf ("Search: %s on %d GPUs, global batch %d x %d tokens\n", shape->name, own->gpus, own->global_batch,
               shape->seq_len);
-      printf ("Space: tp, pp, cp dividing %d GPUs; vpp <= %d; micro-batch <= %d; recompute none/selective/full; "
+      printf ("Space: tp, pp, cp dividing %d GPUs; vpp <= %d (layers split evenly, with embedding and loss as "
+              "layers, or uneven first and last ranks%s); micro-batch <= %d; recompute none/selective/full; "
               "ZeRO 0-3, FSDP; TP overlap; order tp,cp,ep,dp,pp or tp,cp,ep,pp,dp\n",
-              own->gpus, o.max_vpp, o.max_micro_batch);
+              own->gpus, o.max_vpp, own->schedule == MODEL_SCHED_DUALPIPE ? "; DualPipe as the scenario" : "",
+              o.max_micro_batch);
       printf ("Valid plans: %.0f of %.0f enumerated. Within %.0f%% of the best estimate: %u; ranked by stage 2: %u.\n",
               counts[1], counts[0], 100.0 * margin, within, ranked->len);
       printf ("Stage 1: closed-form estimate (sim/estimate.c). Stage 2: %s.\n\n", conf_name);

@@ -167,11 +167,25 @@ sim_search_stage1 (const SimScenario *sc, const SimSearchOptions *o, GArray *out
               int dp = gpus / (tp * pp * cp);
               if (gbs % dp != 0)
                 continue;
-              /* vpp: chunks must split the layers (or layers + 2 with embedding and loss stages). */
+              /* vpp: chunks that split the layers, evenly, with the embedding and loss as layers,
+               * or with uneven first and last ranks (model_plan_fit_pipeline_split; the base
+               * plan's own split is kept at its pp and vpp). 1F1B or interleaved, and DualPipe
+               * (two chunks per rank) where the base plan runs it. */
               int nvpp = 0;
-              for (int v = 1; v <= (pp > 1 ? o->max_vpp : 1) && nvpp < 64; v++)
-                if (v == 1 || s->layers % (pp * v) == 0 || (s->layers + 2) % (pp * v) == 0)
-                  vpps[nvpp++] = v;
+              ModelPlan splits[66];
+              gboolean dual = base->schedule == MODEL_SCHED_DUALPIPE && pp >= 2 && pp % 2 == 0;
+              for (int v = 1; v <= (pp > 1 ? o->max_vpp : 1) + dual && nvpp < 64; v++)
+                {
+                  gboolean dp_sched = v == (pp > 1 ? o->max_vpp : 1) + 1;
+                  ModelPlan *q = &splits[nvpp];
+                  *q = *base;
+                  q->pp = pp, q->vpp = dp_sched ? 2 : v;
+                  q->schedule = dp_sched ? MODEL_SCHED_DUALPIPE : v > 1 ? MODEL_SCHED_INTERLEAVED : MODEL_SCHED_1F1B;
+                  if (pp != base->pp || q->vpp != base->vpp || q->schedule != base->schedule)
+                    q->pp_first_layers = q->pp_last_layers = 0;
+                  if (model_plan_fit_pipeline_split (q, s))
+                    vpps[nvpp++] = q->vpp;
+                }
               int nep = s->moe_experts > 0 ? divisors (s->moe_experts, tp * cp * dp, eps, 64) : (eps[0] = 1, 1);
               int nmbs = divisors (gbs / dp, o->max_micro_batch, mbss, 64);
               for (int v = 0; v < nvpp; v++)
@@ -187,12 +201,15 @@ sim_search_stage1 (const SimScenario *sc, const SimSearchOptions *o, GArray *out
                           /* zero 0, 1, 2, 3, then 2 and 3 with FSDP collectives. */
                           ModelPlan p = *base;
                           p.tp = tp, p.pp = pp, p.cp = cp, p.dp = dp, p.vpp = vpps[v], p.ep = eps[e];
+                          p.schedule = splits[v].schedule;
+                          p.pp_embed_loss_layers = splits[v].pp_embed_loss_layers;
+                          p.pp_first_layers = splits[v].pp_first_layers;
+                          p.pp_last_layers = splits[v].pp_last_layers;
                           p.micro_batch = mbss[mb];
                           p.recompute = (ModelRecompute) rc;
                           p.zero = z < 4 ? z : z - 2;
                           p.fsdp = z >= 4;
                           p.sp = tp > 1;
-                          p.schedule = p.vpp > 1 ? MODEL_SCHED_INTERLEAVED : MODEL_SCHED_1F1B;
                           if (p.etp > tp)
                             p.etp = 0;
                           gboolean mem_known = FALSE, mem_fits = FALSE;
@@ -271,6 +288,7 @@ sim_search_candidate_to_line (const SimSearchCandidate *c)
   g_string_append_printf (s, "%u %d %d %d %d %d %d %d %d %d %d %d %d %d", c->index, p->tp, p->pp, p->vpp, p->cp,
                           p->dp, p->ep, p->micro_batch, (int) p->recompute, p->zero, p->fsdp, p->tp_comm_overlap,
                           p->sp, (int) p->schedule);
+  g_string_append_printf (s, " %d %d %d", p->pp_embed_loss_layers, p->pp_first_layers, p->pp_last_layers);
   for (int i = 0; i < MODEL_DIM_COUNT; i++)
     g_string_append_printf (s, " %d", (int) p->order[i]);
   g_string_append_printf (s, " %d %.17g %.17g %.17g %.17g %.17g %.17g %.17g", p->etp, c->estimate_s, c->confirmed_s,
@@ -286,7 +304,7 @@ gboolean
 sim_search_candidate_from_line (const char *line, SimSearchCandidate *c)
 {
   g_auto (GStrv) f = g_strsplit (line, " ", -1);
-  guint want = 14 + MODEL_DIM_COUNT + 8 + 3 * SIM_EST_COUNT;
+  guint want = 17 + MODEL_DIM_COUNT + 8 + 3 * SIM_EST_COUNT;
   if (g_strv_length (f) != want)
     return FALSE;
   ModelPlan *p = &c->plan;
@@ -301,6 +319,9 @@ sim_search_candidate_from_line (const char *line, SimSearchCandidate *c)
   p->tp_comm_overlap = atoi (f[k++]);
   p->sp = atoi (f[k++]);
   p->schedule = (ModelSchedule) atoi (f[k++]);
+  p->pp_embed_loss_layers = atoi (f[k++]);
+  p->pp_first_layers = atoi (f[k++]);
+  p->pp_last_layers = atoi (f[k++]);
   for (int i = 0; i < MODEL_DIM_COUNT; i++)
     p->order[i] = (ModelDim) atoi (f[k++]);
   p->etp = atoi (f[k++]);
@@ -323,6 +344,17 @@ sim_search_candidate_from_line (const char *line, SimSearchCandidate *c)
   return TRUE;
 }
 
+void
+sim_search_merge_plan (ModelPlan *plan, const ModelPlan *q)
+{
+  plan->tp = q->tp, plan->pp = q->pp, plan->vpp = q->vpp, plan->cp = q->cp, plan->dp = q->dp, plan->ep = q->ep;
+  plan->micro_batch = q->micro_batch, plan->recompute = q->recompute, plan->zero = q->zero, plan->fsdp = q->fsdp;
+  plan->tp_comm_overlap = q->tp_comm_overlap, plan->sp = q->sp, plan->schedule = q->schedule, plan->etp = q->etp;
+  plan->pp_embed_loss_layers = q->pp_embed_loss_layers;
+  plan->pp_first_layers = q->pp_first_layers, plan->pp_last_layers = q->pp_last_layers;
+  memcpy (plan->order, q->order, sizeof plan->order);
+}
+
 char *
 sim_search_describe_plan (const ModelPlan *p)
 {
@@ -331,6 +363,14 @@ sim_search_describe_plan (const ModelPlan *p)
   g_string_append_printf (s, "tp%d pp%d vpp%d cp%d dp%d ep%d mbs%d recompute=%s zero%d%s%s order=", p->tp, p->pp,
                           p->vpp, p->cp, p->dp, p->ep, p->micro_batch, rc[p->recompute], p->zero,
                           p->fsdp ? " fsdp" : "", p->tp_comm_overlap ? " tp-overlap" : "");
+  if (p->schedule == MODEL_SCHED_DUALPIPE)
+    g_string_append (s, " dualpipe");
+  if (p->pp_embed_loss_layers)
+    g_string_append (s, " embed-loss-layers");
+  if (p->pp_first_layers > 0)
+    g_string_append_printf (s, " first=%d", p->pp_first_layers);
+  if (p->pp_last_layers > 0)
+    g_string_append_printf (s, " last=%d", p->pp_last_layers);
   for (int i = 0; i < MODEL_DIM_COUNT; i++)
     g_string_append_printf (s, "%s%s", i ? "," : "", model_dim_name (p->order[i]));
   return g_string_free (s, FALSE);

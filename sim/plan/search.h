@@ -77,9 +77,12 @@ void sim_search_select (GArray *cands, const SimSearchOptions *o);
 /* Sorts by (confirmed, index). */
 void sim_search_rank (GArray *cands);
 
-/* A candidate as one line of text and back (for MPI). */
+/* A candidate as one line of text and back (for MPI): the fields the search varies. */
 char *sim_search_candidate_to_line (const SimSearchCandidate *c);
 gboolean sim_search_candidate_from_line (const char *line, SimSearchCandidate *c);
+/* Copies the fields the search varies from `searched` into `plan` (the scenario's plan). */
+void sim_search_merge_plan (ModelPlan *plan, const ModelPlan *searched);
 
-/* "tp4 pp8 vpp8 cp2 dp128 ep1 mbs1 recompute=none zero1 overlap order=tp,cp,ep,dp,pp" (caller frees). */
+/* "tp4 pp8 vpp8 cp2 dp128 ep1 mbs1 recompute=none zero1 overlap order=tp,cp,ep,dp,pp", with
+ * " dualpipe", " embed-loss-layers" or " first=3 last=2" where the pipeline has them (caller frees). */
 char *sim_search_describe_plan (const ModelPlan *plan);
