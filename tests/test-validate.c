@@ -367,6 +367,25 @@ test_memory_never_refuses (void)
   sim_validate_result_clear (&res);
 }
 
+/* A precision the GPU does not have did not run as stated: skipped, saying so (it was simulated as
+ * bf16 before). */
+static void
+test_precision_unsupported (void)
+{
+  const char *r = "f8,S,Llama,llama,4,1024,16,8,4096,32000,512,swiglu,0,0,0,8,1,8,a100-sxm-80g,8,8,,1,1,1,1,8,1,0,1,0,"
+                  "none,fp8,1,log,low,x\n";
+  g_autofree char *text = g_strconcat (header, r, NULL);
+  g_autoptr (SimValidateDeck) deck = sim_validate_deck_parse (text, strlen (text), "t.csv", NULL);
+  g_assert_nonnull (deck);
+  SimValidateOptions o = { NULL, NULL, 1, FALSE, FALSE, TRUE, 0 };
+  SimValidateResult res;
+  sim_validate_run_row (sim_validate_deck_row (deck, 0), &o, &res);
+  g_assert_cmpint (res.status, ==, SIM_VALIDATE_SKIPPED);
+  g_assert_nonnull (strstr (res.reason, "precision fp8 on gpu 'a100-sxm-80g'"));
+  g_assert_nonnull (strstr (res.reason, "no peak_fp8_TFLOPS"));
+  sim_validate_result_clear (&res);
+}
+
 static void
 test_stats (void)
 {
@@ -564,6 +583,7 @@ main (int argc, char **argv)
   g_test_add_func ("/sim/validate/row-te1-layouts", test_row_te1_layouts);
   g_test_add_func ("/sim/validate/readme-interleaved", test_readme_interleaved);
   g_test_add_func ("/sim/validate/memory-never-refuses", test_memory_never_refuses);
+  g_test_add_func ("/sim/validate/precision-unsupported", test_precision_unsupported);
   g_test_add_func ("/sim/validate/unstated-micro-batch", test_unstated_micro_batch);
   g_test_add_func ("/sim/validate/stats", test_stats);
   g_test_add_func ("/sim/validate/fixture-rows", test_fixture_rows);

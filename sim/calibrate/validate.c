@@ -501,13 +501,16 @@ sim_validate_result_clear (SimValidateResult *result)
 }
 
 /* Profile keys the kernel-time model needs (sim_scenario_check_compute: the GEMM efficiency of the
- * row's dtypes, attn_eff, mem_eff): without them the row is skipped with the missing key named. */
+ * row's dtypes, attn_eff, mem_eff): without them the row is skipped with the missing key named; a
+ * precision the GPU does not have skips it as such. */
 static gboolean
 profile_complete (const SimScenario *sc, const SimValidateRow *r, GError **error)
 {
   g_autoptr (GError) missing = NULL;
   if (sim_scenario_check_compute (sc, &missing))
     return TRUE;
+  if (missing->code == SIM_SCENARIO_ERROR_INVALID)
+    return unsupported (error, "precision %s on gpu '%s': %s", r->precision, r->gpu, missing->message);
   return unsupported (error, "profile of gpu '%s' lacks a sourced figure: %s", r->gpu, missing->message);
 }
 

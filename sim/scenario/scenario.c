@@ -1336,8 +1336,14 @@ sim_scenario_check_compute (const SimScenario *sc, GError **error)
 {
   g_return_val_if_fail (sc != NULL && sc->resolved, FALSE);
   const SimGpuSpec *g = &sc->gpu;
-  /* GEMMs run in the matmul dtype (transformer layers) and in the param dtype (LM head, router);
-   * a dtype without a peak runs as bf16 (sim_gpu_kernel_ns). */
+  /* GEMMs run in the matmul dtype (transformer layers), which the GPU must have (an FP8 run on an
+   * A100 did not happen as stated), and in the param dtype (LM head, router), which runs as bf16
+   * where the GPU has no peak for it (sim_gpu_kernel_ns). */
+  if (!(g->peak_flops[sc->plan.matmul_dtype] > 0))
+    return fail_at (sc, error, SIM_SCENARIO_ERROR_INVALID, "parallel", "matmul_dtype",
+                    "%s has no peak_%s_TFLOPS in the hardware profile of %s; use a precision the GPU supports "
+                    "or add the figure with its source", model_dtype_name (sc->plan.matmul_dtype),
+                    model_dtype_name (sc->plan.matmul_dtype), g->name);
   ModelDtype need[2] = { sc->plan.matmul_dtype, sc->plan.param_dtype };
   const char *why[2] = { "matmul_dtype", "param_dtype (LM head and router GEMMs)" };
   for (int i = 0; i < 2; i++)
