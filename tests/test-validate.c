@@ -347,19 +347,25 @@ test_unstated_micro_batch (void)
     }
 }
 
+/* Validates one row (after the shared header) into *res, single-threaded. */
+static void
+run_row (const char *row, SimValidateResult *res)
+{
+  g_autofree char *text = g_strconcat (header, row, NULL);
+  g_autoptr (SimValidateDeck) deck = sim_validate_deck_parse (text, strlen (text), "t.csv", NULL);
+  g_assert_nonnull (deck);
+  SimValidateOptions o = { NULL, NULL, 1, FALSE, FALSE, TRUE, 0 };
+  sim_validate_run_row (sim_validate_deck_row (deck, 0), &o, res);
+}
+
 /* A run that ran is never refused for memory: the row is simulated and flagged. */
 static void
 test_memory_never_refuses (void)
 {
   /* GPT 175B on 8 H100 with DDP: far over 80 GB, yet simulated */
-  const char *r = "big,S,GPT,gpt,96,12288,96,96,49152,50257,2048,gelu,0,0,0,8,1,8,h100-sxm,8,8,,8,1,1,1,1,1,1,0,0,"
-                  "none,bf16,100,log,low,x\n";
-  g_autofree char *text = g_strconcat (header, r, NULL);
-  g_autoptr (SimValidateDeck) deck = sim_validate_deck_parse (text, strlen (text), "t.csv", NULL);
-  g_assert_nonnull (deck);
-  SimValidateOptions o = { NULL, NULL, 1, FALSE, FALSE, TRUE, 0 };
   SimValidateResult res;
-  sim_validate_run_row (sim_validate_deck_row (deck, 0), &o, &res);
+  run_row ("big,S,GPT,gpt,96,12288,96,96,49152,50257,2048,gelu,0,0,0,8,1,8,h100-sxm,8,8,,8,1,1,1,1,1,1,0,0,"
+           "none,bf16,100,log,low,x\n", &res);
   g_assert_cmpint (res.status, ==, SIM_VALIDATE_OK);
   g_assert_true (res.memory_over);
   g_assert_cmpfloat (res.memory_gib, >, 80);
@@ -372,14 +378,9 @@ test_memory_never_refuses (void)
 static void
 test_precision_unsupported (void)
 {
-  const char *r = "f8,S,Llama,llama,4,1024,16,8,4096,32000,512,swiglu,0,0,0,8,1,8,a100-sxm-80g,8,8,,1,1,1,1,8,1,0,1,0,"
-                  "none,fp8,1,log,low,x\n";
-  g_autofree char *text = g_strconcat (header, r, NULL);
-  g_autoptr (SimValidateDeck) deck = sim_validate_deck_parse (text, strlen (text), "t.csv", NULL);
-  g_assert_nonnull (deck);
-  SimValidateOptions o = { NULL, NULL, 1, FALSE, FALSE, TRUE, 0 };
   SimValidateResult res;
-  sim_validate_run_row (sim_validate_deck_row (deck, 0), &o, &res);
+  run_row ("f8,S,Llama,llama,4,1024,16,8,4096,32000,512,swiglu,0,0,0,8,1,8,a100-sxm-80g,8,8,,1,1,1,1,8,1,0,1,0,"
+           "none,fp8,1,log,low,x\n", &res);
   g_assert_cmpint (res.status, ==, SIM_VALIDATE_SKIPPED);
   g_assert_nonnull (strstr (res.reason, "precision fp8 on gpu 'a100-sxm-80g'"));
   g_assert_nonnull (strstr (res.reason, "no peak_fp8_TFLOPS"));
