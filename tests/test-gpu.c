@@ -149,6 +149,18 @@ test_memory_attention (void)
   g.attn_bwd_half_gflop = 3000;
   g_assert_cmpint (sim_gpu_kernel_ns (&g, &ab), ==, (gint64) ceil (1e12 / (989e12 * 0.5 * 0.25) * 1e9) + 3000);
   g.attn_half_gflop = g.attn_bwd_half_gflop = 0;
+  /* In situ, attention takes the 16-bit GEMM scale: gemm_insitu_bf16 0.8 gives 1e12 / (989e12 x
+   * 0.5 x 0.8) = 2,527,805.9 ns -> 2,527,806 + 3,000, FP8 attention too (1e12 / (1,979e12 x 0.5 x
+   * r8 x 0.8) = 1,558,813.6 -> 1,558,814 + 3,000), not the FP8 GEMM's scale; attn_insitu, where set,
+   * replaces it (0.5: 4,044,490 + 3,000). */
+  g.gemm_insitu[MODEL_DTYPE_BF16] = 0.8;
+  g.gemm_insitu[MODEL_DTYPE_FP8] = 0.5;
+  g_assert_cmpint (sim_gpu_kernel_ns (&g, &a), ==, 2530806);
+  g_assert_cmpint (sim_gpu_kernel_ns (&g, &a8), ==, 1561814);
+  g.attn_insitu = 0.5;
+  g_assert_cmpint (sim_gpu_kernel_ns (&g, &a), ==, 4047490);
+  g.attn_insitu = 0;
+  g.gemm_insitu[MODEL_DTYPE_BF16] = g.gemm_insitu[MODEL_DTYPE_FP8] = 0;
   /* mem_insitu 0.5 halves the memory-bound kernel's bandwidth (673,072.06 ns → 673,073 + 3,000),
    * not that of a GEMM whose 1 GB of traffic binds (1e6 FLOPs): 336,537 + 3,000 as before. */
   g.mem_insitu = 0.5;

@@ -26,6 +26,19 @@
  *                     it). Tried on the deck (2026-11-25, /tmp/cal8): Blackwell ran to its bound
  *                     (1.82, attention at peak) and its leave-one-source-out MAPE went 10.9% -> 17.5%;
  *                     the deck's rows do not tell attention from the GEMM and memory-bound scales.
+ *                     Absent, attention takes the generation's 16-bit GEMM scale (sim/gpu/gpu.c: the
+ *                     same tensor cores and sustained clocks), which the BF16/FP16 rows fit; so the
+ *                     fit's row constants already hold it (a row whose attention runs in BF16 has
+ *                     gemm_insitu_bf16 where the generation has BF16 rows; elsewhere, Blackwell, the
+ *                     microbenchmark stands). 2026-11-28 (/tmp/fitAtt5): deck in-sample 4.3% either
+ *                     way, leave-one-source-out 7.3% -> 7.2% (Hopper 5.1% -> 4.8%; mem_insitu
+ *                     0.535 -> 0.596). Tying FP8 attention to gemm_insitu_fp8 instead (/tmp/fitAtt4)
+ *                     took Blackwell's LOSO 5.0% -> 6.9%: the low-precision scales carry their
+ *                     recipes' own costs. bench/heldout: the 52 runs went median 4.1% -> 4.7%, MAPE
+ *                     5.6% -> 6.3%, 48 -> 45 in band (torchtitan's FlashAttention-2 runs +6.9% ->
+ *                     +11.4%: already slow there before); NeMo's long-sequence Llama 2 7B on H100
+ *                     (4K-1M tokens, attention up to 98% of the FLOPs; looked at before this change)
+ *                     MAPE 15.9% -> 4.2%, max -26.6% -> -7.8%.
  *                     overlap_slowdown (prior 0.189 ± 0.1, range [0, 0.4], the paper's mean and max):
  *                     tried 2026-11-27 (/tmp/fitB): Hopper 0.28 ± 0.05, Blackwell ran to 0.4; deck
  *                     LOSO MAPE 7.5% -> 7.2%, but the 30 held-out runs of bench/heldout did not

@@ -36,9 +36,10 @@ static const GpuProfile gpu_profiles[] = {
   { "mi355x", "hardware/mi355x.ini", "fabrics/ndr400-rail-optimized.ini", "cdna4" },
 };
 
+/* attn_insitu 0: attention takes the (here 1) 16-bit GEMM scale, as the fit's simulations need. */
 const char *const sim_validate_uncalibrated_sets[] = {
   "hardware.gemm_insitu_fp16=1", "hardware.gemm_insitu_bf16=1", "hardware.gemm_insitu_fp8=1",
-  "hardware.gemm_insitu_fp4=1", "hardware.mem_insitu=1", "hardware.attn_insitu=1", "hardware.launch_us=0",
+  "hardware.gemm_insitu_fp4=1", "hardware.mem_insitu=1", "hardware.attn_insitu=0", "hardware.launch_us=0",
   "hardware.step_overhead_ms=0", "calibration.band_log_sigma=0", "calibration.generation=none", NULL,
 };
 

@@ -33,7 +33,11 @@
  *              small kernel, one sequence of few heads, fills the SMs poorly: cuDNN's causal BF16
  *              attention on an H100 reaches 0.27 of peak for 24 heads × 2048 × 128 and 0.61 for
  *              32 × 8192 × 128, calib/results/h100-sxm-2026-11-26/torch-kernels.tsv); both
- *              times attn_insitu where the generation is calibrated. FP8 attention runs at the FP8
+ *              times attn_insitu where a layer sets it, else the 16-bit GEMM in-situ scale
+ *              gemm_insitu[bf16] (fp16 for FP16 attention; FP8 attention takes the BF16 one): the
+ *              same tensor cores under the same sustained clocks and shared L2/HBM, which
+ *              microbenchmarks of a few iterations do not see (the low-precision GEMM scales also
+ *              carry their recipes' own costs, so they are not used). FP8 attention runs at the FP8
  *              peak with that fraction times the profile's attn_fp8_ratio (forward) and
  *              attn_fp8_bwd_ratio (backward), measured FP8-over-BF16 fractions of peak (Blackwell,
  *              H100/H200: cuDNN's own training benchmark), else r8 = (1200/1979)/(740/989) = 0.81:
@@ -49,6 +53,7 @@
  * its dependencies (the caller's ready()). Compute starting while a communication op runs on the
  * same GPU is flagged `overlapped` so the caller can apply the profile's slowdown. */
 #include "config.h"
+#include <stdlib.h>
 #include <math.h>
 #include <string.h>
 #include "sim/gpu/gpu.h"
@@ -169,7 +174,17 @@ kernel_ns (const SimGpuSpec *spec, const SimGpuKernel *kernel, double *sens)
               double g = kernel->flops / 1e9;
               eff *= g / (g + half);
             }
-          eff *= spec->attn_insitu > 0 ? spec->attn_insitu : 1.0;
+          /* In situ, attention runs on the same tensor cores under the same sustained clocks and
+           * shared L2/HBM as the 16-bit GEMMs: absent its own scale it takes theirs (FP8 attention
+           * too; the low-precision GEMM scales also carry their recipes' own costs). */
+          ModelDtype h = d == MODEL_DTYPE_FP16 ? MODEL_DTYPE_FP16 : MODEL_DTYPE_BF16;
+          if (spec->attn_insitu > 0)
+            eff *= spec->attn_insitu;
+          else if (spec->gemm_insitu[h] > 0)
+            {
+              eff *= spec->gemm_insitu[h];
+              dt = h;
+            }
           if (d == MODEL_DTYPE_FP8)
             {
               double r = spec->attn_fp8_ratio > 0 ? spec->attn_fp8_ratio : ATTN_FP8_RATIO;
@@ -180,6 +195,8 @@ kernel_ns (const SimGpuSpec *spec, const SimGpuKernel *kernel, double *sens)
         t = kernel->flops / (peak * eff);
       if (kernel->kind == SIM_KERNEL_GEMM)
         dt = d;
+      else if (dt >= 0 && !(peak > 0 && eff > 0))
+        dt = -1;
     }
   gboolean mem_binds = FALSE;
   if (kernel->bytes > 0 && spec->hbm_bw_bytes_per_s > 0 && spec->mem_eff > 0)

@@ -50,7 +50,7 @@ typedef struct {
    * HBM shared with neighbours, real data). 0 = 1 (not calibrated). */
   double gemm_insitu[MODEL_DTYPE_COUNT];
   double mem_insitu;
-  double attn_insitu;                   /* on attn_eff and attn_bwd_eff */
+  double attn_insitu;                   /* on attn_eff and attn_bwd_eff; 0: the 16-bit gemm_insitu */
   double nvlink_eff;                    /* achieved NVLink bus bandwidth / line rate */
   gint64 launch_ns;                     /* per-kernel launch/tail overhead */
   gint64 step_overhead_ns;              /* fixed per-step host time after the optimizer (0: none) */
@@ -66,7 +66,7 @@ typedef struct {
  *              G_half[dtype] = gemm_eff_half_gflop[dtype], or gemm_eff_half_gflop_any when 0
  *   attention: attn_eff · a · G/(G + G_half_attn) (the size term where the profile measured one); a
  *              flash backward (SIM_KERNEL_ATTENTION_BWD) attn_bwd_eff · a · G/(G + G_half_bwd) when the
- *              profile gives it (a = attn_insitu, 1 when not calibrated); FP8 attention also times
+ *              profile gives it (a = attn_insitu, else the 16-bit GEMM's s, 1 when not calibrated); FP8 attention also times
  *              attn_fp8_ratio (backward attn_fp8_bwd_ratio), the profile's measured FP8 over BF16
  *              fraction of peak, else 0.81, FlashAttention-3's on H100 (sim/gpu/gpu.c); the
  *              FlashAttention-2 kernel (attn MODEL_ATTN_FA2) on the attn_fa2_* curve instead, the

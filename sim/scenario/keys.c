@@ -335,7 +335,8 @@ const Key sim_scenario_keys[] = {
   { "hardware", "mem_insitu", T_DOUBLE, "", 1, OPT, 0, 2, NULL, TRUE, S_DOUBLE, GP (mem_insitu),
     "in-situ scale on mem_eff fitted on published step times (scenarios/calibration/); absent: 1" },
   { "hardware", "attn_insitu", T_DOUBLE, "", 1, OPT, 0, 2, NULL, TRUE, S_DOUBLE, GP (attn_insitu),
-    "in-situ scale on attn_eff and attn_bwd_eff (a calibration layer's; the shipped deck does not pin it); absent: 1" },
+    "in-situ scale on attn_eff and attn_bwd_eff (a calibration layer's; the shipped deck does not pin it); "
+    "absent or 0: the 16-bit GEMM's, gemm_insitu_bf16 (gemm_insitu_fp16 for FP16 attention)" },
   { "hardware", "launch_us", T_DOUBLE, "us", 1e3, OPT, 0, 1e5, NULL, TRUE, S_NS, GP (launch_ns),
     "per-kernel launch and tail overhead; absent: not known" },
   { "hardware", "step_overhead_ms", T_DOUBLE, "ms", 1e6, OPT, 0, 1e4, NULL, TRUE, S_NS, GP (step_overhead_ns),
