@@ -18,6 +18,7 @@
 #include <glib.h>
 #include <gsl/gsl_sort.h>
 #include <gsl/gsl_statistics_double.h>
+#include "sim/calibrate/validate.h"
 #include "sim/scenario/scenario.h"
 #include "sim/step/runner.h"
 #include "sim/des/heap.h"
@@ -189,6 +190,35 @@ static const LongSeq longseq[] = {
   { 256, 256, 16, 549, 4, 1, 8 },  { 512, 512, 8, 549, 4, 1, 16 },    { 1024, 1024, 4, 536, 8, 1, 32 },
 };
 
+/* NVIDIA NeMo's 24.07 performance table (NVIDIA/NeMo docs/source/performance/performance_summary.md,
+ * its first version, 4c73f77670, as the deck's rows): its five rows the deck leaves out, as deck rows
+ * (../shared/validation/DECK.md) that `trainsim validate` models with the deck's NeMo-table rules
+ * (sim/calibrate/validate.c: the launcher's yamls and examples of tag 24.07). Shapes: conf/training
+ * gpt3/20b.yaml, llama/llama2_7b.yaml and llama2_13b.yaml (Llama 2's published shapes), nemotron/
+ * nemotron_8b.yaml and nemotron_22b.yaml (squared-ReLU, LayerNorm1p, rope, untied, vocabulary 256,000);
+ * each agrees with the table's TFLOP/s over tokens/s to 0.1% (Megatron's count). Step = GBS x seq /
+ * (tokens/s/GPU x GPUs); no activation recompute, the distributed optimizer and sequence parallelism
+ * with TP, as for the deck's rows of the table (ASSUMPTION there too). */
+#define NEMO_SOURCE "\"NVIDIA NeMo performance summary, NeMo 24.07 container\""
+static const struct {
+  const char *row, *rest; /* the deck's columns before and after step_time_s */
+  double tokens_per_s_per_gpu;
+  int gbs, seq, gpus;
+} nemo_rows[] = {
+  { "nemo2407_gpt3-20b_64," NEMO_SOURCE ",GPT3-20B,gpt,44,6144,48,48,24576,50257,2048,gelu,0,0,0,256,2,64,"
+    "h100-sxm,8,8,400,2,1,1,1,32,1,1,1,0,none,fp8,", ",tokens_per_s,medium,n,nemo,", 5851, 256, 2048, 64 },
+  { "nemo2407_llama2-7b_8," NEMO_SOURCE ",LLAMA2-7B,llama,32,4096,32,32,11008,32000,4096,swiglu,0,0,0,128,1,8,"
+    "h100-sxm,8,8,400,1,1,1,1,8,1,0,1,0,none,fp8,", ",tokens_per_s,medium,n,nemo,", 16847, 128, 4096, 8 },
+  { "nemo2407_llama2-13b_16," NEMO_SOURCE ",LLAMA2-13B,llama,40,5120,40,40,13824,32000,4096,swiglu,0,0,0,128,1,16,"
+    "h100-sxm,8,8,400,1,4,10,1,4,1,0,1,0,none,fp8,", ",tokens_per_s,medium,n,nemo,", 8646, 128, 4096, 16 },
+  { "nemo2407_nemotron-8b_64," NEMO_SOURCE ",Nemotron-8B,other,32,4096,32,32,16384,256000,4096,gelu,0,0,0,256,4,64,"
+    "h100-sxm,8,8,400,2,1,1,1,32,1,1,1,0,none,fp8,", ",tokens_per_s,medium,n,nemo,"
+    "mlp_act=squared_relu;norm=layernorm;position=rope", 12701, 256, 4096, 64 },
+  { "nemo2407_nemotron-22b_64," NEMO_SOURCE ",Nemotron-22B,other,40,6144,48,48,24576,256000,4096,gelu,0,0,0,256,2,64,"
+    "h100-sxm,8,8,400,2,4,10,1,8,1,1,1,0,none,fp8,", ",tokens_per_s,medium,n,nemo,"
+    "mlp_act=squared_relu;norm=layernorm;position=rope", 4256, 256, 4096, 64 },
+};
+
 typedef struct {
   char *label;
   const char *family;  /* the source family the summary groups by */
@@ -197,7 +227,8 @@ typedef struct {
 } Row;
 
 static const char *const families[] = { "run scenarios and their variants", "torchtitan", "llm-foundry MPT, H100",
-                                        "llm-foundry MPT, A100", "NeMo long sequence, H100 (seen)" };
+                                        "llm-foundry MPT, A100", "NeMo long sequence, H100 (seen)",
+                                        "NeMo 24.07 table rows not in the deck" };
 
 static gboolean
 predict (const char *const *files, const char *const *sets, Row *row, GError **error)
@@ -336,6 +367,33 @@ main (int argc, char **argv)
                 .measured = flops / (q->tflops * 1e12 * q->gpus) };
       if (predict (files, sets, &r, &error))
         g_array_append_val (rows, r);
+    }
+  for (guint i = 0; error == NULL && i < G_N_ELEMENTS (nemo_rows); i++)
+    {
+      const char *header = "id,source,model,family,layers,hidden,heads,kv_heads,ffn_hidden,vocab,seq_len,activation,"
+                           "moe_experts,moe_top_k,moe_ffn_hidden,global_batch_seqs,micro_batch,gpus,gpu,gpus_per_node,"
+                           "nvlink_domain,nic_gbps_per_gpu,tp,pp,vpp,cp,dp,ep,sequence_parallel,zero,fsdp,recompute,"
+                           "precision,step_time_s,step_time_basis,confidence,notes,framework,arch\n";
+      double step = (double) nemo_rows[i].gbs * nemo_rows[i].seq
+                    / (nemo_rows[i].tokens_per_s_per_gpu * nemo_rows[i].gpus);
+      g_autofree char *text = g_strdup_printf ("%s%s%.6f%s\n", header, nemo_rows[i].row, step, nemo_rows[i].rest);
+      g_autoptr (SimValidateDeck) deck = sim_validate_deck_parse (text, strlen (text), "bench/heldout.c", &error);
+      if (deck == NULL)
+        break;
+      SimValidateOptions o = { NULL, NULL, 1, FALSE, FALSE, FALSE, 0, FALSE };
+      SimValidateResult res;
+      const SimValidateRow *vr = sim_validate_deck_row (deck, 0);
+      sim_validate_run_row (vr, &o, &res);
+      if (res.status != SIM_VALIDATE_OK)
+        {
+          g_set_error (&error, G_IO_ERROR, G_IO_ERROR_FAILED, "%s: %s", vr->id, res.reason);
+          sim_validate_result_clear (&res);
+          break;
+        }
+      Row r = { g_strdup (vr->id), families[5], nemo_rows[i].gpus, res.predicted_s, res.band_lo_s, res.band_hi_s,
+                step, res.error_pct };
+      sim_validate_result_clear (&res);
+      g_array_append_val (rows, r);
     }
   if (error != NULL)
     {

@@ -297,10 +297,15 @@ row_settings (const SimValidateRow *r, const char *files[ROW_FILES], GError **er
    * exp_avg_sq in the optimizer dtype). ASSUMPTION: the table's Nemotron-4 340B run kept that
    * yaml's optim block, as the other rows' examples keep their yaml's and override sizes only. */
   gboolean nemo_table = strstr (r->source, "NeMo performance summary") != NULL;
+  /* The Nemotron 8B and 22B examples (examples/training/nemotron/h100/nemotron_{8b,22b}_fp8.sh) and
+   * yamls set neither grad_sync_dtype nor an optim dtype: fp32 gradients, fp32 state with
+   * remainders. */
+  gboolean nemotron_small = strstr (r->model, "Nemotron-8B") != NULL || strstr (r->model, "Nemotron-22B") != NULL;
   if (nemo_table && strcmp (r->precision, "fp16") != 0)
     {
-      add (list, "parallel.grad_dtype=bf16");
-      if (strstr (r->model, "Nemotron") != NULL)
+      if (!nemotron_small)
+        add (list, "parallel.grad_dtype=bf16");
+      if (strstr (r->model, "Nemotron-340B") != NULL)
         {
           add (list, "parallel.moment_dtype=bf16");
           add (list, "parallel.master_weights=none");
@@ -359,11 +364,12 @@ row_settings (const SimValidateRow *r, const char *files[ROW_FILES], GError **er
    * (training_results_v5.0 and v5.1; the 8B configs pick TE's kernel, CE_FUSION_IMPL=te) and Azure's
    * v6.0 copy (runs/llama31-405b-gb200-mlperf-v6.0.ini). v3.0-v4.0 GPT-3 code has no such key.
    * NeMo 24.07's llama3_8b.yaml and llama3_70b.yaml (NeMo-Framework-Launcher tag 24.07
-   * conf/training/llama) set cross_entropy_loss_fusion: true, which NeMo's build_transformer_config
-   * passes to Megatron-Core's TransformerConfig; its other yamls leave Megatron-Core's False. */
+   * conf/training/llama), nemotron_8b.yaml and nemotron_22b.yaml (conf/training/nemotron) set
+   * cross_entropy_loss_fusion: true, which NeMo's build_transformer_config passes to Megatron-Core's
+   * TransformerConfig; its other yamls leave Megatron-Core's False. */
   if ((nvidia_code
        && ((gpt3 && in_round (r, "v4.1")) || (llama31 && (in_round (r, "v5.0") || in_round (r, "v5.1") || in_round (r, "v6.0")))))
-      || (nemo_table && strstr (r->model, "LLAMA3") != NULL))
+      || (nemo_table && (strstr (r->model, "LLAMA3") != NULL || nemotron_small)))
     add (list, "parallel.loss_fusion=true");
   /* Facts the notes state: FP8 parameters (NeMo's FP8_PARAMS, Megatron's --fp8-param-gather: the
    * distributed optimizer gathers the FP8 layers' weights in FP8) and layer CUDA graphs. */
