@@ -548,11 +548,19 @@ model_plan_validate (const ModelPlan *plan, const ModelShape *shape, GError **er
   int m = model_plan_microbatches (plan);
   if (plan->schedule == MODEL_SCHED_DUALPIPE && !model_schedule_check (plan->schedule, plan->pp, plan->vpp, m, error))
     return FALSE;
-  if (plan->schedule == MODEL_SCHED_INTERLEAVED && m % plan->pp != 0)
+  if (plan->mb_group < 0)
+    return invalid (error, "microbatch_group_size must be >= 0 (0: pp)");
+  if (plan->schedule == MODEL_SCHED_INTERLEAVED && plan->mb_group > 0)
+    {
+      if (!model_schedule_check_grouped (plan->schedule, plan->pp, plan->vpp, m, plan->mb_group, error))
+        return FALSE;
+    }
+  else if (plan->schedule == MODEL_SCHED_INTERLEAVED && m % plan->pp != 0)
     return invalid (error,
                     "%d micro-batches per step is not divisible by pp %d; Megatron's interleaved "
                     "schedule runs micro-batches in groups of pp, so make "
-                    "global_batch / (dp*micro_batch) a multiple of %d",
+                    "global_batch / (dp*micro_batch) a multiple of %d, or set microbatch_group_size "
+                    "(between pp and the micro-batch count, leaving 0 or at least pp in the last group)",
                     m, plan->pp, plan->pp);
 
   /* Sequence and context parallelism. */

@@ -83,6 +83,8 @@ typedef struct {
   gboolean pp_embed_loss_layers; /* count embedding and loss as one pipeline layer each, so the
                                   * first and last virtual stage hold one transformer layer fewer
                                   * (MLPerf Llama 3.1 405B: 126 + 2 = 128 over pp8 vpp8) */
+  int mb_group;              /* interleaved: micro-batches per group of the schedule table (Megatron-Core
+                              * microbatch_group_size_per_vp_stage); 0: pp */
   int pp_first_layers;       /* transformer layers of the first / last pipeline rank, over all its */
   int pp_last_layers;        /* model chunks (Megatron-Core --decoder-first/last-pipeline-num-layers;
                               * the other ranks split the rest evenly); 0: even split */

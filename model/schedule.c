@@ -3,9 +3,12 @@
  * Equations, stage s of p, m micro-batches, v chunks per stage, all from Megatron-Core's
  * schedules.py (logic re-derived, not copied):
  *   1F1B        warm-up w = min(p − s − 1, m); then (F w+i, B i) for i < m − w; then B m−w .. m−1.
- *   interleaved group size g = p (Megatron's default microbatch_group_size_per_vp_stage);
- *               table entry k (0 .. m·v−1): group G = k / (g·v), r = k mod (g·v),
- *               chunk = r / g, micro-batch = G·g + r mod g;
+ *   interleaved group size g (microbatch_group_size_per_vp_stage, default p); the groups start at
+ *               0, g, 2g, … and the last one, the first whose start + g >= m, takes every micro-batch
+ *               left (get_schedule_table): table entry k (0 .. m·v−1) in a full group G = k / (g·v),
+ *               r = k mod (g·v): chunk = r / g, micro-batch = G·g + r mod g; in the last group
+ *               (start L·g, size S = m − L·g), k' = k − L·g·v: chunk = k' / S, micro-batch
+ *               L·g + k' mod S;
  *               warm-up w = min((p − s − 1)·2 + (v − 1)·g, m·v);
  *               forward k = table[k]; backward k = table[k] with chunk v − 1 − chunk;
  *               order F 0..w−1, then (F w+i, B i) for i < m·v − w, then B m·v − w .. m·v − 1.
@@ -26,6 +29,12 @@
 
 gboolean
 model_schedule_check (ModelSchedule kind, int pp, int vpp, int microbatches, GError **error)
+{
+  return model_schedule_check_grouped (kind, pp, vpp, microbatches, 0, error);
+}
+
+gboolean
+model_schedule_check_grouped (ModelSchedule kind, int pp, int vpp, int microbatches, int group, GError **error)
 {
   if (pp < 1 || vpp < 1 || microbatches < 1)
     {
@@ -54,13 +63,23 @@ model_schedule_check (ModelSchedule kind, int pp, int vpp, int microbatches, GEr
                    "set [parallel] schedule=interleaved or vpp=1", model_schedule_name (kind), vpp);
       return FALSE;
     }
-  if (kind == MODEL_SCHED_INTERLEAVED && vpp > 1 && microbatches % pp != 0)
+  int g = group > 0 ? group : pp;
+  if (kind == MODEL_SCHED_INTERLEAVED && vpp > 1 && (g < pp || g > microbatches))
+    {
+      g_set_error (error, MODEL_ERROR, MODEL_ERROR_INVALID_PLAN,
+                   "interleaved pipeline schedule: micro-batch group size %d must lie between pp (%d) and the "
+                   "micro-batch count (%d), as Megatron-Core asks of microbatch_group_size_per_vp_stage; "
+                   "change [parallel] microbatch_group_size or the batch sizes", g, pp, microbatches);
+      return FALSE;
+    }
+  if (kind == MODEL_SCHED_INTERLEAVED && vpp > 1 && microbatches % g != 0 && microbatches % g < pp)
     {
       /* Megatron-Core raises for a final micro-batch group smaller than pp (it would stall). */
       g_set_error (error, MODEL_ERROR, MODEL_ERROR_INVALID_PLAN,
-                   "interleaved pipeline schedule needs the micro-batch count (%d) to be a multiple "
-                   "of pp (%d), as Megatron-Core does; change global_batch, micro_batch or dp",
-                   microbatches, pp);
+                   "interleaved pipeline schedule needs the micro-batch count (%d) modulo the group size "
+                   "(%d%s) to be 0 or at least pp (%d), as Megatron-Core does; change global_batch, micro_batch, dp "
+                   "or [parallel] microbatch_group_size",
+                   microbatches, g, group > 0 ? "" : ", pp by default", pp);
       return FALSE;
     }
   return TRUE;
@@ -113,7 +132,14 @@ is_interleaved (ModelSchedule kind, int vpp)
 int
 model_schedule_warmup (ModelSchedule kind, int pp, int vpp, int microbatches, int stage)
 {
+  return model_schedule_warmup_grouped (kind, pp, vpp, microbatches, 0, stage);
+}
+
+int
+model_schedule_warmup_grouped (ModelSchedule kind, int pp, int vpp, int microbatches, int group, int stage)
+{
   g_return_val_if_fail (stage >= 0 && stage < pp, 0);
+  int g = group > 0 ? group : pp;
   int total = is_interleaved (kind, vpp) ? microbatches * vpp : microbatches;
   int w;
   if (kind == MODEL_SCHED_DUALPIPE)
@@ -122,28 +148,36 @@ model_schedule_warmup (ModelSchedule kind, int pp, int vpp, int microbatches, in
   if (kind == MODEL_SCHED_GPIPE)
     w = total;
   else if (is_interleaved (kind, vpp))
-    w = (pp - stage - 1) * 2 + (vpp - 1) * pp;
+    w = (pp - stage - 1) * 2 + (vpp - 1) * g;
   else /* 1F1B, or interleaved with one chunk */
     w = pp - stage - 1;
   return MIN (w, total);
 }
 
-/* The k-th entry of the interleaved table (forward order). */
+/* The k-th entry of the interleaved table (forward order) for m micro-batches in groups of g. */
 static void
-table_entry (int k, int pp, int vpp, int *mb, int *chunk)
+table_entry (int k, int m, int g, int vpp, int *mb, int *chunk)
 {
-  int group = k / (pp * vpp), r = k % (pp * vpp);
-  *chunk = r / pp;
-  *mb = group * pp + r % pp;
+  int last = (m - 1) / g; /* the last group: the first whose start + g >= m */
+  if (k < last * g * vpp)
+    {
+      int group = k / (g * vpp), r = k % (g * vpp);
+      *chunk = r / g;
+      *mb = group * g + r % g;
+      return;
+    }
+  int size = m - last * g, r = k - last * g * vpp;
+  *chunk = r / size;
+  *mb = last * g + r % size;
 }
 
 static ModelScheduleSlot
-slot_at (ModelSchedule kind, int pp, int vpp, int k, ModelPass pass)
+slot_at (ModelSchedule kind, int vpp, int m, int g, int k, ModelPass pass)
 {
   ModelScheduleSlot s = { k, 0, pass, FALSE, FALSE, FALSE };
   if (is_interleaved (kind, vpp))
     {
-      table_entry (k, pp, vpp, &s.microbatch, &s.chunk);
+      table_entry (k, m, g, vpp, &s.microbatch, &s.chunk);
       if (pass == MODEL_PASS_BACKWARD)
         s.chunk = vpp - 1 - s.chunk;
     }
@@ -241,22 +275,30 @@ int
 model_schedule_fill (ModelSchedule kind, int pp, int vpp, int microbatches, int stage,
                      ModelScheduleSlot *out)
 {
-  g_return_val_if_fail (model_schedule_check (kind, pp, vpp, microbatches, NULL), 0);
+  return model_schedule_fill_grouped (kind, pp, vpp, microbatches, 0, stage, out);
+}
+
+int
+model_schedule_fill_grouped (ModelSchedule kind, int pp, int vpp, int microbatches, int group, int stage,
+                             ModelScheduleSlot *out)
+{
+  g_return_val_if_fail (model_schedule_check_grouped (kind, pp, vpp, microbatches, group, NULL), 0);
   g_return_val_if_fail (stage >= 0 && stage < pp && out != NULL, 0);
   if (kind == MODEL_SCHED_DUALPIPE)
     return dual_fill (pp, microbatches, stage, out);
-  int total = is_interleaved (kind, vpp) ? microbatches * vpp : microbatches;
-  int w = model_schedule_warmup (kind, pp, vpp, microbatches, stage);
+  int g = group > 0 ? group : pp, m = microbatches;
+  int total = is_interleaved (kind, vpp) ? m * vpp : m;
+  int w = model_schedule_warmup_grouped (kind, pp, vpp, m, group, stage);
   int n = 0;
   for (int k = 0; k < w; k++)
-    out[n++] = slot_at (kind, pp, vpp, k, MODEL_PASS_FORWARD);
+    out[n++] = slot_at (kind, vpp, m, g, k, MODEL_PASS_FORWARD);
   for (int i = 0; i < total - w; i++)
     {
-      out[n++] = slot_at (kind, pp, vpp, w + i, MODEL_PASS_FORWARD);
-      out[n++] = slot_at (kind, pp, vpp, i, MODEL_PASS_BACKWARD);
+      out[n++] = slot_at (kind, vpp, m, g, w + i, MODEL_PASS_FORWARD);
+      out[n++] = slot_at (kind, vpp, m, g, i, MODEL_PASS_BACKWARD);
     }
   for (int k = total - w; k < total; k++)
-    out[n++] = slot_at (kind, pp, vpp, k, MODEL_PASS_BACKWARD);
+    out[n++] = slot_at (kind, vpp, m, g, k, MODEL_PASS_BACKWARD);
   g_assert (n == model_schedule_n_slots (kind, pp, vpp, microbatches));
   return n;
 }

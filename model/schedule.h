@@ -33,9 +33,13 @@ typedef struct {
 } ModelScheduleSlot;
 
 /* Checks that (kind, pp, vpp, microbatches) is a schedule Megatron-Core would run:
- * sizes >= 1; vpp == 1 unless interleaved; interleaved needs m a multiple of pp. DualPipe, as its
- * reference code asserts: vpp == 2 (the two copies), pp even, m even and m >= 2·pp. */
+ * sizes >= 1; vpp == 1 unless interleaved; interleaved runs micro-batches in groups of g (its
+ * microbatch_group_size_per_vp_stage, default pp): pp <= g <= m and m mod g either 0 or at least pp
+ * (with g = pp: m a multiple of pp). DualPipe, as its reference code asserts: vpp == 2 (the two
+ * copies), pp even, m even and m >= 2·pp. The _grouped forms take g (0: pp); the others use pp. */
 gboolean model_schedule_check (ModelSchedule kind, int pp, int vpp, int microbatches, GError **error);
+gboolean model_schedule_check_grouped (ModelSchedule kind, int pp, int vpp, int microbatches, int group,
+                                       GError **error);
 
 /* Slots per stage: 2·m·v (one forward and one backward of every (micro-batch, chunk)); DualPipe
  * at most 2·m + pp (each micro-batch passes one of the two chunks, numbered 0 .. m/2 − 1 within
@@ -54,12 +58,15 @@ gboolean model_schedule_next (ModelSchedule kind, int pp, int vpp, int stage, in
 
 /* Forwards a stage runs before its first backward. */
 int model_schedule_warmup (ModelSchedule kind, int pp, int vpp, int microbatches, int stage);
+int model_schedule_warmup_grouped (ModelSchedule kind, int pp, int vpp, int microbatches, int group, int stage);
 
 /* Writes the ordered slots of `stage` (0 .. pp-1) into out[model_schedule_n_slots()] and returns
  * how many. Interleaved with vpp == 1 is run as 1F1B (Megatron only interleaves with v > 1).
  * Preconditions as model_schedule_check(). */
 int model_schedule_fill (ModelSchedule kind, int pp, int vpp, int microbatches, int stage,
                          ModelScheduleSlot *out);
+int model_schedule_fill_grouped (ModelSchedule kind, int pp, int vpp, int microbatches, int group, int stage,
+                                 ModelScheduleSlot *out);
 
 /* Parses "gpipe", "1f1b", "interleaved", "dualpipe". */
 gboolean model_schedule_parse (const char *s, ModelSchedule *out);

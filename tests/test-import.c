@@ -136,6 +136,11 @@ test_megatron_pipeline_rules (void)
   g_assert_cmpstr (KEY (u, "parallel", "pp_first_stage_layers"), ==, "3");
   g_assert_cmpstr (KEY (u, "parallel", "pp_last_stage_layers"), ==, "2");
   g_assert_false (has_line (u, "unknown: --decoder-first-pipeline-num-layers"));
+  /* A micro-batch group other than pp is the interleaved table's. */
+  g_autoptr (SimImport) grp = megatron_ok ("--num-layers 8 --pipeline-model-parallel-size 2 "
+                                           "--num-virtual-stages-per-pipeline-rank 2 "
+                                           "--microbatch-group-size-per-virtual-pipeline-stage 3", 0);
+  g_assert_cmpstr (KEY (grp, "parallel", "microbatch_group_size"), ==, "3");
   /* Without interleaving, sends are batched then synchronized: blocking (p2p_communication.py). */
   g_autoptr (SimImport) b = megatron_ok ("--pipeline-model-parallel-size 4", 0);
   g_assert_cmpstr (KEY (b, "parallel", "pp_blocking"), ==, "true");

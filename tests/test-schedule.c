@@ -1,6 +1,7 @@
 /* Pipeline schedules: counts, ordering, dependency feasibility and the bubble of a unit-time
  * execution against the closed forms of Narayanan et al. (SC21): (p−1)/m for GPipe and 1F1B,
  * (p−1)/(v·m) for interleaved 1F1B, on uniform stages with no communication time. */
+#include <string.h>
 #include <glib.h>
 #include "model/schedule.h"
 
@@ -19,6 +20,9 @@ typedef struct {
  * (overlap_next) starts when both of its slots could and takes tf + tb (no communication to hide).
  * List scheduling to a fixed point: if some stage's next slot can never become ready, the schedule
  * deadlocks. */
+/* The interleaved micro-batch group size unit_run_w fills with (0: pp). */
+static int unit_group;
+
 static UnitRun
 unit_run_w (ModelSchedule kind, int p, int v, int m, gint64 tf, gint64 tb, gint64 tw)
 {
@@ -33,7 +37,7 @@ unit_run_w (ModelSchedule kind, int p, int v, int m, gint64 tf, gint64 tb, gint6
     fdone[i] = bdone[i] = -1;
   int total = 0;
   for (int s = 0; s < p; s++)
-    total += count[s] = model_schedule_fill (kind, p, v, m, s, slots + (gsize) s * n);
+    total += count[s] = model_schedule_fill_grouped (kind, p, v, m, unit_group, s, slots + (gsize) s * n);
 #define AT(st, c, mb) ((((gsize) (st) * v) + (c)) * m + (mb))
   gboolean progress = TRUE;
   int done = 0;
@@ -300,6 +304,45 @@ test_dualpipe (void)
   g_assert_true (model_schedule_parse ("dualpipe", &k) && k == MODEL_SCHED_DUALPIPE);
 }
 
+/* Megatron-Core's table with microbatch_group_size_per_vp_stage g = 3 for p = 2, v = 2, m = 5: groups
+ * at 0 (full, 3 micro-batches) and 3 (the last, 3 + 3 >= 5, size 2), k → (mb, chunk): 0→(0,0) 1→(1,0)
+ * 2→(2,0) 3→(0,1) 4→(1,1) 5→(2,1) 6→(3,0) 7→(4,0) 8→(3,1) 9→(4,1). Stage 0 warms up
+ * (2−0−1)·2 + (2−1)·3 = 5 forwards. Such counts (m not a multiple of p) run deadlock-free with g;
+ * the check takes g in [p, m] with m mod g 0 or at least p. */
+static void
+test_interleaved_groups (void)
+{
+  ModelScheduleSlot sl[20];
+  int n = model_schedule_fill_grouped (MODEL_SCHED_INTERLEAVED, 2, 2, 5, 3, 0, sl);
+  GString *got = g_string_new (NULL);
+  for (int i = 0; i < n; i++)
+    g_string_append_printf (got, "%s%c%d.%d", i ? " " : "", sl[i].pass == MODEL_PASS_FORWARD ? 'F' : 'B',
+                            sl[i].microbatch, sl[i].chunk);
+  g_assert_cmpstr (got->str, ==,
+                   "F0.0 F1.0 F2.0 F0.1 F1.1 F2.1 B0.1 F3.0 B1.1 F4.0 B2.1 F3.1 B0.0 F4.1 B1.0 B2.0 B3.1 B4.1 B3.0 B4.0");
+  g_string_free (got, TRUE);
+  g_assert_cmpint (model_schedule_warmup_grouped (MODEL_SCHED_INTERLEAVED, 2, 2, 5, 3, 0), ==, 5);
+  const struct { int p, v, m, g; } ok[] = { { 2, 2, 5, 3 }, { 4, 2, 6, 6 }, { 4, 3, 9, 5 }, { 8, 4, 12, 12 }, { 4, 2, 8, 4 } };
+  for (gsize i = 0; i < G_N_ELEMENTS (ok); i++)
+    {
+      g_assert_true (model_schedule_check_grouped (MODEL_SCHED_INTERLEAVED, ok[i].p, ok[i].v, ok[i].m, ok[i].g, NULL));
+      unit_group = ok[i].g;
+      UnitRun r = unit_run (MODEL_SCHED_INTERLEAVED, ok[i].p, ok[i].v, ok[i].m, 1, 2);
+      unit_group = 0;
+      g_assert_cmpint (r.makespan, >=, r.busy_per_stage); /* no deadlock */
+    }
+  GError *error = NULL;
+  g_assert_false (model_schedule_check_grouped (MODEL_SCHED_INTERLEAVED, 4, 2, 6, 0, &error)); /* 6 mod 4 = 2 */
+  g_assert_nonnull (strstr (error->message, "pp by default"));
+  g_clear_error (&error);
+  g_assert_false (model_schedule_check_grouped (MODEL_SCHED_INTERLEAVED, 4, 2, 6, 3, &error)); /* g < p */
+  g_clear_error (&error);
+  g_assert_false (model_schedule_check_grouped (MODEL_SCHED_INTERLEAVED, 4, 2, 6, 7, &error)); /* g > m */
+  g_clear_error (&error);
+  g_assert_false (model_schedule_check_grouped (MODEL_SCHED_INTERLEAVED, 4, 2, 9, 4, &error)); /* 9 mod 4 = 1 */
+  g_clear_error (&error);
+}
+
 static void
 test_check (void)
 {
@@ -326,6 +369,7 @@ main (int argc, char **argv)
   g_test_init (&argc, &argv, NULL);
   g_test_add_func ("/model/schedule/counts-and-order", test_counts_and_order);
   g_test_add_func ("/model/schedule/interleaved-by-hand", test_interleaved_by_hand);
+  g_test_add_func ("/model/schedule/interleaved-groups", test_interleaved_groups);
   g_test_add_func ("/model/schedule/1f1b-last-stage", test_1f1b_last_stage);
   g_test_add_func ("/model/schedule/bubble", test_bubble);
   g_test_add_func ("/model/schedule/check", test_check);

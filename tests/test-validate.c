@@ -568,6 +568,12 @@ test_pipeline_split (void)
       g_assert_cmpint (p->pp_first_layers, ==, rows[i].first);
       g_assert_cmpint (p->pp_last_layers, ==, rows[i].last);
     }
+  /* 96 sequences over dp 16: 6 interleaved micro-batches per replica on pp 4, which Megatron-Core
+   * runs with a micro-batch group of 6 (6 mod 5 = 1 < pp). */
+  g_autofree char *text = g_strdup_printf ("%sg6,S,M,llama,32,1024,16,8,4096,32000,512,swiglu,0,0,0,96,1,128,"
+                                           "h100-sxm,8,8,400,2,4,2,1,16,1,1,1,0,none,bf16,0.5,log,low,n,,\n", h);
+  g_autoptr (SimScenario) sc = first_row_scenario (text);
+  g_assert_cmpint (sim_scenario_plan (sc)->mb_group, ==, 6);
 }
 
 int

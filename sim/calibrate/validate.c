@@ -435,6 +435,17 @@ row_settings (const SimValidateRow *r, const char *files[ROW_FILES], GError **er
       if (r->zero == 0 && r->pp == 1)
         add (list, "parallel.dp_overlap=true");
     }
+  /* An interleaved micro-batch count that pp does not divide: Megatron-Core runs it only with a
+   * group size g (--microbatch-group-size-per-virtual-pipeline-stage) in [pp, m] leaving 0 or at
+   * least pp in the last group; the smallest such g (validate.h). */
+  int m = r->global_batch_seqs / (r->dp * r->micro_batch);
+  if (row_vpp (r) > 1 && r->pp > 1 && m % r->pp != 0)
+    for (int g = r->pp; g <= m; g++)
+      if (m % g == 0 || m % g >= r->pp)
+        {
+          add (list, "parallel.microbatch_group_size=%d", g);
+          break;
+        }
   /* Layers pp·vpp does not divide (validate.h): model/plan.c picks the split. */
   ModelPlan split;
   ModelShape layers = { .layers = r->layers, .mtp_depth = MAX (r->arch.mtp_depth, 0) };

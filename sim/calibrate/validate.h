@@ -40,6 +40,9 @@
  *                     layers, a multiple of vpp, that fit, and the last rank (with the output
  *                     layer and loss) the lighter half of the rest (ASSUMPTION: the deck has no
  *                     column for the split);
+ *   microbatch_group_size where vpp > 1 and pp does not divide the micro-batches per replica: the
+ *                     smallest group Megatron-Core accepts (pp <= g <= m, m mod g = 0 or >= pp;
+ *                     ASSUMPTION: the deck has no column for it);
  *   gpus_per_domain_used = the largest divisor of gpus that is ≤ nvlink_domain and a multiple of
  *                     gpus_per_node (64 of an NVL72 rack for power-of-two jobs);
  *   param_dtype = fp16 for fp16 rows, else bf16; vocab padded as Megatron does (128·tp).

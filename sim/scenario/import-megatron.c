@@ -645,7 +645,7 @@ map_pipeline (Ctx *c, Plan *p)
   gint64 group = get_int (c, "--microbatch-group-size-per-virtual-pipeline-stage", p->pp, 1);
   g_autofree char *f_group = FROM ("--microbatch-group-size-per-virtual-pipeline-stage");
   if (group != p->pp)
-    sim_import_unknown (c->imp, f_group, "trainsim's interleaved schedule groups pp micro-batches");
+    put_int (c, "parallel", "microbatch_group_size", group, f_group, "");
   else if (*f_group)
     sim_import_ignored (c->imp, f_group); /* Megatron's default, trainsim's schedule */
   /* Blocking sends: without the interleaved schedule Megatron turns overlap_p2p_comm off

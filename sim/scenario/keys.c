@@ -143,6 +143,9 @@ const Key sim_scenario_keys[] = {
     "expert tensor-parallel degree; 0: tp (Megatron-Core default)" },
   { "parallel", "pp_embed_loss_layers", T_BOOL, "", 1, "false", 0, 0, NULL, FALSE, S_BOOL, PL (pp_embed_loss_layers),
     "embedding and loss count as pipeline layers (MLPerf Llama 3.1 405B: 126 + 2 over pp·vpp)" },
+  { "parallel", "microbatch_group_size", T_INT, "", 1, "0", 0, 1 << 20, NULL, FALSE, S_INT, PL (mb_group),
+    "interleaved schedule: micro-batches per group of its table (Megatron-Core "
+    "--microbatch-group-size-per-virtual-pipeline-stage); 0: pp" },
   { "parallel", "pp_first_stage_layers", T_INT, "", 1, "0", 0, 1 << 20, NULL, FALSE, S_INT, PL (pp_first_layers),
     "transformer layers of the first pipeline rank over its chunks (Megatron-Core "
     "--decoder-first-pipeline-num-layers); 0: even split" },

@@ -1085,7 +1085,7 @@ sim_runner_build_program (Program *p, LayerCtx *c, int stage, int dpcp)
   const ModelShape *s = c->shape;
   int pp = plan->pp, v = plan->vpp, m = model_plan_microbatches (plan);
   g_autofree ModelScheduleSlot *slots = g_new (ModelScheduleSlot, model_schedule_n_slots (plan->schedule, pp, v, m));
-  int n_slots = model_schedule_fill (plan->schedule, pp, v, m, stage, slots);
+  int n_slots = model_schedule_fill_grouped (plan->schedule, pp, v, m, plan->mb_group, stage, slots);
   Builder bb, *b = &bb;
   builder_init (b, c);
   if (c->sens)

@@ -1095,7 +1095,7 @@ sim_runner_run (const ModelShape *shape, const ModelPlan *plan, const SimGpuSpec
   if (!model_plan_validate (plan, shape, error))
     return FALSE;
   int m = model_plan_microbatches (plan);
-  if (!model_schedule_check (plan->schedule, plan->pp, plan->vpp, m, error))
+  if (!model_schedule_check_grouped (plan->schedule, plan->pp, plan->vpp, m, plan->mb_group, error))
     return FALSE;
   if (cluster->gpus != plan->gpus)
     {
