@@ -347,6 +347,22 @@ model_plan_fit_pipeline_split (ModelPlan *plan, const ModelShape *shape)
   return TRUE;
 }
 
+gboolean
+model_plan_fit_microbatch_group (ModelPlan *plan)
+{
+  g_return_val_if_fail (plan != NULL, FALSE);
+  int m = model_plan_microbatches (plan);
+  if (plan->schedule != MODEL_SCHED_INTERLEAVED || plan->vpp < 2 || plan->mb_group > 0 || m % plan->pp == 0)
+    return TRUE;
+  for (int g = plan->pp; g <= m; g++)
+    if (m % g == 0 || m % g >= plan->pp)
+      {
+        plan->mb_group = g;
+        return TRUE;
+      }
+  return FALSE;
+}
+
 int
 model_plan_chunk_layers (const ModelPlan *plan, const ModelShape *shape, int pp_rank, int chunk,
                          int *first_layer)

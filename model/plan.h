@@ -207,6 +207,10 @@ int model_plan_group (const ModelPlan *plan, int rank, ModelDim dim, int *ranks)
  * pp_embed_loss_layers where it divides, is kept. FALSE where no split gives every chunk a layer
  * (DualPipe: only even ones). */
 gboolean model_plan_fit_pipeline_split (ModelPlan *plan, const ModelShape *shape);
+/* Gives an interleaved `plan` whose micro-batch count pp does not divide the smallest micro-batch
+ * group Megatron-Core accepts (pp <= g <= m, m mod g 0 or >= pp); a stated group is kept. FALSE
+ * where none exists (m < pp). */
+gboolean model_plan_fit_microbatch_group (ModelPlan *plan);
 /* Transformer layers of chunk `chunk` on pipeline rank `pp_rank`; *first_layer gets the index of
  * its first layer (may be NULL). */
 int model_plan_chunk_layers (const ModelPlan *plan, const ModelShape *shape, int pp_rank,

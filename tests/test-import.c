@@ -388,11 +388,12 @@ test_nemo_uneven_pipeline (void)
     "model:\n  mcore_gpt: True\n  micro_batch_size: 1\n  global_batch_size: 16\n  encoder_seq_length: 512\n"
     "  max_position_embeddings: 512\n  num_layers: 30\n  hidden_size: 64\n  num_attention_heads: 4\n"
     "  pipeline_model_parallel_size: 4\n  num_layers_in_first_pipeline_stage: 6\n"
-    "  num_layers_in_last_pipeline_stage: 8\n  megatron_amp_O2: True\n"
+    "  num_layers_in_last_pipeline_stage: 8\n  microbatch_group_size_per_vp_stage: 4\n  megatron_amp_O2: True\n"
     "  tokenizer:\n    library: 'megatron'\n    type: 'GPT2BPETokenizer'\n";
   g_autoptr (SimImport) imp = nemo_ok (yaml, 0);
   g_assert_cmpstr (KEY (imp, "parallel", "pp_first_stage_layers"), ==, "6");
   g_assert_cmpstr (KEY (imp, "parallel", "pp_last_stage_layers"), ==, "8");
+  g_assert_cmpstr (KEY (imp, "parallel", "microbatch_group_size"), ==, "4");
 }
 
 static void

@@ -529,6 +529,18 @@ test_pipeline_fit (void)
   gpt3_case (&g, &p);
   p.pp = 16, p.vpp = 5;
   g_assert_false (model_plan_fit_pipeline_split (&p, &g));
+  /* Interleaved, 10 micro-batches over pp 4 run in groups of 5; a stated group stays; 3 over pp 4
+   * have none. */
+  gpt3_case (&g, &p);
+  p.pp = 4, p.vpp = 2, p.dp = 4, p.gpus = 64, p.global_batch = 40;
+  g_assert_true (model_plan_fit_microbatch_group (&p));
+  g_assert_cmpint (p.mb_group, ==, 5);
+  expect_valid (&p, &g);
+  p.mb_group = 10;
+  g_assert_true (model_plan_fit_microbatch_group (&p));
+  g_assert_cmpint (p.mb_group, ==, 10);
+  p.mb_group = 0, p.global_batch = 12;
+  g_assert_false (model_plan_fit_microbatch_group (&p));
   /* DualPipe takes only even splits. */
   model_plan_init (&p);
   p.pp = 16, p.vpp = 2, p.dp = 8, p.gpus = 128, p.global_batch = 128, p.schedule = MODEL_SCHED_DUALPIPE;

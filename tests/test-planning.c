@@ -440,6 +440,20 @@ check_pruning (int gpus, int gbs)
     }
 }
 
+/* A candidate's pipeline fields survive the MPI wire format, and its plan text holds `needle`. */
+static void
+check_pipeline_wire (const SimSearchCandidate *c, const char *needle)
+{
+  g_autofree char *line = sim_search_candidate_to_line (c);
+  SimSearchCandidate back = { 0 };
+  g_assert_true (sim_search_candidate_from_line (line, &back));
+  g_assert_cmpint (back.plan.pp_first_layers, ==, c->plan.pp_first_layers);
+  g_assert_cmpint (back.plan.pp_last_layers, ==, c->plan.pp_last_layers);
+  g_assert_cmpint (back.plan.mb_group, ==, c->plan.mb_group);
+  g_autofree char *text = sim_search_describe_plan (&c->plan);
+  g_assert_nonnull (strstr (text, needle));
+}
+
 /* A model whose layers few pipeline degrees divide (GPT 1.7B cut to 23 layers, prime) is still
  * searched at pp 2, 4, 8 and 16: with uneven first and last ranks, which the wire format carries and
  * the plan text names. */
@@ -460,15 +474,28 @@ test_search_uneven_pipeline (void)
       g_assert_true (model_plan_validate (&c->plan, sim_scenario_shape (sc), NULL));
       g_assert_cmpint (c->plan.pp_first_layers, >, 0);
       seen |= 1u << c->plan.pp;
-      g_autofree char *line = sim_search_candidate_to_line (c);
-      SimSearchCandidate back = { 0 };
-      g_assert_true (sim_search_candidate_from_line (line, &back));
-      g_assert_cmpint (back.plan.pp_first_layers, ==, c->plan.pp_first_layers);
-      g_assert_cmpint (back.plan.pp_last_layers, ==, c->plan.pp_last_layers);
-      g_autofree char *text = sim_search_describe_plan (&c->plan);
-      g_assert_nonnull (strstr (text, " first="));
+      check_pipeline_wire (c, " first=");
     }
   g_assert_cmpuint (seen, ==, (1u << 2) | (1u << 4) | (1u << 8) | (1u << 16));
+  /* 40 sequences on 16 GPUs: at pp 4, dp 4, micro-batch 1 the interleaved plans run 10 micro-batches
+   * in groups of 5, which the wire format carries and the plan text names. */
+  const char *odd[] = { "cluster.gpus=16", "parallel.global_batch=40", "parallel.pp=4", "parallel.vpp=2",
+                        "parallel.schedule=interleaved", "parallel.microbatch_group_size=5", NULL };
+  g_autoptr (SimScenario) sc2 = load_small (odd);
+  SimSearchOptions o2;
+  SimSearchStats st2;
+  g_autoptr (GArray) all2 = exhaustive_stage1 (sc2, &o2, &st2);
+  guint grouped = 0;
+  for (guint i = 0; i < all2->len; i++)
+    {
+      const SimSearchCandidate *c = &g_array_index (all2, SimSearchCandidate, i);
+      if (c->plan.pp != 4 || c->plan.vpp < 2 || c->plan.dp != 4 || c->plan.micro_batch != 1)
+        continue;
+      g_assert_cmpint (c->plan.mb_group, ==, 5);
+      check_pipeline_wire (c, " group=5");
+      grouped++;
+    }
+  g_assert_cmpuint (grouped, >, 0);
 }
 
 static void

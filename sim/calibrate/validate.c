@@ -438,20 +438,15 @@ row_settings (const SimValidateRow *r, const char *files[ROW_FILES], GError **er
   /* An interleaved micro-batch count that pp does not divide: Megatron-Core runs it only with a
    * group size g (--microbatch-group-size-per-virtual-pipeline-stage) in [pp, m] leaving 0 or at
    * least pp in the last group; the smallest such g (validate.h). */
-  int m = r->global_batch_seqs / (r->dp * r->micro_batch);
-  if (row_vpp (r) > 1 && r->pp > 1 && m % r->pp != 0)
-    for (int g = r->pp; g <= m; g++)
-      if (m % g == 0 || m % g >= r->pp)
-        {
-          add (list, "parallel.microbatch_group_size=%d", g);
-          break;
-        }
   /* Layers pp·vpp does not divide (validate.h): model/plan.c picks the split. */
   ModelPlan split;
   ModelShape layers = { .layers = r->layers, .mtp_depth = MAX (r->arch.mtp_depth, 0) };
   model_plan_init (&split);
-  split.pp = r->pp, split.vpp = row_vpp (r);
+  split.pp = r->pp, split.vpp = row_vpp (r), split.dp = r->dp, split.micro_batch = r->micro_batch;
+  split.global_batch = r->global_batch_seqs;
   split.schedule = split.vpp > 1 ? MODEL_SCHED_INTERLEAVED : MODEL_SCHED_1F1B;
+  if (model_plan_fit_microbatch_group (&split) && split.mb_group > 0)
+    add (list, "parallel.microbatch_group_size=%d", split.mb_group);
   if (model_plan_fit_pipeline_split (&split, &layers))
     {
       if (split.pp_embed_loss_layers)

@@ -205,6 +205,13 @@ sim_search_stage1 (const SimScenario *sc, const SimSearchOptions *o, GArray *out
                           p.pp_embed_loss_layers = splits[v].pp_embed_loss_layers;
                           p.pp_first_layers = splits[v].pp_first_layers;
                           p.pp_last_layers = splits[v].pp_last_layers;
+                          /* An interleaved count pp does not divide runs in larger micro-batch groups
+                           * (the base plan's own group is kept at its sizes). */
+                          if (p.pp != base->pp || p.vpp != base->vpp || p.dp != base->dp
+                              || p.micro_batch != base->micro_batch || p.schedule != base->schedule)
+                            p.mb_group = 0;
+                          if (!model_plan_fit_microbatch_group (&p))
+                            continue;
                           p.micro_batch = mbss[mb];
                           p.recompute = (ModelRecompute) rc;
                           p.zero = z < 4 ? z : z - 2;
@@ -288,7 +295,8 @@ sim_search_candidate_to_line (const SimSearchCandidate *c)
   g_string_append_printf (s, "%u %d %d %d %d %d %d %d %d %d %d %d %d %d", c->index, p->tp, p->pp, p->vpp, p->cp,
                           p->dp, p->ep, p->micro_batch, (int) p->recompute, p->zero, p->fsdp, p->tp_comm_overlap,
                           p->sp, (int) p->schedule);
-  g_string_append_printf (s, " %d %d %d", p->pp_embed_loss_layers, p->pp_first_layers, p->pp_last_layers);
+  g_string_append_printf (s, " %d %d %d %d", p->pp_embed_loss_layers, p->pp_first_layers, p->pp_last_layers,
+                          p->mb_group);
   for (int i = 0; i < MODEL_DIM_COUNT; i++)
     g_string_append_printf (s, " %d", (int) p->order[i]);
   g_string_append_printf (s, " %d %.17g %.17g %.17g %.17g %.17g %.17g %.17g", p->etp, c->estimate_s, c->confirmed_s,
@@ -304,7 +312,7 @@ gboolean
 sim_search_candidate_from_line (const char *line, SimSearchCandidate *c)
 {
   g_auto (GStrv) f = g_strsplit (line, " ", -1);
-  guint want = 17 + MODEL_DIM_COUNT + 8 + 3 * SIM_EST_COUNT;
+  guint want = 18 + MODEL_DIM_COUNT + 8 + 3 * SIM_EST_COUNT;
   if (g_strv_length (f) != want)
     return FALSE;
   ModelPlan *p = &c->plan;
@@ -322,6 +330,7 @@ sim_search_candidate_from_line (const char *line, SimSearchCandidate *c)
   p->pp_embed_loss_layers = atoi (f[k++]);
   p->pp_first_layers = atoi (f[k++]);
   p->pp_last_layers = atoi (f[k++]);
+  p->mb_group = atoi (f[k++]);
   for (int i = 0; i < MODEL_DIM_COUNT; i++)
     p->order[i] = (ModelDim) atoi (f[k++]);
   p->etp = atoi (f[k++]);
@@ -352,6 +361,7 @@ sim_search_merge_plan (ModelPlan *plan, const ModelPlan *q)
   plan->tp_comm_overlap = q->tp_comm_overlap, plan->sp = q->sp, plan->schedule = q->schedule, plan->etp = q->etp;
   plan->pp_embed_loss_layers = q->pp_embed_loss_layers;
   plan->pp_first_layers = q->pp_first_layers, plan->pp_last_layers = q->pp_last_layers;
+  plan->mb_group = q->mb_group;
   memcpy (plan->order, q->order, sizeof plan->order);
 }
 
@@ -371,6 +381,8 @@ sim_search_describe_plan (const ModelPlan *p)
     g_string_append_printf (s, " first=%d", p->pp_first_layers);
   if (p->pp_last_layers > 0)
     g_string_append_printf (s, " last=%d", p->pp_last_layers);
+  if (p->mb_group > 0)
+    g_string_append_printf (s, " group=%d", p->mb_group);
   for (int i = 0; i < MODEL_DIM_COUNT; i++)
     g_string_append_printf (s, "%s%s", i ? "," : "", model_dim_name (p->order[i]));
   return g_string_free (s, FALSE);

@@ -84,5 +84,6 @@ gboolean sim_search_candidate_from_line (const char *line, SimSearchCandidate *c
 void sim_search_merge_plan (ModelPlan *plan, const ModelPlan *searched);
 
 /* "tp4 pp8 vpp8 cp2 dp128 ep1 mbs1 recompute=none zero1 overlap order=tp,cp,ep,dp,pp", with
- * " dualpipe", " embed-loss-layers" or " first=3 last=2" where the pipeline has them (caller frees). */
+ * " dualpipe", " embed-loss-layers", " first=3 last=2" or " group=6" where the pipeline has them
+ * (caller frees). */
 char *sim_search_describe_plan (const ModelPlan *plan);

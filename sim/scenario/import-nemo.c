@@ -710,6 +710,11 @@ map_parallel (Ctx *c, const SimImportOptions *o, Plan *p)
     put_many (c, "parallel", "pp_embed_loss_layers", "true", ATS (at_e, at_l), "");
   else if (emb || loss)
     unknown_at (c, emb ? at_e : at_l, "trainsim counts the embedding and the loss as pipeline layers together or not at all");
+  /* The interleaved table's micro-batch group (ModelParallelConfig microbatch_group_size_per_vp_stage). */
+  const SimYamlNode *at_g;
+  gint64 group = int_at (c, PAR ("microbatch_group_size_per_vp_stage"), 0, 1, &at_g);
+  if (at_g)
+    put_int (c, "parallel", "microbatch_group_size", group, at_g, "");
   /* Uneven first and last stages (Megatron-Core TransformerConfig num_layers_in_first/last_pipeline_stage). */
   const SimYamlNode *at_1, *at_2;
   gint64 first = int_at (c, PAR ("num_layers_in_first_pipeline_stage"), 0, 1, &at_1);
