@@ -452,6 +452,7 @@ check_pipeline_wire (const SimSearchCandidate *c, const char *needle)
   g_assert_cmpint (back.plan.mb_group, ==, c->plan.mb_group);
   g_autofree char *text = sim_search_describe_plan (&c->plan);
   g_assert_nonnull (strstr (text, needle));
+  g_assert_true (strstr (text, needle) < strstr (text, " order=")); /* the placement order comes last */
 }
 
 /* A model whose layers few pipeline degrees divide (GPT 1.7B cut to 23 layers, prime) is still

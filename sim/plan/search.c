@@ -370,7 +370,7 @@ sim_search_describe_plan (const ModelPlan *p)
 {
   static const char *const rc[] = { "none", "selective", "full", "selective_op" };
   GString *s = g_string_new (NULL);
-  g_string_append_printf (s, "tp%d pp%d vpp%d cp%d dp%d ep%d mbs%d recompute=%s zero%d%s%s order=", p->tp, p->pp,
+  g_string_append_printf (s, "tp%d pp%d vpp%d cp%d dp%d ep%d mbs%d recompute=%s zero%d%s%s", p->tp, p->pp,
                           p->vpp, p->cp, p->dp, p->ep, p->micro_batch, rc[p->recompute], p->zero,
                           p->fsdp ? " fsdp" : "", p->tp_comm_overlap ? " tp-overlap" : "");
   if (p->schedule == MODEL_SCHED_DUALPIPE)
@@ -383,6 +383,7 @@ sim_search_describe_plan (const ModelPlan *p)
     g_string_append_printf (s, " last=%d", p->pp_last_layers);
   if (p->mb_group > 0)
     g_string_append_printf (s, " group=%d", p->mb_group);
+  g_string_append (s, " order=");
   for (int i = 0; i < MODEL_DIM_COUNT; i++)
     g_string_append_printf (s, "%s%s", i ? "," : "", model_dim_name (p->order[i]));
   return g_string_free (s, FALSE);
