@@ -165,8 +165,9 @@ model_memory_layers_in_flight (const ModelShape *shape, const ModelPlan *plan, i
     case MODEL_SCHED_INTERLEAVED:
       {
         int total = m * vpp;
-        int g = plan->mb_group > 0 ? plan->mb_group : pp;
-        int chunks = m == pp ? total : MIN ((pp - pp_rank - 1) * 2 + (vpp - 1) * g + 1, total);
+        /* The rank's warm-up forwards and the one the steady phase opens with. */
+        int w = model_schedule_warmup_grouped (plan->schedule, pp, vpp, m, plan->mb_group, pp_rank);
+        int chunks = m == pp ? total : MIN (w + 1, total);
         return layers / vpp * chunks;
       }
     case MODEL_SCHED_DUALPIPE:
@@ -174,7 +175,7 @@ model_memory_layers_in_flight (const ModelShape *shape, const ModelPlan *plan, i
         /* The peak, over the rank's slot order, of the layers whose forward has run and whose
          * backward has not (the paper's PP + 1 chunks, arXiv 2412.19437 Table 2). */
         g_autofree ModelScheduleSlot *sl = g_new (ModelScheduleSlot, model_schedule_n_slots (plan->schedule, pp, vpp, m));
-        int n = model_schedule_fill_grouped (plan->schedule, pp, vpp, m, plan->mb_group, pp_rank, sl);
+        int n = model_schedule_fill (plan->schedule, pp, vpp, m, pp_rank, sl);
         double held = 0, peak = 0;
         for (int i = 0; i < n; i++)
           {

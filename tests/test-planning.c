@@ -497,6 +497,25 @@ test_search_uneven_pipeline (void)
       grouped++;
     }
   g_assert_cmpuint (grouped, >, 0);
+  /* The group follows each candidate's own micro-batch: 48 sequences at dp 4 are 12 micro-batches
+   * of 1 (no group) but 6 of 2, which run in a group of 6. */
+  const char *even[] = { "cluster.gpus=16", "parallel.global_batch=48", "parallel.pp=4", "parallel.vpp=2",
+                         "parallel.schedule=interleaved", NULL };
+  g_autoptr (SimScenario) sc3 = load_small (even);
+  SimSearchOptions o3;
+  SimSearchStats st3;
+  g_autoptr (GArray) all3 = exhaustive_stage1 (sc3, &o3, &st3);
+  guint of_two = 0;
+  for (guint i = 0; i < all3->len; i++)
+    {
+      const SimSearchCandidate *c = &g_array_index (all3, SimSearchCandidate, i);
+      if (c->plan.pp == 4 && c->plan.vpp == 2 && c->plan.dp == 4)
+        {
+          g_assert_cmpint (c->plan.mb_group, ==, c->plan.micro_batch == 2 ? 6 : 0);
+          of_two += c->plan.micro_batch == 2;
+        }
+    }
+  g_assert_cmpuint (of_two, >, 0);
 }
 
 static void

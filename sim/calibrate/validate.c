@@ -435,10 +435,8 @@ row_settings (const SimValidateRow *r, const char *files[ROW_FILES], GError **er
       if (r->zero == 0 && r->pp == 1)
         add (list, "parallel.dp_overlap=true");
     }
-  /* An interleaved micro-batch count that pp does not divide: Megatron-Core runs it only with a
-   * group size g (--microbatch-group-size-per-virtual-pipeline-stage) in [pp, m] leaving 0 or at
-   * least pp in the last group; the smallest such g (validate.h). */
-  /* Layers pp·vpp does not divide (validate.h): model/plan.c picks the split. */
+  /* Layers pp·vpp does not divide, and an interleaved micro-batch count pp does not divide
+   * (validate.h): model/plan.c picks the split and the micro-batch group. */
   ModelPlan split;
   ModelShape layers = { .layers = r->layers, .mtp_depth = MAX (r->arch.mtp_depth, 0) };
   model_plan_init (&split);

@@ -53,7 +53,6 @@
  * its dependencies (the caller's ready()). Compute starting while a communication op runs on the
  * same GPU is flagged `overlapped` so the caller can apply the profile's slowdown. */
 #include "config.h"
-#include <stdlib.h>
 #include <math.h>
 #include <string.h>
 #include "sim/gpu/gpu.h"
@@ -195,8 +194,6 @@ kernel_ns (const SimGpuSpec *spec, const SimGpuKernel *kernel, double *sens)
         t = kernel->flops / (peak * eff);
       if (kernel->kind == SIM_KERNEL_GEMM)
         dt = d;
-      else if (dt >= 0 && !(peak > 0 && eff > 0))
-        dt = -1;
     }
   gboolean mem_binds = FALSE;
   if (kernel->bytes > 0 && spec->hbm_bw_bytes_per_s > 0 && spec->mem_eff > 0)

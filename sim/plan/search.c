@@ -151,7 +151,7 @@ sim_search_stage1 (const SimScenario *sc, const SimSearchOptions *o, GArray *out
   c.layers = g_hash_table_new_full (g_int64_hash, g_int64_equal, g_free, g_free);
   const int gpus = base->gpus;
   const int gbs = base->global_batch;
-  int tps[64], pps[64], cps[64], eps[64], vpps[64], mbss[64];
+  int tps[64], pps[64], cps[64], eps[64], mbss[64];
   int ntp = divisors (gpus, MIN (s->heads, 64), tps, 64);
   for (int a = 0; a < ntp; a++)
     {
@@ -171,20 +171,20 @@ sim_search_stage1 (const SimScenario *sc, const SimSearchOptions *o, GArray *out
                * or with uneven first and last ranks (model_plan_fit_pipeline_split; the base
                * plan's own split is kept at its pp and vpp). 1F1B or interleaved, and DualPipe
                * (two chunks per rank) where the base plan runs it. */
-              int nvpp = 0;
-              ModelPlan splits[66];
+              int nvpp = 0, max_v = pp > 1 ? o->max_vpp : 1;
+              ModelPlan splits[64];
               gboolean dual = base->schedule == MODEL_SCHED_DUALPIPE && pp >= 2 && pp % 2 == 0;
-              for (int v = 1; v <= (pp > 1 ? o->max_vpp : 1) + dual && nvpp < 64; v++)
+              for (int v = 1; v <= max_v + dual && nvpp < 64; v++)
                 {
-                  gboolean dp_sched = v == (pp > 1 ? o->max_vpp : 1) + 1;
+                  gboolean dualpipe = v == max_v + 1;
                   ModelPlan *q = &splits[nvpp];
                   *q = *base;
-                  q->pp = pp, q->vpp = dp_sched ? 2 : v;
-                  q->schedule = dp_sched ? MODEL_SCHED_DUALPIPE : v > 1 ? MODEL_SCHED_INTERLEAVED : MODEL_SCHED_1F1B;
+                  q->pp = pp, q->vpp = dualpipe ? 2 : v;
+                  q->schedule = dualpipe ? MODEL_SCHED_DUALPIPE : v > 1 ? MODEL_SCHED_INTERLEAVED : MODEL_SCHED_1F1B;
                   if (pp != base->pp || q->vpp != base->vpp || q->schedule != base->schedule)
                     q->pp_first_layers = q->pp_last_layers = 0;
                   if (model_plan_fit_pipeline_split (q, s))
-                    vpps[nvpp++] = q->vpp;
+                    nvpp++;
                 }
               int nep = s->moe_experts > 0 ? divisors (s->moe_experts, tp * cp * dp, eps, 64) : (eps[0] = 1, 1);
               int nmbs = divisors (gbs / dp, o->max_micro_batch, mbss, 64);
@@ -200,19 +200,19 @@ sim_search_stage1 (const SimScenario *sc, const SimSearchOptions *o, GArray *out
                             continue;
                           /* zero 0, 1, 2, 3, then 2 and 3 with FSDP collectives. */
                           ModelPlan p = *base;
-                          p.tp = tp, p.pp = pp, p.cp = cp, p.dp = dp, p.vpp = vpps[v], p.ep = eps[e];
+                          p.tp = tp, p.pp = pp, p.cp = cp, p.dp = dp, p.vpp = splits[v].vpp, p.ep = eps[e];
                           p.schedule = splits[v].schedule;
                           p.pp_embed_loss_layers = splits[v].pp_embed_loss_layers;
                           p.pp_first_layers = splits[v].pp_first_layers;
                           p.pp_last_layers = splits[v].pp_last_layers;
+                          p.micro_batch = mbss[mb];
                           /* An interleaved count pp does not divide runs in larger micro-batch groups
-                           * (the base plan's own group is kept at its sizes). */
+                           * (the base plan's own group is kept at its sizes); where none exists the
+                           * plan stays invalid and try_plan counts it so. */
                           if (p.pp != base->pp || p.vpp != base->vpp || p.dp != base->dp
                               || p.micro_batch != base->micro_batch || p.schedule != base->schedule)
                             p.mb_group = 0;
-                          if (!model_plan_fit_microbatch_group (&p))
-                            continue;
-                          p.micro_batch = mbss[mb];
+                          model_plan_fit_microbatch_group (&p);
                           p.recompute = (ModelRecompute) rc;
                           p.zero = z < 4 ? z : z - 2;
                           p.fsdp = z >= 4;
