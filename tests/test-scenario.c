@@ -759,6 +759,23 @@ test_calibration_covariance (void)
   g_assert_true (sim_runner_predict (sn, &o, &p, NULL));
   g_assert_cmpfloat (p.param_sigma, ==, 0);
   g_assert_cmpfloat (fabs (p.step_hi_s - p.step_s * exp (z * 0.05)), <, 1e-9 * p.step_s);
+  /* An assumed peak ([hardware] peak_log_sigma σ_P): σ_P times the GEMM and attention kernels'
+   * compute-bound time, Σ_d φ_d ∂step/∂φ_d (φ_d = 1/gemm_insitu_d), over the step. */
+  const char *sets_peak[] = { "calibration.band_log_sigma=0.05", "calibration.covariance=step_overhead_ms: 0",
+                              "hardware.peak_log_sigma=0.05", NULL };
+  g_autoptr (SimScenario) sp = load_ok (files, sets_peak);
+  g_assert_true (sim_runner_predict (sp, &o, &p, NULL));
+  const SimGpuSpec *gpu = sim_scenario_gpu (sp);
+  double compute_ns = 0;
+  for (int d = 0; d < MODEL_DTYPE_COUNT; d++)
+    compute_ns += r.step_sens[d] * (gpu->gemm_insitu[d] > 0 ? 1.0 / gpu->gemm_insitu[d] : 1.0);
+  double share = compute_ns / (double) r.step_ns;
+  g_test_message ("assumed peak: parameter σ %.6f, GEMM and attention share of the step %.3f", p.param_sigma, share);
+  g_assert_cmpfloat (share, >, 0.3);
+  g_assert_cmpfloat (share, <=, 1.0);
+  g_assert_cmpfloat (fabs (p.param_sigma - 0.05 * share), <, 1e-9);
+  g_assert_cmpfloat (fabs (p.step_hi_s - p.step_s * exp (z * sqrt (0.05 * 0.05 + p.param_sigma * p.param_sigma))), <,
+                     1e-9 * p.step_s);
 }
 
 /* [fabric] sharp: BERT on 4,320 A100 (SBATCH_NETWORK=sharp) all-reduces its gradients through the

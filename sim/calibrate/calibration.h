@@ -46,6 +46,19 @@
  *                     19 of 30 held the measurement (24 before): a constant that fits the deck only.
  *                     A looser GEMM tie (GEMM_TIE_SD 0.25, /tmp/fitA) moved Blackwell FP8 down, not
  *                     up (0.638 -> 0.625), and LOSO to 7.8%.
+ *                     Its reach (2026-11-28, /tmp/fitOv): the slowdown stretches a compute kernel
+ *                     that starts while a collective runs by the whole kernel (sim/step/runner.c),
+ *                     so a 300 ms attention kernel beside a 1 ms ring exchange loses 57 ms. Applied
+ *                     only while the two overlap instead (the kernel's end moved whenever a
+ *                     collective starts or ends beside it), every deck row came out faster (GPT-3
+ *                     v3.1 on 512 H100: slowdown 0.61 -> 0.13 s) and the refit worse: in-sample
+ *                     4.3% -> 5.0%, LOSO 7.2% -> 8.4% (Hopper 4.8% -> 6.1%), gemm_insitu_bf16
+ *                     0.788 -> 0.733; bench/heldout median 4.3% -> 6.4%, MAPE 5.8% -> 7.1% (the
+ *                     lower BF16 scale slows every FSDP run). Only torchtitan's context-parallel
+ *                     rows gained (CP 4 and 8 +19%/+16% -> +2%/-2%). Not kept: what the whole-kernel
+ *                     rule stands for is likely NCCL kernels holding their SMs longer than their
+ *                     transfers (pipeline receives posted ahead of need spin until the peer sends),
+ *                     which the simulator does not time.
  *                     net_insitu (a scale on nic_eff for every scale-out link, prior 1 ± 0.5, range
  *                     [0.3, 1], its slope carried by the flows that cross a NIC): tried 2026-11-27
  *                     (/tmp/fitnet). Ampere took 0.40 ± 0.04 from the SC21 ZeRO-3 rows (whose

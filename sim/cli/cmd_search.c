@@ -54,7 +54,7 @@ confirm (const SimScenario *sc, gboolean simulate, SimSearchCandidate *c)
   SimRunnerOptions ro;
   sim_runner_options_init (&ro);
   ro.memory_overhead_bytes = sim_scenario_run (sc)->memory_overhead_bytes;
-  ro.sensitivities = sim_scenario_run (sc)->n_cov > 0; /* the band's parameter term */
+  ro.sensitivities = sim_scenario_run (sc)->n_cov > 0 || sim_scenario_gpu (sc)->peak_log_sigma > 0; /* the band's parameter term */
   SimRunnerResult r;
   GError *error = NULL;
   if (!sim_scenario_collective_profile (sc, &prof, &error)
@@ -68,7 +68,7 @@ confirm (const SimScenario *sc, gboolean simulate, SimSearchCandidate *c)
     }
   double vf = 1.0 + sim_scenario_run (sc)->virtualization_overhead;
   c->confirmed_s = r.step_ns * 1e-9 * vf;
-  c->param_sigma = sim_runner_param_sigma (sim_scenario_run (sc), &r);
+  c->param_sigma = sim_runner_param_sigma (sim_scenario_run (sc), sim_scenario_gpu (sc), &r);
   for (int i = 0; i < SIM_EST_COUNT; i++)
     c->confirmed_part_s[i] = r.breakdown_s[i] * vf;
   c->estimate.mfu = r.mfu / vf;

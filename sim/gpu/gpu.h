@@ -57,6 +57,7 @@ typedef struct {
   gint64 eager_op_ns;                   /* host time of one eager PyTorch op (Python call, dispatch,
                                          * launch): the per-tensor cost of list collectives */
   double overlap_slowdown;              /* compute slowdown while communication kernels share SMs */
+  double peak_log_sigma;                /* σ of ln(true peak / peak_*) where the peak is assumed; 0: sourced */
 } SimGpuSpec;
 
 /* ---- Kernel time (sim/gpu/gpu.c) -------------------------------------------------------------------

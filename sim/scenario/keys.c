@@ -349,6 +349,10 @@ const Key sim_scenario_keys[] = {
     "host time of one eager PyTorch op from Python (call, dispatch, launch), paid per tensor of a list "
     "collective (zero3_blocking); default: this project's H100 host, calib/results/h100-sxm-2026-11-26/"
     "torch-kernels.tsv (launch eager, 2000 x add_)" },
+  { "hardware", "peak_log_sigma", T_DOUBLE, "", 1, OPT, 0, 1, NULL, TRUE, S_DOUBLE, GP (peak_log_sigma),
+    "σ of ln(the part's dense peak / peak_*_TFLOPS) where the peaks are an assumption (e.g. the midpoint of "
+    "two datasheet bounds): the band adds it times the share of the step its GEMM and attention kernels' "
+    "compute-bound time makes, in quadrature; absent: the peaks are datasheet figures" },
   { "hardware", "overlap_slowdown", T_DOUBLE, "", 1, OPT, 0, 1, NULL, TRUE, S_DOUBLE, GP (overlap_slowdown),
     "compute slowdown while communication kernels share SMs; absent: not known" },
   /* Written by `trainsim fit` (calib/profile.c): fitted constants and measured tables, one list entry

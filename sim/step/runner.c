@@ -1413,9 +1413,10 @@ sim_runner_band (const SimScenarioRun *run, double level, double step_s, double 
 }
 
 double
-sim_runner_param_sigma (const SimScenarioRun *run, const SimRunnerResult *r)
+sim_runner_param_sigma (const SimScenarioRun *run, const SimGpuSpec *gpu, const SimRunnerResult *r)
 {
-  if (run->n_cov <= 0 || r->step_ns <= 0)
+  gboolean peak = gpu != NULL && gpu->peak_log_sigma > 0;
+  if ((run->n_cov <= 0 && !peak) || r->step_ns <= 0)
     return 0;
   /* A step simulated with sensitivities has some (every kernel is a GEMM, memory-bound or
    * launched); without them the additive term alone would understate the band. */
@@ -1430,7 +1431,15 @@ sim_runner_param_sigma (const SimScenarioRun *run, const SimRunnerResult *r)
   for (int a = 0; a < run->n_cov; a++)
     for (int b = 0; b < run->n_cov; b++)
       var += g[a] * g[b] * run->cov[a * run->n_cov + b];
-  return sqrt (MAX (var, 0.0)) / (double) r->step_ns;
+  var = MAX (var, 0.0);
+  if (peak)
+    {
+      double compute_ns = 0;
+      for (int d = 0; d < MODEL_DTYPE_COUNT; d++)
+        compute_ns += r->step_sens[d] * (gpu->gemm_insitu[d] > 0 ? 1.0 / gpu->gemm_insitu[d] : 1.0);
+      var += gpu->peak_log_sigma * gpu->peak_log_sigma * compute_ns * compute_ns;
+    }
+  return sqrt (var) / (double) r->step_ns;
 }
 
 gboolean
@@ -1450,7 +1459,7 @@ sim_runner_predict (const SimScenario *sc, const SimPredictOptions *options, Sim
   /* The band's parameter term needs the step's sensitivities to the fitted constants: carried by
    * this simulation, or for --full (where they cost 20-30% of the wall time) by a second one of
    * the representatives alone, whose sensitivities relative to its step stand for the full one's. */
-  gboolean param_band = run->n_cov > 0 && run->band_log_sigma > 0;
+  gboolean param_band = (run->n_cov > 0 || sim_scenario_gpu (sc)->peak_log_sigma > 0) && run->band_log_sigma > 0;
   if (param_band && !ro.full)
     ro.sensitivities = TRUE;
   if (!sim_runner_run (shape, plan, sim_scenario_gpu (sc), sim_scenario_cluster (sc),
@@ -1478,7 +1487,7 @@ sim_runner_predict (const SimScenario *sc, const SimPredictOptions *options, Sim
   if (out->steps > 0)
     out->time_to_train_s = run->init_s + out->steps * out->step_s + out->evals * out->eval_s;
   if (param_band && ro.sensitivities)
-    out->param_sigma = sim_runner_param_sigma (run, &out->step);
+    out->param_sigma = sim_runner_param_sigma (run, sim_scenario_gpu (sc), &out->step);
   else if (param_band)
     {
       SimRunnerOptions so = ro;
@@ -1490,7 +1499,7 @@ sim_runner_predict (const SimScenario *sc, const SimPredictOptions *options, Sim
       SimRunnerResult rep;
       if (sim_runner_run (shape, plan, sim_scenario_gpu (sc), sim_scenario_cluster (sc), sim_scenario_fabric (sc),
                           &prof, &so, &rep, NULL))
-        out->param_sigma = sim_runner_param_sigma (run, &rep);
+        out->param_sigma = sim_runner_param_sigma (run, sim_scenario_gpu (sc), &rep);
     }
   sim_runner_band (run, options->band_level, out->step_s, out->param_sigma, &out->step_lo_s, &out->step_hi_s);
   out->band_level = out->step_hi_s > 0 ? (options->band_level > 0 ? options->band_level : 0.9) : 0;

@@ -170,11 +170,13 @@ typedef struct {
 gboolean sim_runner_band (const SimScenarioRun *run, double level, double step_s, double param_sigma, double *lo,
                           double *hi);
 
-/* The relative σ of a simulated step from the fitted constants' covariance ([calibration]
- * covariance, C in the fit's coordinates φ): √(gᵀ C g) / step, g_k = ∂step/∂φ_k from the step's
- * sensitivities (SimRunnerOptions.sensitivities; 1 ms per ms for step_overhead_ms). 0 without a
- * covariance or without sensitivities. */
-double sim_runner_param_sigma (const SimScenarioRun *run, const SimRunnerResult *r);
+/* The relative σ of a simulated step from the profile's uncertain constants: the fitted ones'
+ * covariance ([calibration] covariance, C in the fit's coordinates φ), √(gᵀ C g) / step with
+ * g_k = ∂step/∂φ_k from the step's sensitivities (SimRunnerOptions.sensitivities; 1 ms per ms for
+ * step_overhead_ms), and an assumed peak (gpu->peak_log_sigma σ_P): the compute-bound time of the
+ * GEMM and attention kernels, Σ_d φ_d ∂step/∂φ_d (it scales as φ_d = 1/gemm_insitu_d, and as
+ * 1/peak), times σ_P, the two in quadrature. 0 without sensitivities or either term. */
+double sim_runner_param_sigma (const SimScenarioRun *run, const SimGpuSpec *gpu, const SimRunnerResult *r);
 
 gboolean sim_runner_predict (const SimScenario *sc, const SimPredictOptions *options,
                              SimRunnerPrediction *out, GError **error);
