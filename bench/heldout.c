@@ -102,9 +102,7 @@ static const Variant variants[] = {
  * the local batch splits into pp micro-batches (@9dec370 pipelining_utils.py: n_microbatches
  * defaults to pipeline_parallel_degree) and the layers as generate_split_points splits them (first
  * and last stage num_layers // stages, the middle ones one more while the remainder lasts: 126
- * layers over 8 stages 15/16.../15: pp_first/last_stage_layers 15; over 16 stages 7/8.../7, which
- * per-rank counts with vpp 2 cannot give, so there the embedding and the loss count as layers,
- * 8 per stage less one on the first and the last: the same split). Sequence parallelism with TP (norms
+ * layers over 8 stages 15/16.../15, over 16 stages 7/8.../7), given as a pipeline layout. Sequence parallelism with TP (norms
  * SequenceParallel); AsyncTP as TP comm overlap; Float8 as torchao's tensorwise dynamic scaling
  * (current scaling), BF16 all-gathers (enable_fsdp_float8_all_gather off by default; the H200 rows
  * turn it on, which the simulator does not model for FSDP2: ASSUMPTION, BF16). Rows with
@@ -120,51 +118,53 @@ static const Variant variants[] = {
 typedef struct {
   const char *label, *hardware, *model;
   int gpus, tp, pp, vpp, cp, local_batch, seq;
-  int first_last; /* layers of the first and last PP rank; -1: embedding and loss count as layers */
+  const char *layout; /* [parallel] pp_layout where the layers do not split evenly (its stages set vpp) */
   const char *recompute;
   gboolean compile, fp8, async_tp;
   double tps;
 } Titan;
 
 #define H100_96 "hardware/h100-sxm-hbm2e-96g.ini"
+#define PP8_LAYOUT "Et*15|(t*16|)*6t*15L"
+#define PP16_LAYOUT "Et*7|(t*8|)*14t*7L"
 static const Titan titan[] = {
   /* benchmarks/llama3_h100_202412_torchtitan.md, Tables 1 and 3 (8B, FSDP, local batch 2, per-op SAC) */
-  { "torchtitan 8B eager @8", H100_96, "models/llama3.1-8b.ini", 8, 1, 1, 1, 1, 2, 8192, 0, "selective_op", FALSE, FALSE, FALSE, 5762 },
-  { "torchtitan 8B eager @128", H100_96, "models/llama3.1-8b.ini", 128, 1, 1, 1, 1, 2, 8192, 0, "selective_op", FALSE, FALSE, FALSE, 5605 },
-  { "torchtitan 8B compile @8", H100_96, "models/llama3.1-8b.ini", 8, 1, 1, 1, 1, 2, 8192, 0, "selective_op", TRUE, FALSE, FALSE, 6667 },
-  { "torchtitan 8B compile @128", H100_96, "models/llama3.1-8b.ini", 128, 1, 1, 1, 1, 2, 8192, 0, "selective_op", TRUE, FALSE, FALSE, 6514 },
-  { "torchtitan 8B compile FP8 @8", H100_96, "models/llama3.1-8b.ini", 8, 1, 1, 1, 1, 2, 8192, 0, "selective_op", TRUE, TRUE, FALSE, 8532 },
-  { "torchtitan 8B compile FP8 @128", H100_96, "models/llama3.1-8b.ini", 128, 1, 1, 1, 1, 2, 8192, 0, "selective_op", TRUE, TRUE, FALSE, 8380 },
+  { "torchtitan 8B eager @8", H100_96, "models/llama3.1-8b.ini", 8, 1, 1, 1, 1, 2, 8192, NULL, "selective_op", FALSE, FALSE, FALSE, 5762 },
+  { "torchtitan 8B eager @128", H100_96, "models/llama3.1-8b.ini", 128, 1, 1, 1, 1, 2, 8192, NULL, "selective_op", FALSE, FALSE, FALSE, 5605 },
+  { "torchtitan 8B compile @8", H100_96, "models/llama3.1-8b.ini", 8, 1, 1, 1, 1, 2, 8192, NULL, "selective_op", TRUE, FALSE, FALSE, 6667 },
+  { "torchtitan 8B compile @128", H100_96, "models/llama3.1-8b.ini", 128, 1, 1, 1, 1, 2, 8192, NULL, "selective_op", TRUE, FALSE, FALSE, 6514 },
+  { "torchtitan 8B compile FP8 @8", H100_96, "models/llama3.1-8b.ini", 8, 1, 1, 1, 1, 2, 8192, NULL, "selective_op", TRUE, TRUE, FALSE, 8532 },
+  { "torchtitan 8B compile FP8 @128", H100_96, "models/llama3.1-8b.ini", 128, 1, 1, 1, 1, 2, 8192, NULL, "selective_op", TRUE, TRUE, FALSE, 8380 },
   /* Table 2: FSDP + CP, compile, Float8, full AC, local batch 1, 8 GPUs */
-  { "torchtitan 8B CP1 32K @8", H100_96, "models/llama3.1-8b.ini", 8, 1, 1, 1, 1, 1, 32768, 0, "full", TRUE, TRUE, FALSE, 3890 },
-  { "torchtitan 8B CP2 64K @8", H100_96, "models/llama3.1-8b.ini", 8, 1, 1, 1, 2, 1, 65536, 0, "full", TRUE, TRUE, FALSE, 2540 },
-  { "torchtitan 8B CP4 128K @8", H100_96, "models/llama3.1-8b.ini", 8, 1, 1, 1, 4, 1, 131072, 0, "full", TRUE, TRUE, FALSE, 1071 },
-  { "torchtitan 8B CP8 256K @8", H100_96, "models/llama3.1-8b.ini", 8, 1, 1, 1, 8, 1, 262144, 0, "full", TRUE, TRUE, FALSE, 548 },
+  { "torchtitan 8B CP1 32K @8", H100_96, "models/llama3.1-8b.ini", 8, 1, 1, 1, 1, 1, 32768, NULL, "full", TRUE, TRUE, FALSE, 3890 },
+  { "torchtitan 8B CP2 64K @8", H100_96, "models/llama3.1-8b.ini", 8, 1, 1, 1, 2, 1, 65536, NULL, "full", TRUE, TRUE, FALSE, 2540 },
+  { "torchtitan 8B CP4 128K @8", H100_96, "models/llama3.1-8b.ini", 8, 1, 1, 1, 4, 1, 131072, NULL, "full", TRUE, TRUE, FALSE, 1071 },
+  { "torchtitan 8B CP8 256K @8", H100_96, "models/llama3.1-8b.ini", 8, 1, 1, 1, 8, 1, 262144, NULL, "full", TRUE, TRUE, FALSE, 548 },
   /* Table 4: 70B, FSDP 32 x TP 8, compile, Float8, full AC, local batch 16 */
-  { "torchtitan 70B TP8 FP8 @256", H100_96, "models/llama3.1-70b.ini", 256, 8, 1, 1, 1, 16, 8192, 0, "full", TRUE, TRUE, FALSE, 829 },
-  { "torchtitan 70B AsyncTP8 FP8 @256", H100_96, "models/llama3.1-70b.ini", 256, 8, 1, 1, 1, 16, 8192, 0, "full", TRUE, TRUE, TRUE, 876 },
+  { "torchtitan 70B TP8 FP8 @256", H100_96, "models/llama3.1-70b.ini", 256, 8, 1, 1, 1, 16, 8192, NULL, "full", TRUE, TRUE, FALSE, 829 },
+  { "torchtitan 70B AsyncTP8 FP8 @256", H100_96, "models/llama3.1-70b.ini", 256, 8, 1, 1, 1, 16, 8192, NULL, "full", TRUE, TRUE, TRUE, 876 },
   /* Table 5: 405B, FSDP 8 x TP 8 x PP 8, compile, Float8, AsyncTP, full AC, local batch 32 */
-  { "torchtitan 405B PP8 1F1B @512", H100_96, "models/llama3.1-405b.ini", 512, 8, 8, 1, 1, 32, 8192, 15, "full", TRUE, TRUE, TRUE, 100 },
-  { "torchtitan 405B PP8 interleaved @512", H100_96, "models/llama3.1-405b.ini", 512, 8, 8, 2, 1, 32, 8192, -1, "full", TRUE, TRUE, TRUE, 128 },
+  { "torchtitan 405B PP8 1F1B @512", H100_96, "models/llama3.1-405b.ini", 512, 8, 8, 1, 1, 32, 8192, PP8_LAYOUT, "full", TRUE, TRUE, TRUE, 100 },
+  { "torchtitan 405B PP8 interleaved @512", H100_96, "models/llama3.1-405b.ini", 512, 8, 8, 2, 1, 32, 8192, PP16_LAYOUT, "full", TRUE, TRUE, TRUE, 128 },
   /* Table 6: 405B, TP 8 x PP 8 (1F1B) x CP, FSDP the rest, compile, Float8, AsyncTP, full AC, local batch 8 */
-  { "torchtitan 405B PP8 CP1 32K @512", H100_96, "models/llama3.1-405b.ini", 512, 8, 8, 1, 1, 8, 32768, 15, "full", TRUE, TRUE, TRUE, 76 },
-  { "torchtitan 405B PP8 CP2 64K @512", H100_96, "models/llama3.1-405b.ini", 512, 8, 8, 1, 2, 8, 65536, 15, "full", TRUE, TRUE, TRUE, 47 },
-  { "torchtitan 405B PP8 CP4 128K @512", H100_96, "models/llama3.1-405b.ini", 512, 8, 8, 1, 4, 8, 131072, 15, "full", TRUE, TRUE, TRUE, 31 },
-  { "torchtitan 405B PP8 CP8 256K @512", H100_96, "models/llama3.1-405b.ini", 512, 8, 8, 1, 8, 8, 262144, 15, "full", TRUE, TRUE, TRUE, 16 },
+  { "torchtitan 405B PP8 CP1 32K @512", H100_96, "models/llama3.1-405b.ini", 512, 8, 8, 1, 1, 8, 32768, PP8_LAYOUT, "full", TRUE, TRUE, TRUE, 76 },
+  { "torchtitan 405B PP8 CP2 64K @512", H100_96, "models/llama3.1-405b.ini", 512, 8, 8, 1, 2, 8, 65536, PP8_LAYOUT, "full", TRUE, TRUE, TRUE, 47 },
+  { "torchtitan 405B PP8 CP4 128K @512", H100_96, "models/llama3.1-405b.ini", 512, 8, 8, 1, 4, 8, 131072, PP8_LAYOUT, "full", TRUE, TRUE, TRUE, 31 },
+  { "torchtitan 405B PP8 CP8 256K @512", H100_96, "models/llama3.1-405b.ini", 512, 8, 8, 1, 8, 8, 262144, PP8_LAYOUT, "full", TRUE, TRUE, TRUE, 16 },
   /* benchmarks/asyncTP_llama3_h100_2025-06_torchtitan.md: 70B FSDP 32 x TP 8 full AC local batch 16;
    * 8B FSDP 8 x TP 8 per-op SAC local batch 12; compile; BF16 and Float8 tensorwise, vanilla and async TP */
-  { "torchtitan 70B TP8 @256 (2025)", H100_96, "models/llama3.1-70b.ini", 256, 8, 1, 1, 1, 16, 8192, 0, "full", TRUE, FALSE, FALSE, 597.3 },
-  { "torchtitan 70B AsyncTP8 @256 (2025)", H100_96, "models/llama3.1-70b.ini", 256, 8, 1, 1, 1, 16, 8192, 0, "full", TRUE, FALSE, TRUE, 652.4 },
-  { "torchtitan 70B TP8 FP8 @256 (2025)", H100_96, "models/llama3.1-70b.ini", 256, 8, 1, 1, 1, 16, 8192, 0, "full", TRUE, TRUE, FALSE, 809.8 },
-  { "torchtitan 70B AsyncTP8 FP8 @256 (2025)", H100_96, "models/llama3.1-70b.ini", 256, 8, 1, 1, 1, 16, 8192, 0, "full", TRUE, TRUE, TRUE, 942.4 },
-  { "torchtitan 8B TP8 @64 (2025)", H100_96, "models/llama3.1-8b.ini", 64, 8, 1, 1, 1, 12, 8192, 0, "selective_op", TRUE, FALSE, FALSE, 4378 },
-  { "torchtitan 8B AsyncTP8 @64 (2025)", H100_96, "models/llama3.1-8b.ini", 64, 8, 1, 1, 1, 12, 8192, 0, "selective_op", TRUE, FALSE, TRUE, 4809.4 },
-  { "torchtitan 8B TP8 FP8 @64 (2025)", H100_96, "models/llama3.1-8b.ini", 64, 8, 1, 1, 1, 12, 8192, 0, "selective_op", TRUE, TRUE, FALSE, 5078.1 },
-  { "torchtitan 8B AsyncTP8 FP8 @64 (2025)", H100_96, "models/llama3.1-8b.ini", 64, 8, 1, 1, 1, 12, 8192, 0, "selective_op", TRUE, TRUE, TRUE, 5570.1 },
+  { "torchtitan 70B TP8 @256 (2025)", H100_96, "models/llama3.1-70b.ini", 256, 8, 1, 1, 1, 16, 8192, NULL, "full", TRUE, FALSE, FALSE, 597.3 },
+  { "torchtitan 70B AsyncTP8 @256 (2025)", H100_96, "models/llama3.1-70b.ini", 256, 8, 1, 1, 1, 16, 8192, NULL, "full", TRUE, FALSE, TRUE, 652.4 },
+  { "torchtitan 70B TP8 FP8 @256 (2025)", H100_96, "models/llama3.1-70b.ini", 256, 8, 1, 1, 1, 16, 8192, NULL, "full", TRUE, TRUE, FALSE, 809.8 },
+  { "torchtitan 70B AsyncTP8 FP8 @256 (2025)", H100_96, "models/llama3.1-70b.ini", 256, 8, 1, 1, 1, 16, 8192, NULL, "full", TRUE, TRUE, TRUE, 942.4 },
+  { "torchtitan 8B TP8 @64 (2025)", H100_96, "models/llama3.1-8b.ini", 64, 8, 1, 1, 1, 12, 8192, NULL, "selective_op", TRUE, FALSE, FALSE, 4378 },
+  { "torchtitan 8B AsyncTP8 @64 (2025)", H100_96, "models/llama3.1-8b.ini", 64, 8, 1, 1, 1, 12, 8192, NULL, "selective_op", TRUE, FALSE, TRUE, 4809.4 },
+  { "torchtitan 8B TP8 FP8 @64 (2025)", H100_96, "models/llama3.1-8b.ini", 64, 8, 1, 1, 1, 12, 8192, NULL, "selective_op", TRUE, TRUE, FALSE, 5078.1 },
+  { "torchtitan 8B AsyncTP8 FP8 @64 (2025)", H100_96, "models/llama3.1-8b.ini", 64, 8, 1, 1, 1, 12, 8192, NULL, "selective_op", TRUE, TRUE, TRUE, 5570.1 },
   /* benchmarks/llama3-8b_h200_202506_trainy-whitefiber.md: 8B FSDP, local batch 2, compile, Float8
    * (with FSDP float8 all-gather, see above), the llama3_8b.toml's selective per-op AC */
-  { "torchtitan 8B compile FP8 H200 @32", "hardware/h200-sxm.ini", "models/llama3.1-8b.ini", 32, 1, 1, 1, 1, 2, 8192, 0, "selective_op", TRUE, TRUE, FALSE, 10938 },
-  { "torchtitan 8B compile FP8 H200 @64", "hardware/h200-sxm.ini", "models/llama3.1-8b.ini", 64, 1, 1, 1, 1, 2, 8192, 0, "selective_op", TRUE, TRUE, FALSE, 10753 },
+  { "torchtitan 8B compile FP8 H200 @32", "hardware/h200-sxm.ini", "models/llama3.1-8b.ini", 32, 1, 1, 1, 1, 2, 8192, NULL, "selective_op", TRUE, TRUE, FALSE, 10938 },
+  { "torchtitan 8B compile FP8 H200 @64", "hardware/h200-sxm.ini", "models/llama3.1-8b.ini", 64, 1, 1, 1, 1, 2, 8192, NULL, "selective_op", TRUE, TRUE, FALSE, 10753 },
 };
 
 /* llm-foundry's MPT training benchmarks (mosaicml/llm-foundry scripts/train/benchmarking/README.md,
@@ -359,14 +359,13 @@ main (int argc, char **argv)
       g_autofree char *gpus = g_strdup_printf ("cluster.gpus=%d", t->gpus);
       g_autofree char *tp = g_strdup_printf ("parallel.tp=%d", t->tp);
       g_autofree char *pp = g_strdup_printf ("parallel.pp=%d", t->pp);
-      g_autofree char *vpp = g_strdup_printf ("parallel.vpp=%d", t->vpp);
+      g_autofree char *vpp = g_strdup_printf ("parallel.vpp=%d", t->vpp); /* a layout's stages must agree */
       g_autofree char *cp = g_strdup_printf ("parallel.cp=%d", t->cp);
       g_autofree char *batch = g_strdup_printf ("parallel.global_batch=%d", t->local_batch * dp);
       g_autofree char *mb = g_strdup_printf ("parallel.micro_batch=%d", t->pp > 1 ? t->local_batch / t->pp : t->local_batch);
       g_autofree char *seq = g_strdup_printf ("training.seq_len=%d", t->seq);
       g_autofree char *rc = g_strdup_printf ("parallel.recompute=%s", t->recompute);
-      g_autofree char *first_layers = g_strdup_printf ("parallel.pp_first_stage_layers=%d", t->first_last);
-      g_autofree char *last_layers = g_strdup_printf ("parallel.pp_last_stage_layers=%d", t->first_last);
+      g_autofree char *layout = t->layout ? g_strdup_printf ("parallel.pp_layout=%s", t->layout) : NULL;
       const char *sets[24] = { gpus, tp, pp, vpp, cp, batch, mb, seq, rc, "parallel.framework=fsdp2",
                                t->pp > 1 ? "parallel.zero=2" : "parallel.zero=3", "parallel.fsdp=true",
                                t->compile ? "parallel.compile=true" : "parallel.compile=false",
@@ -380,13 +379,8 @@ main (int argc, char **argv)
           sets[n++] = "parallel.sp=true";
           sets[n++] = t->async_tp ? "parallel.tp_comm_overlap=true" : "parallel.tp_comm_overlap=false";
         }
-      if (t->first_last < 0)
-        sets[n++] = "parallel.pp_embed_loss_layers=true";
-      else if (t->first_last > 0)
-        {
-          sets[n++] = first_layers;
-          sets[n++] = last_layers;
-        }
+      if (layout)
+        sets[n++] = layout;
       sets[n] = NULL;
       Row r = { g_strdup (t->label), families[1],
                 .measured = (double) t->local_batch * t->seq / (t->tps * t->cp * t->tp * t->pp) };

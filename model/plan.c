@@ -284,6 +284,10 @@ model_plan_group (const ModelPlan *plan, int rank, ModelDim dim, int *ranks)
 
 /* ---- pipeline split ---- */
 
+static gboolean
+invalid (GError **error, const char *fmt, ...) G_GNUC_PRINTF (2, 3);
+
+
 /* Transformer layers of pipeline rank p over all its chunks under an uneven first or last stage
  * (Megatron-Core core_v0.15.0 transformer_block.py get_num_layers_to_build: the ranks without a
  * stated count split what is left evenly). */
@@ -303,6 +307,8 @@ static int
 vstage_layers (const ModelPlan *plan, const ModelShape *shape, int v)
 {
   int stages = model_schedule_positions (plan->schedule, plan->pp, plan->vpp);
+  if (plan->pp_layout)
+    return v < plan->pp_layout[0] ? plan->pp_layout[1 + v] : 0;
   if (plan->pp_first_layers > 0 || plan->pp_last_layers > 0)
     {
       /* DualPipe's positions are the pipeline ranks' model parts; otherwise v = chunk·pp + rank
@@ -327,7 +333,8 @@ model_plan_fit_pipeline_split (ModelPlan *plan, const ModelShape *shape)
   int pp = plan->pp, vpp = MAX (plan->vpp, 1), stages = model_schedule_positions (plan->schedule, pp, vpp);
   int layers = shape->layers, counted = layers + 2 + shape->mtp_depth;
   gboolean embed_fits = stages >= 2 && counted % stages == 0 && counted / stages >= 2 + shape->mtp_depth;
-  if (pp < 2 || plan->pp_first_layers > 0 || plan->pp_last_layers > 0 || (plan->pp_embed_loss_layers && embed_fits))
+  if (pp < 2 || plan->pp_layout || plan->pp_first_layers > 0 || plan->pp_last_layers > 0
+      || (plan->pp_embed_loss_layers && embed_fits))
     return TRUE;
   plan->pp_embed_loss_layers = FALSE;
   if (layers % stages == 0)
@@ -344,6 +351,168 @@ model_plan_fit_pipeline_split (ModelPlan *plan, const ModelShape *shape)
     return FALSE;
   plan->pp_last_layers = vpp * (rest / vpp / 2);
   plan->pp_first_layers = rest - plan->pp_last_layers;
+  return TRUE;
+}
+
+/* Megatron-Core's unrolling (parse_str_to_list): commas out, then each "(X)*n" and each "x*n" as
+ * n copies, one pass each. Blanks go too (Megatron-Core's would fail on them as unknown layers). */
+#define PP_LAYOUT_MAX_CHARS (1 << 20)
+
+static gboolean
+layout_repeat (GString *out, const char *what, gsize len, const char *count, const char **end, GError **error)
+{
+  char *stop = NULL;
+  guint64 n = g_ascii_strtoull (count, &stop, 10);
+  if (stop == count)
+    {
+      g_set_error (error, MODEL_ERROR, MODEL_ERROR_INVALID_PLAN, "'*' must be followed by a count");
+      return FALSE;
+    }
+  if (n > PP_LAYOUT_MAX_CHARS || out->len + n * len > PP_LAYOUT_MAX_CHARS)
+    {
+      g_set_error (error, MODEL_ERROR, MODEL_ERROR_INVALID_PLAN,
+                   "repeat count %" G_GUINT64_FORMAT " unrolls to more than %d characters", n, PP_LAYOUT_MAX_CHARS);
+      return FALSE;
+    }
+  for (guint64 i = 0; i < n; i++)
+    g_string_append_len (out, what, (gssize) len);
+  *end = stop;
+  return TRUE;
+}
+
+static char *
+layout_unroll (const char *text, GError **error)
+{
+  g_autoptr (GString) a = g_string_new (NULL);
+  for (const char *t = text; *t; t++)
+    if (*t != ',' && !g_ascii_isspace (*t))
+      g_string_append_c (a, *t);
+  /* (X)*n: X holds no parenthesis (Megatron-Core's pattern takes none but the closing one). */
+  g_autoptr (GString) b = g_string_new (NULL);
+  for (const char *t = a->str; *t;)
+    {
+      if (*t == ')')
+        {
+          g_set_error (error, MODEL_ERROR, MODEL_ERROR_INVALID_PLAN, "')' without its '('");
+          return NULL;
+        }
+      if (*t != '(')
+        {
+          g_string_append_c (b, *t++);
+          continue;
+        }
+      const char *close = strpbrk (t + 1, "()");
+      if (close == NULL || *close == '(')
+        {
+          g_set_error (error, MODEL_ERROR, MODEL_ERROR_INVALID_PLAN,
+                       "'(' without its ')' (groups do not nest)");
+          return NULL;
+        }
+      if (close == t + 1 || close[1] != '*')
+        {
+          g_set_error (error, MODEL_ERROR, MODEL_ERROR_INVALID_PLAN, "a group must be '(…)*n' with something inside");
+          return NULL;
+        }
+      if (!layout_repeat (b, t + 1, (gsize) (close - t - 1), close + 2, &t, error))
+        return NULL;
+    }
+  g_autoptr (GString) c = g_string_new (NULL);
+  for (const char *t = b->str; *t;)
+    {
+      if (t[1] == '*')
+        {
+          if (!layout_repeat (c, t, 1, t + 2, &t, error))
+            return NULL;
+        }
+      else if (*t == '*')
+        {
+          g_set_error (error, MODEL_ERROR, MODEL_ERROR_INVALID_PLAN, "'*' must follow a layer or a group");
+          return NULL;
+        }
+      else
+        g_string_append_c (c, *t++);
+    }
+  return g_string_free (g_steal_pointer (&c), FALSE);
+}
+
+/* The interned layouts: per-stage counts that outlive every plan pointing at them. */
+static GMutex layout_lock;
+static GHashTable *layouts; /* GBytes of the counts -> the same counts */
+
+static const int *
+layout_intern (const int *counts, int n)
+{
+  g_autoptr (GBytes) key = g_bytes_new (counts, sizeof (int) * (gsize) n);
+  g_mutex_lock (&layout_lock);
+  if (layouts == NULL)
+    layouts = g_hash_table_new (g_bytes_hash, g_bytes_equal);
+  const int *found = g_hash_table_lookup (layouts, key);
+  if (found == NULL)
+    {
+      GBytes *kept = g_bytes_ref (key);
+      found = g_bytes_get_data (kept, NULL);
+      g_hash_table_insert (layouts, kept, (gpointer) found);
+    }
+  g_mutex_unlock (&layout_lock);
+  return found;
+}
+
+gboolean
+model_plan_parse_pp_layout (const char *text, int pp, int layers, int mtp_depth, const int **layout, int *vpp,
+                            GError **error)
+{
+  g_return_val_if_fail (text != NULL && layout != NULL && vpp != NULL, FALSE);
+  g_autofree char *flat = layout_unroll (text, error);
+  if (flat == NULL)
+    return FALSE;
+  g_auto (GStrv) stages = g_strsplit (flat, "|", -1);
+  int n = (int) g_strv_length (stages);
+  if (pp < 1 || n % pp != 0)
+    return invalid (error, "%d stages, not a multiple of pp = %d (the stages are pp x vpp, in "
+                    "virtual-stage order)", n, pp);
+  g_autofree int *counts = g_new0 (int, n + 1);
+  counts[0] = n;
+  int e = 0, l = 0, t = 0, m = 0;
+  for (int v = 0; v < n; v++)
+    for (const char *ch = stages[v]; *ch; ch++)
+      switch (*ch)
+        {
+        case 'E':
+          if (v != 0 || ch != stages[0] || e++)
+            return invalid (error, "the embedding (E) must be the first layer, once (stage %d)", v);
+          break;
+        case 'L':
+          if (v != n - 1 || ch[1] != '\0' || l++)
+            return invalid (error, "the loss (L) must be the last layer, once (stage %d)", v);
+          break;
+        case 't':
+          if (m > 0)
+            return invalid (error, "a transformer layer (t) after an MTP layer (m), stage %d: MTP comes last", v);
+          counts[1 + v]++;
+          t++;
+          break;
+        case 'm':
+          if (v != n - 1)
+            return invalid (error, "an MTP layer (m) in stage %d: trainsim runs the MTP modules in the last "
+                            "stage, with the loss; Megatron-Core's standalone MTP stage is not modelled", v);
+          m++;
+          break;
+        default:
+          return invalid (error, "'%c' in stage %d is not a layer: E (embedding), t (transformer), "
+                          "m (MTP), L (loss)", *ch, v);
+        }
+  if (e != 1 || l != 1)
+    return invalid (error, "the layout needs the embedding (E) first and the loss (L) last");
+  if (t != layers)
+    return invalid (error, "%d transformer layers (t) for a model of %d", t, layers);
+  if (m != mtp_depth)
+    return invalid (error, "%d MTP layers (m) for a model of mtp_depth %d", m, mtp_depth);
+  for (int v = 0; v < n; v++)
+    if (counts[1 + v] == 0)
+      return invalid (error, "stage %d holds no transformer layer; Megatron-Core allows such stages "
+                      "(embedding, MTP or loss alone), the simulator needs a transformer layer in every stage", v);
+  *layout = layout_intern (counts, n + 1);
+  *vpp = n / pp;
   return TRUE;
 }
 
@@ -403,9 +572,6 @@ model_plan_chunk_has_loss (const ModelPlan *plan, int pp_rank, int chunk)
 }
 
 /* ---- validation ---- */
-
-static gboolean
-invalid (GError **error, const char *fmt, ...) G_GNUC_PRINTF (2, 3);
 
 static gboolean
 invalid (GError **error, const char *fmt, ...)
@@ -489,9 +655,23 @@ model_plan_validate (const ModelPlan *plan, const ModelShape *shape, GError **er
     return invalid (error, "the interleaved schedule needs vpp >= 2 model chunks per pipeline rank "
                     "(got %d); set vpp or use schedule = 1f1b", plan->vpp);
   int stages = model_schedule_positions (plan->schedule, plan->pp, plan->vpp);
-  if (plan->pp_first_layers < 0 || plan->pp_last_layers < 0)
+  if (plan->pp_layout)
+    {
+      if (plan->pp_first_layers > 0 || plan->pp_last_layers > 0 || plan->pp_embed_loss_layers)
+        return invalid (error, "pp_layout excludes pp_first_stage_layers, pp_last_stage_layers and "
+                        "pp_embed_loss_layers (the layout places every layer); keep one");
+      if (plan->schedule == MODEL_SCHED_DUALPIPE)
+        return invalid (error, "pp_layout with the DualPipe schedule is not modelled");
+      int sum = 0;
+      for (int v = 0; v < plan->pp_layout[0]; v++)
+        sum += plan->pp_layout[1 + v];
+      if (plan->pp_layout[0] != stages || sum != shape->layers)
+        return invalid (error, "pp_layout places %d transformer layers in %d stages; the plan has %d layers in "
+                        "pp*vpp = %d stages", sum, plan->pp_layout[0], shape->layers, stages);
+    }
+  else if (plan->pp_first_layers < 0 || plan->pp_last_layers < 0)
     return invalid (error, "pp_first_stage_layers and pp_last_stage_layers must be >= 0 (0: even split)");
-  if (plan->pp_first_layers > 0 || plan->pp_last_layers > 0)
+  else if (plan->pp_first_layers > 0 || plan->pp_last_layers > 0)
     {
       /* Megatron-Core's checks (transformer_block.py get_num_layers_to_build), and a layer in every
        * model chunk, which the step needs. */

@@ -88,6 +88,9 @@ typedef struct {
   int pp_first_layers;       /* transformer layers of the first / last pipeline rank, over all its */
   int pp_last_layers;        /* model chunks (Megatron-Core --decoder-first/last-pipeline-num-layers;
                               * the other ranks split the rest evenly); 0: even split */
+  const int *pp_layout;      /* transformer layers per virtual stage as a pipeline layout gives them
+                              * (model_plan_parse_pp_layout): [0] the stage count, [1 + v] stage v;
+                              * interned, never freed, so plans copy it freely; NULL: the rules above */
   ModelDtype grad_dtype;     /* gradient accumulation buffer (0 = fp32: Megatron's main grads) */
   ModelDtype moment_dtype;   /* AdamW's first and second moments (0 = fp32; DeepSeek-V3 keeps bf16) */
   ModelMaster master_weights; /* the optimizer's copy beside low-precision weights (0 = fp32) */
@@ -199,7 +202,8 @@ int model_plan_group (const ModelPlan *plan, int rank, ModelDim dim, int *ranks)
  * assignment). Even split: layers / (pp*vpp) per virtual stage. With pp_embed_loss_layers the
  * (layers + 2) pipeline layers split evenly and virtual stage 0 (embedding) and the last one
  * (loss) each hold one transformer layer fewer. With pp_first_layers / pp_last_layers the first
- * and last pipeline ranks hold those counts over their chunks and the others split the rest. */
+ * and last pipeline ranks hold those counts over their chunks and the others split the rest. A
+ * pp_layout gives every virtual stage its own count. */
 /* Gives `plan` a pipeline split of shape's layers where its own does not divide them: the even
  * split, else the embedding and loss (and MTP modules) counted as layers, else uneven first and
  * last ranks: the others hold the fewest layers, a multiple of vpp, that fit, and the last rank
@@ -207,6 +211,15 @@ int model_plan_group (const ModelPlan *plan, int rank, ModelDim dim, int *ranks)
  * pp_embed_loss_layers where it divides, is kept. FALSE where no split gives every chunk a layer
  * (DualPipe: only even ones). */
 gboolean model_plan_fit_pipeline_split (ModelPlan *plan, const ModelShape *shape);
+/* Megatron-Core's pipeline layout (--pipeline-model-parallel-layout, core/transformer/
+ * pipeline_parallel_layer_layout.py): stages split by '|' in virtual-stage order (v = chunk·pp +
+ * rank), E the embedding, t a transformer layer, m an MTP layer, L the loss; x*n and (…)*n repeat,
+ * commas and blanks are cosmetic. Checked as Megatron-Core checks it (a multiple of pp stages; E
+ * first and L last, once each; `layers` t and `mtp_depth` m, the MTP after every t) and as the
+ * simulator can run it: a transformer layer in every stage, the MTP layers in the last. *layout
+ * gets the interned per-stage counts (ModelPlan.pp_layout), *vpp the stages over pp. */
+gboolean model_plan_parse_pp_layout (const char *text, int pp, int layers, int mtp_depth, const int **layout,
+                                     int *vpp, GError **error);
 /* Gives an interleaved `plan` whose micro-batch count pp does not divide the smallest micro-batch
  * group Megatron-Core accepts (pp <= g <= m, m mod g 0 or >= pp); a stated group is kept. FALSE
  * where none exists (m < pp). */

@@ -136,6 +136,12 @@ test_megatron_pipeline_rules (void)
   g_assert_cmpstr (KEY (u, "parallel", "pp_first_stage_layers"), ==, "3");
   g_assert_cmpstr (KEY (u, "parallel", "pp_last_stage_layers"), ==, "2");
   g_assert_false (has_line (u, "unknown: --decoder-first-pipeline-num-layers"));
+  /* A layer-by-layer layout: its string as [parallel] pp_layout, the flag no longer unknown. */
+  g_autoptr (SimImport) lay = megatron_ok ("--num-layers 126 --hidden-size 1024 --num-attention-heads 8 "
+                                           "--pipeline-model-parallel-size 8 "
+                                           "--pipeline-model-parallel-layout Et*7|(t*8|)*14t*7L", 0);
+  g_assert_cmpstr (KEY (lay, "parallel", "pp_layout"), ==, "Et*7|(t*8|)*14t*7L");
+  g_assert_false (has_line (lay, "unknown: --pipeline-model-parallel-layout"));
   /* A micro-batch group other than pp is the interleaved table's. */
   g_autoptr (SimImport) grp = megatron_ok ("--num-layers 8 --pipeline-model-parallel-size 2 "
                                            "--num-virtual-stages-per-pipeline-rank 2 "
@@ -379,21 +385,26 @@ test_nemo_deepep (void)
   g_assert_cmpstr (KEY (imp, "parallel", "moe_dispatcher"), ==, "deepep");
 }
 
-/* Megatron-Core's uneven first and last stages, as NeMo 2's TransformerConfig names them. */
+/* Megatron-Core's uneven first and last stages and its layout string, as NeMo 2's
+ * TransformerConfig names them (one model, two pipeline settings). */
 static void
 test_nemo_uneven_pipeline (void)
 {
-  const char *yaml =
-    "trainer:\n  devices: 8\n  num_nodes: 2\n  precision: bf16\n  max_steps: -1\n"
-    "model:\n  mcore_gpt: True\n  micro_batch_size: 1\n  global_batch_size: 16\n  encoder_seq_length: 512\n"
-    "  max_position_embeddings: 512\n  num_layers: 30\n  hidden_size: 64\n  num_attention_heads: 4\n"
-    "  pipeline_model_parallel_size: 4\n  num_layers_in_first_pipeline_stage: 6\n"
-    "  num_layers_in_last_pipeline_stage: 8\n  microbatch_group_size_per_vp_stage: 4\n  megatron_amp_O2: True\n"
-    "  tokenizer:\n    library: 'megatron'\n    type: 'GPT2BPETokenizer'\n";
-  g_autoptr (SimImport) imp = nemo_ok (yaml, 0);
+#define NEMO_PP4_HEAD                                                                                           \
+  "trainer:\n  devices: 8\n  num_nodes: 2\n  precision: bf16\n  max_steps: -1\n"                             \
+  "model:\n  mcore_gpt: True\n  micro_batch_size: 1\n  global_batch_size: 16\n  encoder_seq_length: 512\n"   \
+  "  max_position_embeddings: 512\n  num_layers: 30\n  hidden_size: 64\n  num_attention_heads: 4\n"          \
+  "  pipeline_model_parallel_size: 4\n  megatron_amp_O2: True\n"                                             \
+  "  tokenizer:\n    library: 'megatron'\n    type: 'GPT2BPETokenizer'\n"
+  g_autoptr (SimImport) imp = nemo_ok (NEMO_PP4_HEAD "  num_layers_in_first_pipeline_stage: 6\n"
+                                       "  num_layers_in_last_pipeline_stage: 8\n"
+                                       "  microbatch_group_size_per_vp_stage: 4\n", 0);
   g_assert_cmpstr (KEY (imp, "parallel", "pp_first_stage_layers"), ==, "6");
   g_assert_cmpstr (KEY (imp, "parallel", "pp_last_stage_layers"), ==, "8");
   g_assert_cmpstr (KEY (imp, "parallel", "microbatch_group_size"), ==, "4");
+  g_autoptr (SimImport) lay = nemo_ok (NEMO_PP4_HEAD "  pipeline_model_parallel_layout: 'Et*6|t*8|t*8|t*8L'\n", 0);
+  g_assert_cmpstr (KEY (lay, "parallel", "pp_layout"), ==, "Et*6|t*8|t*8|t*8L");
+#undef NEMO_PP4_HEAD
 }
 
 static void

@@ -494,6 +494,87 @@ test_pipeline_uneven (void)
   g_assert_cmpint (first, ==, 59);
 }
 
+/* Megatron-Core's pipeline layout string (model_plan_parse_pp_layout): unrolled as Megatron-Core
+ * unrolls it, every stage's count in virtual-stage order, vpp from the stage count, interned, and
+ * each of Megatron-Core's checks and the simulator's own with its message. */
+static void
+test_pipeline_layout (void)
+{
+  ModelShape s;
+  ModelPlan p;
+  llama_case (&s, &p); /* 126 layers */
+  p.pp_embed_loss_layers = FALSE;
+  /* torchtitan's split of 126 layers over 8 stages (generate_split_points): 15, 16 x 6, 15. */
+  const int *layout = NULL, *again = NULL;
+  int vpp = 0;
+  g_autoptr (GError) error = NULL;
+  g_assert_true (model_plan_parse_pp_layout ("Et*15|(t*16|)*6t*15L", 8, 126, 0, &layout, &vpp, &error));
+  g_assert_no_error (error);
+  g_assert_cmpint (vpp, ==, 1);
+  g_assert_cmpint (layout[0], ==, 8);
+  g_assert_cmpint (layout[1], ==, 15);
+  g_assert_cmpint (layout[4], ==, 16);
+  g_assert_cmpint (layout[8], ==, 15);
+  /* Commas, blanks and 'x*0' are cosmetic; the same counts intern to the same array. */
+  g_assert_true (model_plan_parse_pp_layout ("E t*15, |(t*16|)*6 t*15 t*0 L", 8, 126, 0, &again, &vpp, NULL));
+  g_assert_true (again == layout);
+  /* As a plan: the same chunks as pp_first/last_stage_layers 15 and 15. */
+  ModelPlan q = p;
+  p.vpp = 1, p.schedule = MODEL_SCHED_1F1B, p.pp_layout = layout;
+  q.vpp = 1, q.schedule = MODEL_SCHED_1F1B, q.pp_first_layers = 15, q.pp_last_layers = 15;
+  expect_valid (&p, &s);
+  expect_valid (&q, &s);
+  for (int r = 0; r < 8; r++)
+    {
+      int f1 = -1, f2 = -2;
+      g_assert_cmpint (model_plan_chunk_layers (&p, &s, r, 0, &f1), ==, model_plan_chunk_layers (&q, &s, r, 0, &f2));
+      g_assert_cmpint (f1, ==, f2);
+    }
+  /* Interleaved: 16 stages of 7, 8 x 14, 7; rank 0 holds stages 0 and 8, rank 7 stages 7 and 15. */
+  g_assert_true (model_plan_parse_pp_layout ("Et*7|(t*8|)*14t*7L", 8, 126, 0, &layout, &vpp, NULL));
+  g_assert_cmpint (vpp, ==, 2);
+  p.vpp = 2, p.schedule = MODEL_SCHED_INTERLEAVED, p.pp_layout = layout;
+  expect_valid (&p, &s);
+  int first = -1;
+  g_assert_cmpint (model_plan_rank_layers (&p, &s, 0), ==, 15);
+  g_assert_cmpint (model_plan_rank_layers (&p, &s, 3), ==, 16);
+  g_assert_cmpint (model_plan_chunk_layers (&p, &s, 7, 1, &first), ==, 7);
+  g_assert_cmpint (first, ==, 119);
+  /* A layout with other counts than the plan's stages or layers, or beside another split. */
+  p.vpp = 4;
+  expect_invalid (&p, &s, "pp_layout places 126 transformer layers in 16 stages", "pp*vpp = 32 stages");
+  p.vpp = 2, p.pp_first_layers = 15;
+  expect_invalid (&p, &s, "pp_layout excludes pp_first_stage_layers", NULL);
+  /* Megatron-Core's checks, then the simulator's. DeepSeek-V3's example layout (61 layers and one
+   * MTP layer over pp16 vpp2) puts the MTP layer alone in stage 30 and the loss alone in 31. */
+  static const struct { const char *text; int pp, layers, mtp; const char *says; } bad[] = {
+    { "Et*8|t*8|t*8|t*8L|", 4, 32, 0, "5 stages, not a multiple of pp = 4" },
+    { "t*8|Et*8|t*8|t*8L", 4, 32, 0, "the embedding (E) must be the first layer" },
+    { "Et*8|t*8|t*8|Lt*8", 4, 32, 0, "the loss (L) must be the last layer" },
+    { "Et*8|(t*8|)*2t*8", 4, 32, 0, "needs the embedding (E) first and the loss (L) last" },
+    { "Et*8|t*8|t*8|t*7L", 4, 32, 0, "31 transformer layers (t) for a model of 32" },
+    { "Et*8|t*8|t*8|t*8mL", 4, 32, 0, "1 MTP layers (m) for a model of mtp_depth 0" },
+    { "Et*8|t*8|t*8|mt*8L", 4, 32, 1, "a transformer layer (t) after an MTP layer (m)" },
+    { "Et*8x|t*8|t*8|t*8L", 4, 32, 0, "'x' in stage 0 is not a layer" },
+    { "(Et*8|(t*8|)*2)*1t*8L", 4, 32, 0, "groups do not nest" },
+    { "Et*8|t*8)|t*8|t*8L", 4, 32, 0, "')' without its '('" },
+    { "Et*8|()*2|t*8|t*8L", 4, 32, 0, "a group must be '(…)*n'" },
+    { "E*|t*8|t*8|t*8L", 4, 32, 0, "'*' must be followed by a count" },
+    { "E|t*12|t*10|t*10L", 4, 32, 0, "stage 0 holds no transformer layer" },
+    { "Et*3|(tt|)*29,m|L", 16, 61, 1, "an MTP layer (m) in stage 30" },
+    { "Et*99999999|L", 2, 1, 0, "unrolls to more than" },
+  };
+  for (gsize i = 0; i < G_N_ELEMENTS (bad); i++)
+    {
+      g_autoptr (GError) e = NULL;
+      g_assert_false (model_plan_parse_pp_layout (bad[i].text, bad[i].pp, bad[i].layers, bad[i].mtp, &layout, &vpp, &e));
+      g_assert_error (e, MODEL_ERROR, MODEL_ERROR_INVALID_PLAN);
+      g_test_message ("%s -> %s", bad[i].text, e->message);
+      if (!strstr (e->message, bad[i].says))
+        g_error ("'%s': error lacks '%s': %s", bad[i].text, bad[i].says, e->message);
+    }
+}
+
 /* The split model_plan_fit_pipeline_split picks, and what it keeps. */
 static void
 test_pipeline_fit (void)
@@ -575,5 +656,6 @@ main (int argc, char **argv)
   g_test_add_func ("/model/plan/pipeline-split", test_pipeline_split);
   g_test_add_func ("/model/plan/pipeline-uneven", test_pipeline_uneven);
   g_test_add_func ("/model/plan/pipeline-fit", test_pipeline_fit);
+  g_test_add_func ("/model/plan/pipeline-layout", test_pipeline_layout);
   return g_test_run ();
 }

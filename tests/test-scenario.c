@@ -778,6 +778,62 @@ test_calibration_covariance (void)
                      1e-9 * p.step_s);
 }
 
+/* [parallel] pp_layout: its stages over pp set vpp; a vpp that disagrees, or a layout the
+ * simulator cannot run, fails naming the key; a layout that gives the chunks of
+ * pp_first/last_stage_layers simulates the same step, to the nanosecond. */
+static void
+test_pp_layout (void)
+{
+  const char *files[] = { "hardware/h100-sxm.ini", "fabrics/ndr400-rail-optimized.ini", "models/llama3.1-8b.ini", NULL };
+  const char *common[] = { "cluster.gpus=8", "parallel.pp=4", "parallel.global_batch=16", "parallel.micro_batch=1",
+                           "training.seq_len=4096" };
+  const char *extra[][3] = {
+    { "parallel.pp_layout=Et*4|(t*4|)*6t*4L", NULL },                                     /* vpp 2, even */
+    { "parallel.vpp=2", NULL },
+    { "parallel.pp_layout=Et*7|t*8|t*8|t*9L", NULL },
+    { "parallel.pp_first_stage_layers=7", "parallel.pp_last_stage_layers=9", NULL },
+  };
+  gint64 step[4];
+  for (int i = 0; i < 4; i++)
+    {
+      const char *sets[9] = { NULL };
+      for (int k = 0; k < 5; k++)
+        sets[k] = common[k];
+      for (int k = 0; extra[i][k]; k++)
+        sets[5 + k] = extra[i][k];
+      g_autoptr (SimScenario) sc = load_ok (files, sets);
+      if (i == 0)
+        g_assert_cmpint (sim_scenario_plan (sc)->vpp, ==, 2);
+      SimPredictOptions o = { 0 };
+      sim_runner_options_init (&o.run);
+      SimRunnerPrediction p;
+      g_assert_true (sim_runner_predict (sc, &o, &p, NULL));
+      step[i] = p.step.step_ns;
+    }
+  g_test_message ("steps: layout vpp 2 %" G_GINT64_FORMAT ", vpp 2 %" G_GINT64_FORMAT ", layout 7/8/8/9 %" G_GINT64_FORMAT
+                  ", first 7 last 9 %" G_GINT64_FORMAT " ns", step[0], step[1], step[2], step[3]);
+  g_assert_cmpint (step[0], ==, step[1]);
+  g_assert_cmpint (step[2], ==, step[3]);
+  g_assert_cmpint (step[2], !=, step[1]);
+  static const struct { const char *a, *b, *says, *key; } bad[] = {
+    { "parallel.pp_layout=Et*4|(t*4|)*6t*4L", "parallel.vpp=4", "make vpp 2, but vpp is set to 4", "pp_layout" },
+    { "parallel.pp_layout=E|t*12|t*10|t*10L", NULL, "stage 0 holds no transformer layer", "pp_layout" },
+    { "parallel.pp_layout=Et*8|t*8|t*8|t*8L", "parallel.pp_first_stage_layers=8", "pp_layout excludes",
+      "pp_first_stage_layers" }, /* the plan's check names the key set last */
+  };
+  for (gsize i = 0; i < G_N_ELEMENTS (bad); i++)
+    {
+      const char *sets[] = { common[0], common[1], common[2], common[3], common[4], bad[i].a, bad[i].b, NULL };
+      g_autoptr (GError) error = NULL;
+      g_autoptr (SimScenario) sc = sim_scenario_load (files, sets, &error);
+      g_assert_null (sc);
+      g_test_message ("%s", error->message);
+      g_assert_nonnull (strstr (error->message, bad[i].says));
+      g_autofree char *key = g_strdup_printf ("[parallel] %s:", bad[i].key);
+      g_assert_nonnull (strstr (error->message, key));
+    }
+}
+
 /* [fabric] sharp: BERT on 4,320 A100 (SBATCH_NETWORK=sharp) all-reduces its gradients through the
  * switches, so its step is shorter than without; a profile with no CollNet factor is refused, with the
  * key named. */
@@ -879,6 +935,7 @@ main (int argc, char **argv)
   g_test_add_func ("/scenario/fp8-any-layout", test_fp8_any_layout);
   g_test_add_func ("/scenario/readme-agrees", test_readme_agrees);
   g_test_add_func ("/scenario/calibration-covariance", test_calibration_covariance);
+  g_test_add_func ("/scenario/pp-layout", test_pp_layout);
   g_test_add_func ("/scenario/tp-overlap-presets", test_tp_overlap_presets);
   g_test_add_func ("/scenario/resources-complete", test_resources_complete);
   g_test_add_func ("/scenario/embedded-default", test_embedded_default);

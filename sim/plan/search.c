@@ -182,7 +182,10 @@ sim_search_stage1 (const SimScenario *sc, const SimSearchOptions *o, GArray *out
                   q->pp = pp, q->vpp = dualpipe ? 2 : v;
                   q->schedule = dualpipe ? MODEL_SCHED_DUALPIPE : v > 1 ? MODEL_SCHED_INTERLEAVED : MODEL_SCHED_1F1B;
                   if (pp != base->pp || q->vpp != base->vpp || q->schedule != base->schedule)
-                    q->pp_first_layers = q->pp_last_layers = 0;
+                    {
+                      q->pp_first_layers = q->pp_last_layers = 0;
+                      q->pp_layout = NULL;
+                    }
                   if (model_plan_fit_pipeline_split (q, s))
                     nvpp++;
                 }
@@ -205,6 +208,7 @@ sim_search_stage1 (const SimScenario *sc, const SimSearchOptions *o, GArray *out
                           p.pp_embed_loss_layers = splits[v].pp_embed_loss_layers;
                           p.pp_first_layers = splits[v].pp_first_layers;
                           p.pp_last_layers = splits[v].pp_last_layers;
+                          p.pp_layout = splits[v].pp_layout;
                           p.micro_batch = mbss[mb];
                           /* An interleaved count pp does not divide runs in larger micro-batch groups
                            * (the base plan's own group is kept at its sizes); where none exists the
@@ -356,6 +360,9 @@ sim_search_candidate_from_line (const char *line, SimSearchCandidate *c)
 void
 sim_search_merge_plan (ModelPlan *plan, const ModelPlan *q)
 {
+  /* The scenario's pipeline layout holds at its own pp, vpp and schedule only (it never travels). */
+  if (q->pp != plan->pp || q->vpp != plan->vpp || q->schedule != plan->schedule)
+    plan->pp_layout = NULL;
   plan->tp = q->tp, plan->pp = q->pp, plan->vpp = q->vpp, plan->cp = q->cp, plan->dp = q->dp, plan->ep = q->ep;
   plan->micro_batch = q->micro_batch, plan->recompute = q->recompute, plan->zero = q->zero, plan->fsdp = q->fsdp;
   plan->tp_comm_overlap = q->tp_comm_overlap, plan->sp = q->sp, plan->schedule = q->schedule, plan->etp = q->etp;
@@ -375,6 +382,8 @@ sim_search_describe_plan (const ModelPlan *p)
                           p->fsdp ? " fsdp" : "", p->tp_comm_overlap ? " tp-overlap" : "");
   if (p->schedule == MODEL_SCHED_DUALPIPE)
     g_string_append (s, " dualpipe");
+  if (p->pp_layout)
+    g_string_append (s, " layout");
   if (p->pp_embed_loss_layers)
     g_string_append (s, " embed-loss-layers");
   if (p->pp_first_layers > 0)

@@ -210,7 +210,7 @@ static const SimMegatronFlag flags[] = {
   I ("--disable-bf16-reduced-precision-matmul", F), I ("--reuse-grad-buf-for-mxfp8-param-ag", F),
   /* distributed */
   M ("--tensor-model-parallel-size", VI), M ("--pipeline-model-parallel-size", VI),
-  M ("--decoder-first-pipeline-num-layers", VI),
+  M ("--decoder-first-pipeline-num-layers", VI), M ("--pipeline-model-parallel-layout", V),
   M ("--decoder-last-pipeline-num-layers", VI),
   U ("--model-parallel-size", VI, "Megatron-LM rejects it: use --tensor-model-parallel-size"),
   M ("--num-layers-per-virtual-pipeline-stage", VI), M ("--num-virtual-stages-per-pipeline-rank", VI),
@@ -243,7 +243,7 @@ static const SimMegatronFlag flags[] = {
   U ("--hierarchical-context-parallel-sizes", LI, "hierarchical context parallelism is not modelled"),
   I ("--nccl-communicator-config-path", V), M ("--use-tp-pp-dp-mapping", F), I ("--replication", F),
   I ("--replication-jump", VI), I ("--replication-factor", VI),
-  U ("--pipeline-model-parallel-layout", V, "a layer-by-layer pipeline layout: trainsim takes uneven first and last stages (--decoder-first/last-pipeline-num-layers) or the embedding and loss as layers"),
+
   I ("--local-rank", VI),
   /* validation */
   I ("--full-validation", F), I ("--multiple-validation-sets", F), M ("--eval-iters", VI),

@@ -641,6 +641,13 @@ map_pipeline (Ctx *c, Plan *p)
       g_autofree char *f = FROM ("--decoder-last-pipeline-num-layers");
       put_int (c, "parallel", "pp_last_stage_layers", get_int (c, "--decoder-last-pipeline-num-layers", 0, 1), f, "");
     }
+  /* A layer-by-layer pipeline layout (its stages over pp set vpp, as in Megatron-Core). */
+  Arg *layout = take (c, "--pipeline-model-parallel-layout");
+  if (layout && value_of (layout))
+    {
+      g_autofree char *f = FROM ("--pipeline-model-parallel-layout");
+      put (c, "parallel", "pp_layout", value_of (layout), f, "");
+    }
   /* The interleaved schedule groups pp micro-batches per virtual stage unless told otherwise. */
   gint64 group = get_int (c, "--microbatch-group-size-per-virtual-pipeline-stage", p->pp, 1);
   g_autofree char *f_group = FROM ("--microbatch-group-size-per-virtual-pipeline-stage");

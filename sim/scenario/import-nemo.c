@@ -723,6 +723,15 @@ map_parallel (Ctx *c, const SimImportOptions *o, Plan *p)
     put_int (c, "parallel", "pp_first_stage_layers", first, at_1, "");
   if (at_2)
     put_int (c, "parallel", "pp_last_stage_layers", last, at_2, "");
+  /* A pipeline layout (TransformerConfig pipeline_model_parallel_layout) given as Megatron-Core's
+   * string; a layout given as a list of lists is left out, with its path named. */
+  const SimYamlNode *at_layout;
+  const char *layout = str_at (c, PAR ("pipeline_model_parallel_layout"), NULL, &at_layout);
+  if (at_layout && layout && *layout && strcmp (layout, "null") != 0 && strcmp (layout, "None") != 0)
+    put (c, "parallel", "pp_layout", layout, at_layout, "");
+  else if (at_layout && at_layout->kind != SIM_YAML_SCALAR)
+    sim_import_unknown (c->imp, "pipeline_model_parallel_layout",
+                        "a layout as a list of lists; write it as Megatron-Core's string in [parallel] pp_layout");
   map_recompute (c, p);
   map_precision (c, p);
   /* Attention: Transformer Engine's fused kernel unless attention_backend is unfused. */

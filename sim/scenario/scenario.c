@@ -1196,6 +1196,26 @@ sim_scenario_resolve (SimScenario *sc, GError **error)
                     "%d sequences per replica per step is not a multiple of micro_batch %d", run->global_batch_per_dp,
                     plan->micro_batch);
 
+  /* A pipeline layout places every layer, and its stage count over pp is vpp (as Megatron-Core's). */
+  const Entry *ple = get_entry (sc, "parallel", "pp_layout");
+  if (ple != NULL)
+    {
+      GError *layout_error = NULL;
+      int vpp = 0;
+      if (!model_plan_parse_pp_layout (ple->value, plan->pp, sc->shape.layers, sc->shape.mtp_depth, &plan->pp_layout,
+                                       &vpp, &layout_error))
+        {
+          fail_at (sc, error, SIM_SCENARIO_ERROR_INVALID, "parallel", "pp_layout", "%s", layout_error->message);
+          g_error_free (layout_error);
+          return FALSE;
+        }
+      if (get_entry (sc, "parallel", "vpp") != NULL && plan->vpp != vpp)
+        return fail_at (sc, error, SIM_SCENARIO_ERROR_INVALID, "parallel", "pp_layout",
+                        "%d stages over pp %d make vpp %d, but vpp is set to %d; drop vpp or match it",
+                        plan->pp_layout[0], plan->pp, vpp, plan->vpp);
+      plan->vpp = vpp;
+    }
+
   /* Schedule: auto follows vpp. */
   const Entry *sched = get_entry (sc, "parallel", "schedule");
   const char *sname = sched ? sched->value : "auto";
