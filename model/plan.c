@@ -479,11 +479,13 @@ model_plan_parse_pp_layout (const char *text, int pp, int layers, int mtp_depth,
         {
         case 'E':
           if (v != 0 || ch != stages[0] || e++)
-            return invalid (error, "the embedding (E) must be the first layer, once (stage %d)", v);
+            return invalid (error, "the embedding (E) must open stage 0, once (stage %d): trainsim runs it on the "
+                            "first virtual stage", v);
           break;
         case 'L':
           if (v != n - 1 || ch[1] != '\0' || l++)
-            return invalid (error, "the loss (L) must be the last layer, once (stage %d)", v);
+            return invalid (error, "the loss (L) must close the last stage, %d, once (stage %d): trainsim runs it "
+                            "on the last virtual stage", n - 1, v);
           break;
         case 't':
           if (m > 0)
@@ -507,10 +509,6 @@ model_plan_parse_pp_layout (const char *text, int pp, int layers, int mtp_depth,
     return invalid (error, "%d transformer layers (t) for a model of %d", t, layers);
   if (m != mtp_depth)
     return invalid (error, "%d MTP layers (m) for a model of mtp_depth %d", m, mtp_depth);
-  for (int v = 0; v < n; v++)
-    if (counts[1 + v] == 0)
-      return invalid (error, "stage %d holds no transformer layer; Megatron-Core allows such stages "
-                      "(embedding, MTP or loss alone), the simulator needs a transformer layer in every stage", v);
   *layout = layout_intern (counts, n + 1);
   *vpp = n / pp;
   return TRUE;

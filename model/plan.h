@@ -216,8 +216,9 @@ gboolean model_plan_fit_pipeline_split (ModelPlan *plan, const ModelShape *shape
  * rank), E the embedding, t a transformer layer, m an MTP layer, L the loss; x*n and (…)*n repeat,
  * commas and blanks are cosmetic. Checked as Megatron-Core checks it (a multiple of pp stages; E
  * first and L last, once each; `layers` t and `mtp_depth` m, the MTP after every t) and as the
- * simulator can run it: a transformer layer in every stage, the MTP layers in the last. *layout
- * gets the interned per-stage counts (ModelPlan.pp_layout), *vpp the stages over pp. */
+ * simulator can run it: E in the first stage, L and the MTP layers in the last (a stage may hold no
+ * transformer layer: the embedding or the loss alone, or nothing). *layout gets the interned
+ * per-stage counts (ModelPlan.pp_layout), *vpp the stages over pp. */
 gboolean model_plan_parse_pp_layout (const char *text, int pp, int layers, int mtp_depth, const int **layout,
                                      int *vpp, GError **error);
 /* Gives an interleaved `plan` whose micro-batch count pp does not divide the smallest micro-batch

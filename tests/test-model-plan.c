@@ -540,6 +540,16 @@ test_pipeline_layout (void)
   g_assert_cmpint (model_plan_rank_layers (&p, &s, 3), ==, 16);
   g_assert_cmpint (model_plan_chunk_layers (&p, &s, 7, 1, &first), ==, 7);
   g_assert_cmpint (first, ==, 119);
+  /* Stages without a transformer layer: the embedding alone (rank 0), nothing (rank 6). */
+  g_assert_true (model_plan_parse_pp_layout ("E|(t*21|)*5|t*21L", 8, 126, 0, &layout, &vpp, NULL));
+  p.vpp = 1, p.schedule = MODEL_SCHED_1F1B, p.pp_layout = layout;
+  expect_valid (&p, &s);
+  g_assert_cmpint (model_plan_rank_layers (&p, &s, 0), ==, 0);
+  g_assert_cmpint (model_plan_chunk_layers (&p, &s, 6, 0, &first), ==, 0);
+  g_assert_cmpint (first, ==, 105);
+  g_assert_cmpint (model_plan_rank_layers (&p, &s, 7), ==, 21);
+  g_assert_true (model_plan_parse_pp_layout ("Et*7|(t*8|)*14t*7L", 8, 126, 0, &layout, &vpp, NULL));
+  p.vpp = 2, p.schedule = MODEL_SCHED_INTERLEAVED, p.pp_layout = layout;
   /* A layout with other counts than the plan's stages or layers, or beside another split. */
   p.vpp = 4;
   expect_invalid (&p, &s, "pp_layout places 126 transformer layers in 16 stages", "pp*vpp = 32 stages");
@@ -549,8 +559,9 @@ test_pipeline_layout (void)
    * MTP layer over pp16 vpp2) puts the MTP layer alone in stage 30 and the loss alone in 31. */
   static const struct { const char *text; int pp, layers, mtp; const char *says; } bad[] = {
     { "Et*8|t*8|t*8|t*8L|", 4, 32, 0, "5 stages, not a multiple of pp = 4" },
-    { "t*8|Et*8|t*8|t*8L", 4, 32, 0, "the embedding (E) must be the first layer" },
-    { "Et*8|t*8|t*8|Lt*8", 4, 32, 0, "the loss (L) must be the last layer" },
+    { "t*8|Et*8|t*8|t*8L", 4, 32, 0, "the embedding (E) must open stage 0" },
+    { "Et*8|t*8|t*8|Lt*8", 4, 32, 0, "the loss (L) must close the last stage, 3" },
+    { "Et*8|t*8|t*16|L||||", 8, 32, 0, "the loss (L) must close the last stage, 7, once (stage 3)" },
     { "Et*8|(t*8|)*2t*8", 4, 32, 0, "needs the embedding (E) first and the loss (L) last" },
     { "Et*8|t*8|t*8|t*7L", 4, 32, 0, "31 transformer layers (t) for a model of 32" },
     { "Et*8|t*8|t*8|t*8mL", 4, 32, 0, "1 MTP layers (m) for a model of mtp_depth 0" },
@@ -560,7 +571,6 @@ test_pipeline_layout (void)
     { "Et*8|t*8)|t*8|t*8L", 4, 32, 0, "')' without its '('" },
     { "Et*8|()*2|t*8|t*8L", 4, 32, 0, "a group must be '(…)*n'" },
     { "E*|t*8|t*8|t*8L", 4, 32, 0, "'*' must be followed by a count" },
-    { "E|t*12|t*10|t*10L", 4, 32, 0, "stage 0 holds no transformer layer" },
     { "Et*3|(tt|)*29,m|L", 16, 61, 1, "an MTP layer (m) in stage 30" },
     { "Et*99999999|L", 2, 1, 0, "unrolls to more than" },
   };

@@ -815,9 +815,21 @@ test_pp_layout (void)
   g_assert_cmpint (step[0], ==, step[1]);
   g_assert_cmpint (step[2], ==, step[3]);
   g_assert_cmpint (step[2], !=, step[1]);
+  /* Stages with no transformer layer (the embedding alone, nothing, the loss alone) run: every
+   * rank ends its step, the empty ones passing activations on. */
+  const char *sets_e[] = { common[0], common[1], common[2], common[3], common[4],
+                           "parallel.pp_layout=E|t*16||t*16L", NULL };
+  g_autoptr (SimScenario) se = load_ok (files, sets_e);
+  SimPredictOptions oe = { 0 };
+  sim_runner_options_init (&oe.run);
+  oe.run.memory_advisory = TRUE; /* two ranks hold every layer's optimizer state: 86 GiB */
+  SimRunnerPrediction pe;
+  g_assert_true (sim_runner_predict (se, &oe, &pe, NULL));
+  g_test_message ("E|t*16||t*16L: %" G_GINT64_FORMAT " ns", pe.step.step_ns);
+  g_assert_cmpint (pe.step.step_ns, >, step[1]); /* two ranks carry the layers of four */
   static const struct { const char *a, *b, *says, *key; } bad[] = {
     { "parallel.pp_layout=Et*4|(t*4|)*6t*4L", "parallel.vpp=4", "make vpp 2, but vpp is set to 4", "pp_layout" },
-    { "parallel.pp_layout=E|t*12|t*10|t*10L", NULL, "stage 0 holds no transformer layer", "pp_layout" },
+    { "parallel.pp_layout=Et*16|t*16|L|", NULL, "the loss (L) must close the last stage", "pp_layout" },
     { "parallel.pp_layout=Et*8|t*8|t*8|t*8L", "parallel.pp_first_stage_layers=8", "pp_layout excludes",
       "pp_first_stage_layers" }, /* the plan's check names the key set last */
   };

@@ -155,8 +155,8 @@ const Key sim_scenario_keys[] = {
   { "parallel", "pp_layout", T_STRING, "", 1, OPT, 0, 0, NULL, FALSE, S_NONE, NO ("ModelPlan.pp_layout"),
     "Megatron-Core's pipeline layout (--pipeline-model-parallel-layout): stages split by a vertical bar in "
     "virtual-stage order, E embedding, t transformer layer, m MTP layer, L loss, x*n and (...)*n repeats "
-    "(README.md has examples); its stages over pp set vpp; every stage needs a transformer layer and the MTP "
-    "layers go in the last one" },
+    "(README.md has examples); its stages over pp set vpp; E opens the first stage, L closes the last, the MTP "
+    "layers go in the last one, and a stage may hold no transformer layer" },
   { "parallel", "grad_dtype", T_ENUM, "", 1, "fp32", 0, 0, NULL, FALSE, S_ENUM, PL (grad_dtype),
     "gradient accumulation buffer (Megatron main grads: fp32)" },
   { "parallel", "moment_dtype", T_ENUM, "", 1, "fp32", 0, 0, NULL, FALSE, S_ENUM, PL (moment_dtype),
