@@ -284,6 +284,8 @@ model_plan_group (const ModelPlan *plan, int rank, ModelDim dim, int *ranks)
 
 /* ---- pipeline split ---- */
 
+static const int *layout_intern (const int *counts, int n);
+
 static gboolean
 invalid (GError **error, const char *fmt, ...) G_GNUC_PRINTF (2, 3);
 
@@ -326,6 +328,26 @@ vstage_layers (const ModelPlan *plan, const ModelShape *shape, int v)
   return per - (v == 0) - (v == stages - 1) * (1 + shape->mtp_depth);
 }
 
+/* torchtitan's split of layers that its stages do not divide (@9dec370 torchtitan/parallelisms/
+ * pipelining_utils.py generate_split_points, when no pipeline_parallel_split_points are given):
+ * the first stage num_layers // stages, each middle one a layer more while the remainder lasts,
+ * the last stage what is left; the embedding and the head count for nothing. */
+static const int *
+torchtitan_layout (int layers, int stages)
+{
+  g_autofree int *counts = g_new0 (int, stages + 1);
+  int base = layers / stages, extra = layers % stages, used = 0;
+  counts[0] = stages;
+  for (int v = 0; v < stages - 1; v++)
+    {
+      counts[1 + v] = base + (v > 0 && extra > 0);
+      extra -= v > 0 && extra > 0;
+      used += counts[1 + v];
+    }
+  counts[stages] = layers - used;
+  return layout_intern (counts, stages + 1);
+}
+
 gboolean
 model_plan_fit_pipeline_split (ModelPlan *plan, const ModelShape *shape)
 {
@@ -336,6 +358,13 @@ model_plan_fit_pipeline_split (ModelPlan *plan, const ModelShape *shape)
   if (pp < 2 || plan->pp_layout || plan->pp_first_layers > 0 || plan->pp_last_layers > 0
       || (plan->pp_embed_loss_layers && embed_fits))
     return TRUE;
+  if (plan->framework == MODEL_FW_FSDP2 && plan->schedule != MODEL_SCHED_DUALPIPE)
+    {
+      plan->pp_embed_loss_layers = FALSE;
+      if (layers % stages != 0 && layers >= stages)
+        plan->pp_layout = torchtitan_layout (layers, stages);
+      return layers >= stages;
+    }
   plan->pp_embed_loss_layers = FALSE;
   if (layers % stages == 0)
     return TRUE;

@@ -207,9 +207,10 @@ int model_plan_group (const ModelPlan *plan, int rank, ModelDim dim, int *ranks)
 /* Gives `plan` a pipeline split of shape's layers where its own does not divide them: the even
  * split, else the embedding and loss (and MTP modules) counted as layers, else uneven first and
  * last ranks: the others hold the fewest layers, a multiple of vpp, that fit, and the last rank
- * (output layer and loss) the lighter half of the rest. A stated first/last count, or
- * pp_embed_loss_layers where it divides, is kept. FALSE where no split gives every chunk a layer
- * (DualPipe: only even ones). */
+ * (output layer and loss) the lighter half of the rest. Framework fsdp2 splits as torchtitan
+ * does instead (a pp_layout of its generate_split_points counts). A stated layout or first/last
+ * count, or pp_embed_loss_layers where it divides, is kept. FALSE where no split gives every
+ * chunk a layer (DualPipe: only even ones). */
 gboolean model_plan_fit_pipeline_split (ModelPlan *plan, const ModelShape *shape);
 /* Megatron-Core's pipeline layout (--pipeline-model-parallel-layout, core/transformer/
  * pipeline_parallel_layer_layout.py): stages split by '|' in virtual-stage order (v = chunk·pp +

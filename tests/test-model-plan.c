@@ -550,6 +550,22 @@ test_pipeline_layout (void)
   g_assert_cmpint (model_plan_rank_layers (&p, &s, 7), ==, 21);
   g_assert_true (model_plan_parse_pp_layout ("Et*7|(t*8|)*14t*7L", 8, 126, 0, &layout, &vpp, NULL));
   p.vpp = 2, p.schedule = MODEL_SCHED_INTERLEAVED, p.pp_layout = layout;
+  /* Framework fsdp2 splits as torchtitan does (generate_split_points): 15, 16 x 6, 15 over 8
+   * stages; 7, 8 x 14, 7 over 16; Megatron's rules give the other frameworks first/last ranks. */
+  ModelPlan t = p;
+  t.pp_layout = NULL, t.framework = MODEL_FW_FSDP2, t.vpp = 1, t.schedule = MODEL_SCHED_1F1B;
+  g_assert_true (model_plan_fit_pipeline_split (&t, &s));
+  g_assert_nonnull (t.pp_layout);
+  g_assert_cmpint (t.pp_layout[1], ==, 15);
+  g_assert_cmpint (t.pp_layout[2], ==, 16);
+  g_assert_cmpint (t.pp_layout[8], ==, 15);
+  t.pp_layout = NULL, t.vpp = 2, t.schedule = MODEL_SCHED_INTERLEAVED;
+  g_assert_true (model_plan_fit_pipeline_split (&t, &s));
+  g_assert_true (t.pp_layout == layout); /* Et*7|(t*8|)*14t*7L, interned once */
+  t.pp_layout = NULL, t.framework = MODEL_FW_MEGATRON;
+  g_assert_true (model_plan_fit_pipeline_split (&t, &s));
+  g_assert_null (t.pp_layout);
+  g_assert_true (t.pp_embed_loss_layers); /* 126 + 2 = 128 over 16 */
   /* A layout with other counts than the plan's stages or layers, or beside another split. */
   p.vpp = 4;
   expect_invalid (&p, &s, "pp_layout places 126 transformer layers in 16 stages", "pp*vpp = 32 stages");

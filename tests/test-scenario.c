@@ -827,6 +827,20 @@ test_pp_layout (void)
   g_assert_true (sim_runner_predict (se, &oe, &pe, NULL));
   g_test_message ("E|t*16||t*16L: %" G_GINT64_FORMAT " ns", pe.step.step_ns);
   g_assert_cmpint (pe.step.step_ns, >, step[1]); /* two ranks carry the layers of four */
+  /* torchtitan splits 32 layers over 3 stages itself (10, 11, 11); Megatron-LM refuses them. */
+  const char *sets_t[] = { common[0], "parallel.pp=3", "cluster.gpus=24", common[3], common[4], "parallel.global_batch=24",
+                           "parallel.framework=fsdp2", "parallel.zero=2", "parallel.fsdp=true", NULL };
+  g_autoptr (SimScenario) st = load_ok (files, sets_t);
+  const ModelPlan *tp = sim_scenario_plan (st);
+  g_assert_nonnull (tp->pp_layout);
+  g_assert_cmpint (tp->pp_layout[1], ==, 10);
+  g_assert_cmpint (tp->pp_layout[2], ==, 11);
+  g_assert_cmpint (tp->pp_layout[3], ==, 11);
+  sets_t[6] = "parallel.framework=megatron", sets_t[7] = "parallel.zero=1", sets_t[8] = NULL;
+  g_autoptr (GError) terr = NULL;
+  g_autoptr (SimScenario) sm = sim_scenario_load (files, sets_t, &terr);
+  g_assert_null (sm);
+  g_assert_nonnull (strstr (terr->message, "is not divisible by pp*vpp"));
   static const struct { const char *a, *b, *says, *key; } bad[] = {
     { "parallel.pp_layout=Et*4|(t*4|)*6t*4L", "parallel.vpp=4", "make vpp 2, but vpp is set to 4", "pp_layout" },
     { "parallel.pp_layout=Et*16|t*16|L|", NULL, "the loss (L) must close the last stage", "pp_layout" },

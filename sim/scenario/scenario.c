@@ -1292,6 +1292,10 @@ sim_scenario_resolve (SimScenario *sc, GError **error)
   /* The model's own rules, mapped back to the key at fault. */
   if (!model_shape_finish (&sc->shape, &model_error))
     return model_fail (sc, model_error, "model", error);
+  /* torchtitan splits layers that pp·vpp does not divide itself (model_plan_fit_pipeline_split);
+   * Megatron-LM refuses them, so the other frameworks' plans are checked as given. */
+  if (plan->framework == MODEL_FW_FSDP2)
+    model_plan_fit_pipeline_split (plan, &sc->shape);
   if (!model_plan_validate (plan, &sc->shape, &model_error))
     return model_fail (sc, model_error, "parallel", error);
 
