@@ -50,5 +50,10 @@ z=$("$t" run "$tmp/s.ini" --set hardware.step_overhead_ms=0 --format json 2>&1 |
 c=$("$t" run "$tmp/s.ini" --set hardware.step_overhead_ms=7.5 --format json 2>&1 | sed -n 's/^  "step_time_s" : \([0-9.e+-]*\),*$/\1/p')
 awk -v a="$z" -v c="$c" 'BEGIN { d = c - a - 0.0075; exit !(a > 0 && d < 1e-9 && d > -1e-9) }'
 ok $? "step_overhead_ms adds itself to the step ($z -> $c)"
+# An uneven pipeline split is printed stage by stage; the even split prints none.
+"$t" run "$tmp/s.ini" --set 'parallel.pp_layout=Et*11|t*13L' 2>&1 |
+  grep -q "^pipeline split       transformer layers per virtual stage 11, 13 (parallel.pp_layout"
+ok $? "the report prints a layout's split"
+echo "$out" | grep -q "^pipeline split"; [ $? != 0 ]; ok $? "an even split prints no split line"
 echo "1..$n"
 exit $fail

@@ -273,6 +273,30 @@ write_text (FILE *out, const SimScenario *sc, const SimReportWorkload *w, const 
            "recompute %s, %s matmuls: VALID\n", plan->gpus, plan->tp, plan->cp, plan->pp, plan->dp, plan->vpp,
            plan->ep, model_schedule_name (plan->schedule), recompute_names[plan->recompute],
            model_dtype_name (plan->matmul_dtype));
+  if (plan->pp > 1 && plan->schedule != MODEL_SCHED_DUALPIPE
+      && (plan->pp_layout || plan->pp_first_layers > 0 || plan->pp_last_layers > 0 || plan->pp_embed_loss_layers))
+    {
+      /* An uneven split, stage by stage in virtual-stage order, runs of equal stages as n×count. */
+      int stages = plan->pp * plan->vpp;
+      GString *split = g_string_new (NULL);
+      for (int v = 0; v < stages;)
+        {
+          int n = model_plan_chunk_layers (plan, shape, v % plan->pp, v / plan->pp, NULL), run_len = 1;
+          while (v + run_len < stages
+                 && model_plan_chunk_layers (plan, shape, (v + run_len) % plan->pp, (v + run_len) / plan->pp, NULL) == n)
+            run_len++;
+          if (run_len > 1)
+            g_string_append_printf (split, "%s%d×%d", v ? ", " : "", run_len, n);
+          else
+            g_string_append_printf (split, "%s%d", v ? ", " : "", n);
+          v += run_len;
+        }
+      fprintf (out, "pipeline split       transformer layers per virtual stage %s (%s)\n", split->str,
+               plan->pp_layout                ? "parallel.pp_layout, or torchtitan's split for framework fsdp2"
+               : plan->pp_embed_loss_layers ? "embedding and loss counted as layers"
+                                            : "uneven first and last pipeline ranks");
+      g_string_free (split, TRUE);
+    }
   if (plan->attention_kernel != MODEL_ATTN_DEFAULT)
     fprintf (out, "attention            %s (parallel.attention_kernel), not the profile's fused kernel\n",
              plan->attention_kernel == MODEL_ATTN_FA2 ? "FlashAttention-2"
