@@ -516,6 +516,38 @@ test_search_uneven_pipeline (void)
         }
     }
   g_assert_cmpuint (of_two, >, 0);
+  /* A scenario's pipeline layout holds at its own pp, vpp and schedule: those candidates carry it
+   * (named "layout"), the others split by the rules, and merging a candidate into the scenario's
+   * plan keeps the layout only where it holds. */
+  const char *lay[] = { "model.layers=23", "cluster.gpus=16", "parallel.global_batch=64", "parallel.pp=4",
+                        "parallel.pp_layout=Et*5|t*6|t*6|t*6L", NULL };
+  g_autoptr (SimScenario) sc4 = load_small (lay);
+  const ModelPlan *base = sim_scenario_plan (sc4);
+  g_assert_nonnull (base->pp_layout);
+  SimSearchOptions o4;
+  SimSearchStats st4;
+  g_autoptr (GArray) all4 = exhaustive_stage1 (sc4, &o4, &st4);
+  guint kept = 0, other = 0;
+  for (guint i = 0; i < all4->len; i++)
+    {
+      const SimSearchCandidate *c = &g_array_index (all4, SimSearchCandidate, i);
+      if (c->plan.pp < 2)
+        continue;
+      gboolean own = c->plan.pp == 4 && c->plan.vpp == 1 && c->plan.schedule == base->schedule;
+      g_assert_true (own ? c->plan.pp_layout == base->pp_layout : c->plan.pp_layout == NULL);
+      g_assert_true (model_plan_validate (&c->plan, sim_scenario_shape (sc4), NULL));
+      ModelPlan merged = *base;
+      sim_search_merge_plan (&merged, &c->plan);
+      g_assert_true (merged.pp_layout == c->plan.pp_layout);
+      if (own)
+        {
+          g_autofree char *text = sim_search_describe_plan (&c->plan);
+          g_assert_nonnull (strstr (text, " layout"));
+        }
+      kept += own, other += !own;
+    }
+  g_assert_cmpuint (kept, >, 0);
+  g_assert_cmpuint (other, >, 0);
 }
 
 static void
