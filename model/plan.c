@@ -289,7 +289,6 @@ static const int *layout_intern (const int *counts, int n);
 static gboolean
 invalid (GError **error, const char *fmt, ...) G_GNUC_PRINTF (2, 3);
 
-
 /* Transformer layers of pipeline rank p over all its chunks under an uneven first or last stage
  * (Megatron-Core core_v0.15.0 transformer_block.py get_num_layers_to_build: the ranks without a
  * stated count split what is left evenly). */
