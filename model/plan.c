@@ -284,8 +284,6 @@ model_plan_group (const ModelPlan *plan, int rank, ModelDim dim, int *ranks)
 
 /* ---- pipeline split ---- */
 
-static const int *layout_intern (const int *counts, int n);
-
 static gboolean
 invalid (GError **error, const char *fmt, ...) G_GNUC_PRINTF (2, 3);
 
@@ -327,6 +325,28 @@ vstage_layers (const ModelPlan *plan, const ModelShape *shape, int v)
   return per - (v == 0) - (v == stages - 1) * (1 + shape->mtp_depth);
 }
 
+/* The interned layouts: per-stage counts that outlive every plan pointing at them. */
+static GMutex layout_lock;
+static GHashTable *layouts; /* GBytes of the counts -> the same counts */
+
+static const int *
+layout_intern (const int *counts, int n)
+{
+  g_autoptr (GBytes) key = g_bytes_new (counts, sizeof (int) * (gsize) n);
+  g_mutex_lock (&layout_lock);
+  if (layouts == NULL)
+    layouts = g_hash_table_new (g_bytes_hash, g_bytes_equal);
+  const int *found = g_hash_table_lookup (layouts, key);
+  if (found == NULL)
+    {
+      GBytes *kept = g_bytes_ref (key);
+      found = g_bytes_get_data (kept, NULL);
+      g_hash_table_insert (layouts, kept, (gpointer) found);
+    }
+  g_mutex_unlock (&layout_lock);
+  return found;
+}
+
 /* torchtitan's split of layers that its stages do not divide (@9dec370 torchtitan/parallelisms/
  * pipelining_utils.py generate_split_points, when no pipeline_parallel_split_points are given):
  * the first stage num_layers // stages, each middle one a layer more while the remainder lasts,
@@ -357,14 +377,13 @@ model_plan_fit_pipeline_split (ModelPlan *plan, const ModelShape *shape)
   if (pp < 2 || plan->pp_layout || plan->pp_first_layers > 0 || plan->pp_last_layers > 0
       || (plan->pp_embed_loss_layers && embed_fits))
     return TRUE;
+  plan->pp_embed_loss_layers = FALSE;
   if (plan->framework == MODEL_FW_FSDP2 && plan->schedule != MODEL_SCHED_DUALPIPE)
     {
-      plan->pp_embed_loss_layers = FALSE;
       if (layers % stages != 0 && layers >= stages)
         plan->pp_layout = torchtitan_layout (layers, stages);
       return layers >= stages;
     }
-  plan->pp_embed_loss_layers = FALSE;
   if (layers % stages == 0)
     return TRUE;
   if (embed_fits)
@@ -461,28 +480,6 @@ layout_unroll (const char *text, GError **error)
         g_string_append_c (c, *t++);
     }
   return g_string_free (g_steal_pointer (&c), FALSE);
-}
-
-/* The interned layouts: per-stage counts that outlive every plan pointing at them. */
-static GMutex layout_lock;
-static GHashTable *layouts; /* GBytes of the counts -> the same counts */
-
-static const int *
-layout_intern (const int *counts, int n)
-{
-  g_autoptr (GBytes) key = g_bytes_new (counts, sizeof (int) * (gsize) n);
-  g_mutex_lock (&layout_lock);
-  if (layouts == NULL)
-    layouts = g_hash_table_new (g_bytes_hash, g_bytes_equal);
-  const int *found = g_hash_table_lookup (layouts, key);
-  if (found == NULL)
-    {
-      GBytes *kept = g_bytes_ref (key);
-      found = g_bytes_get_data (kept, NULL);
-      g_hash_table_insert (layouts, kept, (gpointer) found);
-    }
-  g_mutex_unlock (&layout_lock);
-  return found;
 }
 
 gboolean

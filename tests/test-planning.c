@@ -370,6 +370,16 @@ exhaustive_stage1 (const SimScenario *sc, SimSearchOptions *o, SimSearchStats *s
   return all;
 }
 
+/* Every candidate of stage 1 for the small scenario with `extra` set (load_small), *sc its scenario. */
+static GArray *
+small_space (const char *const *extra, SimScenario **sc)
+{
+  SimSearchOptions o;
+  SimSearchStats st;
+  *sc = load_small (extra);
+  return exhaustive_stage1 (*sc, &o, &st);
+}
+
 /* The pruned search (lower-bound skip in stage 1, margin window in stage 2) keeps the true best of
  * an exhaustive evaluation of every valid plan, and splitting stage 1 over 3 workers selects the
  * same plans as one. Small cases: GPT 1.7B on 16 and 64 A100. */
@@ -462,10 +472,8 @@ static void
 test_search_uneven_pipeline (void)
 {
   const char *extra[] = { "model.layers=23", "cluster.gpus=16", "parallel.global_batch=64", NULL };
-  g_autoptr (SimScenario) sc = load_small (extra);
-  SimSearchOptions o;
-  SimSearchStats st;
-  g_autoptr (GArray) all = exhaustive_stage1 (sc, &o, &st);
+  g_autoptr (SimScenario) sc = NULL;
+  g_autoptr (GArray) all = small_space (extra, &sc);
   guint seen = 0;
   for (guint i = 0; i < all->len; i++)
     {
@@ -482,10 +490,8 @@ test_search_uneven_pipeline (void)
    * in groups of 5, which the wire format carries and the plan text names. */
   const char *odd[] = { "cluster.gpus=16", "parallel.global_batch=40", "parallel.pp=4", "parallel.vpp=2",
                         "parallel.schedule=interleaved", "parallel.microbatch_group_size=5", NULL };
-  g_autoptr (SimScenario) sc2 = load_small (odd);
-  SimSearchOptions o2;
-  SimSearchStats st2;
-  g_autoptr (GArray) all2 = exhaustive_stage1 (sc2, &o2, &st2);
+  g_autoptr (SimScenario) sc2 = NULL;
+  g_autoptr (GArray) all2 = small_space (odd, &sc2);
   guint grouped = 0;
   for (guint i = 0; i < all2->len; i++)
     {
@@ -501,10 +507,8 @@ test_search_uneven_pipeline (void)
    * of 1 (no group) but 6 of 2, which run in a group of 6. */
   const char *even[] = { "cluster.gpus=16", "parallel.global_batch=48", "parallel.pp=4", "parallel.vpp=2",
                          "parallel.schedule=interleaved", NULL };
-  g_autoptr (SimScenario) sc3 = load_small (even);
-  SimSearchOptions o3;
-  SimSearchStats st3;
-  g_autoptr (GArray) all3 = exhaustive_stage1 (sc3, &o3, &st3);
+  g_autoptr (SimScenario) sc3 = NULL;
+  g_autoptr (GArray) all3 = small_space (even, &sc3);
   guint of_two = 0;
   for (guint i = 0; i < all3->len; i++)
     {
@@ -521,12 +525,10 @@ test_search_uneven_pipeline (void)
    * plan keeps the layout only where it holds. */
   const char *lay[] = { "model.layers=23", "cluster.gpus=16", "parallel.global_batch=64", "parallel.pp=4",
                         "parallel.pp_layout=Et*5|t*6|t*6|t*6L", NULL };
-  g_autoptr (SimScenario) sc4 = load_small (lay);
+  g_autoptr (SimScenario) sc4 = NULL;
+  g_autoptr (GArray) all4 = small_space (lay, &sc4);
   const ModelPlan *base = sim_scenario_plan (sc4);
   g_assert_nonnull (base->pp_layout);
-  SimSearchOptions o4;
-  SimSearchStats st4;
-  g_autoptr (GArray) all4 = exhaustive_stage1 (sc4, &o4, &st4);
   guint kept = 0, other = 0;
   for (guint i = 0; i < all4->len; i++)
     {

@@ -54,7 +54,7 @@ confirm (const SimScenario *sc, gboolean simulate, SimSearchCandidate *c)
   SimRunnerOptions ro;
   sim_runner_options_init (&ro);
   ro.memory_overhead_bytes = sim_scenario_run (sc)->memory_overhead_bytes;
-  ro.sensitivities = sim_scenario_run (sc)->n_cov > 0 || sim_scenario_gpu (sc)->peak_log_sigma > 0; /* the band's parameter term */
+  ro.sensitivities = sim_runner_param_sigma_needed (sim_scenario_run (sc), sim_scenario_gpu (sc)); /* the band's term */
   SimRunnerResult r;
   GError *error = NULL;
   if (!sim_scenario_collective_profile (sc, &prof, &error)

@@ -1293,8 +1293,9 @@ sim_scenario_resolve (SimScenario *sc, GError **error)
   if (!model_shape_finish (&sc->shape, &model_error))
     return model_fail (sc, model_error, "model", error);
   /* torchtitan splits layers that pp·vpp does not divide itself (model_plan_fit_pipeline_split);
-   * Megatron-LM refuses them, so the other frameworks' plans are checked as given. */
-  if (plan->framework == MODEL_FW_FSDP2)
+   * Megatron-LM refuses them, so the other frameworks' plans are checked as given, and so is a
+   * stated pp_embed_loss_layers (the fit would drop it where it does not divide). */
+  if (plan->framework == MODEL_FW_FSDP2 && !plan->pp_embed_loss_layers)
     model_plan_fit_pipeline_split (plan, &sc->shape);
   if (!model_plan_validate (plan, &sc->shape, &model_error))
     return model_fail (sc, model_error, "parallel", error);

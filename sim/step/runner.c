@@ -1412,12 +1412,18 @@ sim_runner_band (const SimScenarioRun *run, double level, double step_s, double 
   return TRUE;
 }
 
+gboolean
+sim_runner_param_sigma_needed (const SimScenarioRun *run, const SimGpuSpec *gpu)
+{
+  return run->n_cov > 0 || (gpu != NULL && gpu->peak_log_sigma > 0);
+}
+
 double
 sim_runner_param_sigma (const SimScenarioRun *run, const SimGpuSpec *gpu, const SimRunnerResult *r)
 {
-  gboolean peak = gpu != NULL && gpu->peak_log_sigma > 0;
-  if ((run->n_cov <= 0 && !peak) || r->step_ns <= 0)
+  if (!sim_runner_param_sigma_needed (run, gpu) || r->step_ns <= 0)
     return 0;
+  gboolean peak = gpu != NULL && gpu->peak_log_sigma > 0;
   /* A step simulated with sensitivities has some (every kernel is a GEMM, memory-bound or
    * launched); without them the additive term alone would understate the band. */
   double any = 0, g[SIM_SCENARIO_MAX_COV];
@@ -1459,7 +1465,7 @@ sim_runner_predict (const SimScenario *sc, const SimPredictOptions *options, Sim
   /* The band's parameter term needs the step's sensitivities to the fitted constants: carried by
    * this simulation, or for --full (where they cost 20-30% of the wall time) by a second one of
    * the representatives alone, whose sensitivities relative to its step stand for the full one's. */
-  gboolean param_band = (run->n_cov > 0 || sim_scenario_gpu (sc)->peak_log_sigma > 0) && run->band_log_sigma > 0;
+  gboolean param_band = sim_runner_param_sigma_needed (run, sim_scenario_gpu (sc)) && run->band_log_sigma > 0;
   if (param_band && !ro.full)
     ro.sensitivities = TRUE;
   if (!sim_runner_run (shape, plan, sim_scenario_gpu (sc), sim_scenario_cluster (sc),

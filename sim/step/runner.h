@@ -177,6 +177,9 @@ gboolean sim_runner_band (const SimScenarioRun *run, double level, double step_s
  * GEMM and attention kernels, Σ_d φ_d ∂step/∂φ_d (it scales as φ_d = 1/gemm_insitu_d, and as
  * 1/peak), times σ_P, the two in quadrature. 0 without sensitivities or either term. */
 double sim_runner_param_sigma (const SimScenarioRun *run, const SimGpuSpec *gpu, const SimRunnerResult *r);
+/* Whether sim_runner_param_sigma has a term to give (fitted constants' covariance or an assumed
+ * peak), so the step's simulation should carry its sensitivities. */
+gboolean sim_runner_param_sigma_needed (const SimScenarioRun *run, const SimGpuSpec *gpu);
 
 gboolean sim_runner_predict (const SimScenario *sc, const SimPredictOptions *options,
                              SimRunnerPrediction *out, GError **error);
