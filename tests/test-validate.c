@@ -574,6 +574,17 @@ test_pipeline_split (void)
                                            "h100-sxm,8,8,400,2,4,2,1,16,1,1,1,0,none,bf16,0.5,log,low,n,,\n", h);
   g_autoptr (SimScenario) sc = first_row_scenario (text);
   g_assert_cmpint (sim_scenario_plan (sc)->mb_group, ==, 6);
+  /* An fsdp2 row is split as torchtitan splits it: 126 layers over 8 stages 15, 16 x 6, 15 (where
+   * Megatron's rule counts the embedding and the loss as layers). */
+  g_autofree char *tt = g_strdup_printf ("%stt,S,M,llama,126,1024,16,8,4096,32000,512,swiglu,0,0,0,64,1,16,"
+                                         "h100-sxm,8,8,400,1,8,1,1,2,1,0,2,1,none,bf16,0.5,log,low,n,fsdp2,\n", h);
+  g_autoptr (SimScenario) st = first_row_scenario (tt);
+  const ModelPlan *tp = sim_scenario_plan (st);
+  g_assert_false (tp->pp_embed_loss_layers);
+  g_assert_nonnull (tp->pp_layout);
+  g_assert_cmpint (tp->pp_layout[1], ==, 15);
+  g_assert_cmpint (tp->pp_layout[2], ==, 16);
+  g_assert_cmpint (tp->pp_layout[8], ==, 15);
 }
 
 int

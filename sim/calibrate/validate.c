@@ -443,6 +443,8 @@ row_settings (const SimValidateRow *r, const char *files[ROW_FILES], GError **er
   split.pp = r->pp, split.vpp = row_vpp (r), split.dp = r->dp, split.micro_batch = r->micro_batch;
   split.global_batch = r->global_batch_seqs;
   split.schedule = split.vpp > 1 ? MODEL_SCHED_INTERLEAVED : MODEL_SCHED_1F1B;
+  /* An fsdp2 row's split is torchtitan's, which the scenario makes itself (no key to set). */
+  split.framework = strcmp (r->framework, "fsdp2") == 0 ? MODEL_FW_FSDP2 : MODEL_FW_MEGATRON;
   if (model_plan_fit_microbatch_group (&split) && split.mb_group > 0)
     add (list, "parallel.microbatch_group_size=%d", split.mb_group);
   if (model_plan_fit_pipeline_split (&split, &layers))
