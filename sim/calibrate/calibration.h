@@ -70,6 +70,28 @@
  *                     is not modelled, so part of that is ours), MPT on A100 mean -4.8% -> -9.1%
  *                     (the GEMM scale rose 0.868 -> 0.941 once ZeRO-3 no longer pulled it), B200 on
  *                     64 GPUs +10% -> +23%. A constant that fits the deck only; not kept.
+ *                     eager_op_us (the host time per rank and tensor of DeepSpeed 0.3's list
+ *                     collectives, sim/step/program.c list_host; the A100 profile borrows this
+ *                     project's 2026 H100 host's 7.04 µs for Selene's 2021 EPYC + PyTorch 1.8), fitted
+ *                     per generation on the rows that run those loops (prior 7.04 ± 5, range 1-50,
+ *                     sensitivity from the host gaps): tried 2026-11-28 (/tmp/fitE). Ampere took
+ *                     12.45 ± 0.74 µs from the six SC21 ZeRO-3 rows and gemm_insitu_fp16 0.863 ->
+ *                     0.910; Ampere in-sample MAPE 6.9% -> 4.3%, but the in-sample max only 25.6% ->
+ *                     24.4% (174.6B on 1,536 went -12.3% -> +24.4% while 529.6B on 640 stayed -16%),
+ *                     LOSO unchanged (the fold without SC21 keeps the prior), and bench/heldout
+ *                     median 4.3% -> 4.9% (MPT on A100 mean +2.0% -> -2.2%, BLOOM -10.3% -> -12.2%).
+ *                     Not kept. What it shows: no single per-rank host cost fits both models. From
+ *                     768 to 1,536 GPUs (174.6B) and from 1,120 to 2,240 (529.6B) the measured step is
+ *                     flat while compute halves, so the time that grows with the group is 14.4 s and
+ *                     45.5 s, 6 and 12 µs per rank and list tensor; that growth is in proportion to the
+ *                     parameters (3.2x for 3.0x), as a bandwidth term would be, at about 4 passes x 2
+ *                     bytes per parameter over 22-25 GB/s per GPU (one HDR NIC's rate, not the node's
+ *                     eight), which no NCCL ring over NVLink-connected nodes gives.
+ *                     The same day: DeepSpeed 0.3.13's stage-3 default (contiguous_gradients off:
+ *                     buffered_reduce_fallback all-reduces flattened gradient buckets, no per-rank
+ *                     loops) in place of the list reduce-scatter moved every ZeRO-3 row faster
+ *                     (-25.6% -> -34.1% on 2,240): the loops it drops weigh more than the doubled
+ *                     bytes. Not kept.
  *   launch_us         per-kernel launch and host gap added to every kernel. Range [0, 30] µs.
  *                     Prior 3 ± 3 µs (ASSUMPTION: a CUDA kernel launch costs a few µs of host time;
  *                     CUDA graphs remove most of it, eager PyTorch does not).
