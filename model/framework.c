@@ -92,6 +92,10 @@
  *    backward's unshard (pre_backward) serving both. Gathers run one unit ahead: the backward
  *    prefetches the next unit explicitly (_backward_prefetch), the forward implicitly (the next
  *    all-gather is issued while the current unit computes; wait_for_unshard defers the free).
+ *  - Tensor parallelism is DTensor's (torchtitan's ColwiseParallel/RowParallel with sequence
+ *    parallelism): a column-parallel GEMM's backward re-gathers nothing (autograd keeps the forward's
+ *    gathered input, or the recompute gathers it) and reduce-scatters its dgrad after wgrad, the
+ *    redistribute's backward being a later autograd node (model/layer.c backward_of).
  * composer (Composer's FSDP1 wrapper; torch/distributed/fsdp/_runtime_utils.py):
  *  - FSDPConfig defaults (composer/utils/parallelism.py): sharding_strategy FULL_SHARD (zero 3;
  *    zero 2 is SHARD_GRAD_OP), backward_prefetch BACKWARD_POST with backward_prefetch_limit 1,

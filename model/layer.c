@@ -803,7 +803,25 @@ backward_of (Ctx *c, const ModelOp *fwd, int n)
             ModelOp dgrad = model_op_gemm (suffixed (f->name, "_dgrad"), c->phase, MODEL_GRAD_INPUT,
                                            f->m, f->k, f->n, f->batch, f->dtype, c->adt);
             ModelOp wgrad = wgrad_op (c, f);
-            if (gathered)
+            if (gathered && p->framework == MODEL_FW_FSDP2)
+              {
+                /* DTensor TP (torchtitan's ColwiseParallel over a Shard(1) input): autograd keeps the
+                 * forward's gathered input for wgrad (the recompute gathers it again where the layer
+                 * is checkpointed), so nothing is re-gathered; the reduce-scatter of dgrad is the
+                 * backward of the input's redistribute, a node after the matmul's, so it runs once
+                 * both dgrad and wgrad are done and the norm backward before it waits for it. Async
+                 * TP (torch's micro-pipelined matmul-reduce-scatter) instead runs it beside wgrad. */
+                add (c, dgrad);
+                if (!p->tp_comm_overlap)
+                  add_wgrad (c, f, wgrad);
+                ModelOp *o = comm (c, suffixed (f->name, "_dgrad_rs"), MODEL_COLL_REDUCE_SCATTER, MODEL_DIM_TP,
+                                   p->tp, (double) f->m * f->k * c->act);
+                o->overlap_next = p->tp_comm_overlap;
+                if (p->tp_comm_overlap)
+                  add_wgrad (c, f, wgrad);
+                i--;
+              }
+            else if (gathered)
               {
                 /* Re-gather the SP-sharded input for wgrad while dgrad runs, then reduce-scatter
                  * dgrad while wgrad runs (Megatron's LinearWithGradAccumulation...). */

@@ -122,6 +122,31 @@ test_sp_backward (void)
   g_assert_true (find (ops, "attn_bwd")->flags & MODEL_OP_FLASH_BWD);
 }
 
+/* torchtitan's DTensor TP (framework fsdp2): no input re-gather for wgrad (autograd keeps the
+ * forward's gathered input); the dgrad reduce-scatter follows wgrad and nothing runs beside it. With
+ * async TP it runs beside wgrad. */
+static void
+test_sp_backward_dtensor (void)
+{
+  ModelShape s;
+  ModelPlan p;
+  gpt3_tp4 (&s, &p, TRUE);
+  p.framework = MODEL_FW_FSDP2;
+  g_autoptr (GArray) ops = ops_of (&s, &p, 0, MODEL_PASS_BACKWARD);
+  g_autofree char *n = names (ops);
+  g_assert_cmpstr (n, ==, "mlp_residual_bwd fc2_rs_bwd fc2_dgrad fc2_wgrad act_bwd fc1_dgrad fc1_wgrad "
+                          "fc1_dgrad_rs mlp_norm_bwd attn_residual_bwd proj_rs_bwd proj_dgrad proj_wgrad "
+                          "attn_out_contiguous_bwd attn_bwd qkv_dgrad qkv_wgrad qkv_dgrad_rs attn_norm_bwd");
+  g_assert_false (find (ops, "qkv_dgrad_rs")->overlap_next);
+  g_assert_cmpfloat (find (ops, "qkv_dgrad_rs")->comm_bytes, ==, 2048.0 * 12288 * 2);
+  p.tp_comm_overlap = TRUE;
+  g_autoptr (GArray) async = ops_of (&s, &p, 0, MODEL_PASS_BACKWARD);
+  g_autofree char *na = names (async);
+  g_assert_nonnull (strstr (na, "attn_bwd qkv_dgrad qkv_dgrad_rs qkv_wgrad attn_norm_bwd"));
+  g_assert_true (find (async, "qkv_dgrad_rs")->overlap_next);
+  g_assert_null (strstr (na, "input_ag"));
+}
+
 /* Without SP: all-reduce after proj and FC2 forward, after QKV and FC1 dgrad backward. */
 static void
 test_no_sp (void)
@@ -1234,6 +1259,7 @@ main (int argc, char **argv)
   g_test_init (&argc, &argv, NULL);
   g_test_add_func ("/model/layer/sp-forward", test_sp_forward);
   g_test_add_func ("/model/layer/sp-backward", test_sp_backward);
+  g_test_add_func ("/model/layer/sp-backward-dtensor", test_sp_backward_dtensor);
   g_test_add_func ("/model/layer/no-sp", test_no_sp);
   g_test_add_func ("/model/layer/cp-rope-gqa", test_cp_rope_gqa);
   g_test_add_func ("/model/layer/recompute", test_recompute);
