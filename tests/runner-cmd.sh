@@ -55,5 +55,17 @@ ok $? "step_overhead_ms adds itself to the step ($z -> $c)"
   grep -q "^pipeline split       transformer layers per virtual stage 11, 13 (parallel.pp_layout"
 ok $? "the report prints a layout's split"
 echo "$out" | grep -q "^pipeline split"; [ $? != 0 ]; ok $? "an even split prints no split line"
+# A published measurement is of its file's case: another GPU or batch hides it (naming the key), a
+# --set that restates a value does not.
+hpe=embedded:runs/llama31-8b-h200-mlperf-v5.1-hpe.ini
+"$t" run "$hpe" 2>&1 | grep -q "^measured             0.3531 s: prediction"
+ok $? "the run scenario compares with its measurement"
+"$t" run "$hpe" --set parallel.tp=1 --set parallel.global_batch=32 2>&1 | grep -q "^measured             0.3531 s"
+ok $? "restating the case's own values keeps the measurement"
+"$t" run "$hpe" embedded:hardware/h100-sxm.ini 2>&1 | grep -q \
+  "^measured:  *none for this case (the scenario's measurements are of \[hardware\] name = H200 SXM 141GB; here H100 SXM5 80GB)"
+ok $? "another GPU: no comparison, the changed key named"
+out=$("$t" run "$hpe" --set parallel.global_batch=64 --format json 2>&1)
+echo "$out" | grep -q '"measured_step_s"'; [ $? != 0 ]; ok $? "another batch: JSON carries no measured step"
 echo "1..$n"
 exit $fail

@@ -435,7 +435,7 @@ sim_cmd_goodput (int argc, char **argv)
     o.step_source = "given (--step-s)";
     if (ref_step <= 0 && !o.simulate)
       {
-        if (run->measured_step_time_s > 0 && run->measured_gpus == ref_gpus)
+        if (run->measured_step_time_s > 0 && sim_scenario_measured_applies (base, ref_gpus))
           {
             ref_step = run->measured_step_time_s;
             o.step_source = "published measurement of the scenario";

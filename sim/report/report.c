@@ -71,8 +71,9 @@ sim_report_workload (const SimScenario *sc, SimReportWorkload *w, GError **error
       return FALSE;
     }
   w->ideal_step_s = w->hardware_flops / ((double) plan->gpus * w->peak_flops_per_gpu);
-  /* A measurement describes one scale: none when --set or a later file changed the GPU count. */
-  w->measured_step_s = run->measured_gpus == plan->gpus ? run->measured_step_time_s : 0;
+  /* A measurement describes one case: none when --set or a later file changed the GPU count or
+   * another key of the case. */
+  w->measured_step_s = sim_scenario_measured_applies (sc, plan->gpus) ? run->measured_step_time_s : 0;
   if (w->measured_step_s > 0)
     w->measured_mfu = w->model_flops / ((double) plan->gpus * w->peak_flops_per_gpu * w->measured_step_s);
   /* Evaluation: forward passes only, one third of the model FLOPs per sequence (MLPerf evaluates
@@ -331,6 +332,9 @@ write_text (FILE *out, const SimScenario *sc, const SimReportWorkload *w, const 
   if (run->measured_gpus > 0 && run->measured_gpus != plan->gpus)
     fprintf (out, "measured:                       none at %d GPUs (the scenario's measurements are at %d)\n",
              plan->gpus, run->measured_gpus);
+  else if (run->measured_changed)
+    fprintf (out, "measured:                       none for this case (the scenario's measurements are of %s = %s; "
+                  "here %s)\n", run->measured_changed, run->measured_changed_was, run->measured_changed_now);
   if (run->steps > 0)
     {
       fprintf (out, "training length      %" G_GINT64_FORMAT " steps (%.4g tokens)\n", run->steps,
@@ -342,7 +346,7 @@ write_text (FILE *out, const SimScenario *sc, const SimReportWorkload *w, const 
       fprintf (out, "time to train, LOWER BOUND: %.1f s (init %.0f s + steps and evaluations at their lower bounds%s)\n",
                w->ideal_time_to_train_s, run->init_s, w->evals > 0 ? "" : "; no evaluations given");
     }
-  if (run->measured_time_to_train_s > 0 && run->measured_gpus == plan->gpus)
+  if (run->measured_time_to_train_s > 0 && sim_scenario_measured_applies (sc, plan->gpus))
     fprintf (out, "time to train, measured:    %.1f s\n", run->measured_time_to_train_s);
   if (pred)
     write_text_prediction (out, sc, w, pred);
@@ -637,7 +641,7 @@ write_text_prediction (FILE *out, const SimScenario *sc, const SimReportWorkload
     {
       fprintf (out, "time to train        %.1f s = init %.0f s + %.0f steps × %.4f s + %.0f evaluations × %.3f s\n",
                p->time_to_train_s, run->init_s, p->steps, step, p->evals, p->eval_s);
-      if (run->measured_time_to_train_s > 0 && run->measured_gpus == plan->gpus)
+      if (run->measured_time_to_train_s > 0 && sim_scenario_measured_applies (sc, plan->gpus))
         fprintf (out, "  measured %.1f s: prediction %+.1f%%\n", run->measured_time_to_train_s,
                  100.0 * (p->time_to_train_s - run->measured_time_to_train_s) / run->measured_time_to_train_s);
     }

@@ -53,6 +53,8 @@ struct SimScenario {
   SimFabricSpec fabric;
   SimScenarioRun run;
   SimCollectiveProfile coll;
+  GHashTable *measured_case; /* "group\nkey" -> value of each case key when the latest file stating
+                               * a measurement had been read (sim_scenario_run measured_changed) */
   GArray *values;           /* SimScenarioValue, after resolve */
   GPtrArray *strings;       /* owned strings backing values */
 };
@@ -121,6 +123,8 @@ sim_scenario_free (SimScenario *sc)
   g_ptr_array_unref (sc->stack);
   g_array_unref (sc->values);
   g_ptr_array_unref (sc->strings);
+  if (sc->measured_case)
+    g_hash_table_unref (sc->measured_case);
   g_free (sc);
 }
 
@@ -498,6 +502,98 @@ get_entry (const SimScenario *sc, const char *group, const char *key)
 static gboolean add_file_internal (SimScenario *sc, const char *path, const char *included_from, int inc_line,
                                    GError **error);
 
+/* Whether the key of entry id "group\nkey" defines the case a measurement is of
+ * (SimScenarioRun.measured_changed); the latencies of [cluster] and the rest of [hardware] and
+ * [fabric] are the model's figures for it. */
+static gboolean
+case_key (const char *id)
+{
+  const char *key = strchr (id, '\n') + 1;
+  if (g_str_has_prefix (id, "model\n") || g_str_has_prefix (id, "parallel\n") || g_str_has_prefix (id, "tp_overlap\n"))
+    return TRUE;
+  if (g_str_has_prefix (id, "cluster\n"))
+    return !g_str_has_suffix (key, "_latency_us");
+  if (g_str_has_prefix (id, "hardware\n") || g_str_has_prefix (id, "fabric\n"))
+    return !strcmp (key, "name");
+  return !strcmp (id, "training\nseq_len");
+}
+
+static gint
+id_cmp (gconstpointer a, gconstpointer b)
+{
+  return strcmp (*(const char *const *) a, *(const char *const *) b);
+}
+
+/* The ids of the entries that define the case, sorted (the array does not own them). */
+static GPtrArray *
+case_ids (const SimScenario *sc)
+{
+  GPtrArray *ids = g_ptr_array_new ();
+  GHashTableIter it;
+  gpointer id;
+  g_hash_table_iter_init (&it, sc->entries);
+  while (g_hash_table_iter_next (&it, &id, NULL))
+    if (case_key (id))
+      g_ptr_array_add (ids, id);
+  g_ptr_array_sort (ids, id_cmp);
+  return ids;
+}
+
+static void
+snapshot_measured_case (SimScenario *sc)
+{
+  if (sc->measured_case)
+    g_hash_table_remove_all (sc->measured_case);
+  else
+    sc->measured_case = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, g_free);
+  g_autoptr (GPtrArray) ids = case_ids (sc);
+  for (guint i = 0; i < ids->len; i++)
+    {
+      const char *id = g_ptr_array_index (ids, i);
+      const Entry *e = g_hash_table_lookup (sc->entries, id);
+      g_hash_table_insert (sc->measured_case, g_strdup (id), g_strdup (e->value));
+    }
+}
+
+/* Two spellings of one value: equal as numbers where both are, else as text (booleans in any
+ * case). */
+static gboolean
+same_value (const char *a, const char *b)
+{
+  g_autofree char *x = g_strstrip (g_strdup (a)), *y = g_strstrip (g_strdup (b));
+  char *ex = NULL, *ey = NULL;
+  double dx = g_ascii_strtod (x, &ex), dy = g_ascii_strtod (y, &ey);
+  if (*x && *y && ex && !*ex && ey && !*ey)
+    return dx == dy;
+  return g_ascii_strcasecmp (x, y) == 0;
+}
+
+/* Sets SimScenarioRun.measured_changed: the first case key (in "group key" order) whose value now
+ * is not the one it had when the measurement's file had been read. */
+static void
+measured_case_changes (SimScenario *sc)
+{
+  const Entry *m = get_entry (sc, "scenario", "measured_step_time_s");
+  if (!m)
+    m = get_entry (sc, "scenario", "measured_time_to_train_s");
+  if (!m || !sc->measured_case || strcmp (m->file, "--set") == 0)
+    return;
+  g_autoptr (GPtrArray) ids = case_ids (sc);
+  for (guint i = 0; i < ids->len; i++)
+    {
+      const char *k = g_ptr_array_index (ids, i);
+      const Entry *e = g_hash_table_lookup (sc->entries, k);
+      const char *was = g_hash_table_lookup (sc->measured_case, k);
+      if (was && same_value (was, e->value))
+        continue;
+      const char *nl = strchr (k, '\n');
+      sc->run.measured_changed = keep (sc, g_strdup_printf ("[%.*s] %s", (int) (nl - k), k, nl + 1));
+      sc->run.measured_changed_was = was ? keep (sc, g_strdup (was)) : "unset";
+      sc->run.measured_changed_now = keep (sc, g_strdup (e->value));
+      return;
+    }
+}
+
 /* Resolves an include relative to the including file (disk or resource). */
 static char *
 include_path (const char *parent, const char *inc)
@@ -663,6 +759,9 @@ add_file_internal (SimScenario *sc, const char *path, const char *included_from,
     {
       sc->layer++;
       ok = apply_keyfile (sc, file, kf, &ix, error);
+      if (ok && (g_key_file_has_key (kf, "scenario", "measured_step_time_s", NULL)
+                 || g_key_file_has_key (kf, "scenario", "measured_time_to_train_s", NULL)))
+        snapshot_measured_case (sc);
       /* The files list is NULL-terminated: insert before the terminator. */
       g_ptr_array_insert (sc->files, sc->files->len - 1, g_strdup (file));
     }
@@ -1102,6 +1201,8 @@ sim_scenario_resolve (SimScenario *sc, GError **error)
   if ((run->measured_step_time_s > 0 || run->measured_time_to_train_s > 0) && run->measured_gpus == 0)
     return fail_at (sc, error, SIM_SCENARIO_ERROR_MISSING, "scenario", "measured_gpus",
                     "a measurement without measured_gpus; give the GPU count it was taken at");
+  if (run->measured_step_time_s > 0 || run->measured_time_to_train_s > 0)
+    measured_case_changes (sc);
 
   if (!parse_covariance (sc, error))
     return FALSE;
@@ -1355,6 +1456,12 @@ sim_scenario_collective_profile (const SimScenario *sc, SimCollectiveProfile *ou
   return TRUE;
 }
 const SimScenarioRun *sim_scenario_run (const SimScenario *sc) { return &sc->run; }
+
+gboolean
+sim_scenario_measured_applies (const SimScenario *sc, int gpus)
+{
+  return sc->run.measured_gpus == gpus && sc->run.measured_changed == NULL;
+}
 
 gboolean
 sim_scenario_check_compute (const SimScenario *sc, GError **error)

@@ -43,6 +43,13 @@ typedef struct {
   double measured_time_to_train_s;  /* published time to train (e.g. MLPerf score); 0: none */
   const char *measured_source;      /* required with either measurement */
   int measured_gpus;                /* the scale the measurements belong to; required with them */
+  /* A measurement belongs to the case of the file that states it: where a later file or --set gives
+   * another value to a key that defines the case (every [model], [parallel] and [tp_overlap] key,
+   * [cluster] but its latencies, [hardware] and [fabric] name, [training] seq_len), the first such
+   * key, as "[group] key", and its value there and here; NULL when the case is the stated one (or
+   * the measurement itself came from --set). */
+  const char *measured_changed;
+  const char *measured_changed_was, *measured_changed_now;
   int base_gpus;                    /* scaling-efficiency base scale; 0: none */
   gboolean weak_scaling;            /* the base keeps the global batch per DP replica */
   /* [training] */
@@ -127,6 +134,9 @@ gboolean sim_scenario_collective_profile (const SimScenario *sc, SimCollectivePr
  * need: gemm_eff_max_<dtype> for the matmul and the param dtype (no other dtype's figure is
  * borrowed), attn_eff, mem_eff. Runs call it before simulating (sim_runner_predict, validate). */
 gboolean sim_scenario_check_compute (const SimScenario *sc, GError **error);
+/* Whether the run's published measurements describe this case at `gpus` GPUs: taken at that scale,
+ * and no case key changed since the file that states them (SimScenarioRun.measured_changed). */
+gboolean sim_scenario_measured_applies (const SimScenario *sc, int gpus);
 /* The files read, in order (includes first), for provenance lines. */
 const char *const *sim_scenario_files (const SimScenario *sc);
 
