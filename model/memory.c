@@ -20,7 +20,9 @@
  *   attention scores: unfused 2*a*s_q*s*b/t bytes of softmax output (+3*a*s_q*s*b/t with dropout
  *                     mask and output), s_q = s/cp; fused (FlashAttention): 4*a*s_q*b/t (fp32 LSE)
  *   GPT-3 shape, unfused, dropout: sbh(34 + 5as/h) at t = 1; sbh(10 + 24/t + 5as/(ht)) with TP;
- *   sbh/t (34 + 5as/h) with TP+SP -- Table 2 exactly.
+ *   sbh/t (34 + 5as/h) with TP+SP -- Table 2 exactly. DTensor TP (framework fsdp2) keeps the
+ *   QKV and FC1 inputs all-gathered (autograd saves the matmul's input; Megatron saves the shard and
+ *   re-gathers it in backward), so those two are whole under SP too.
  *   Low-precision GEMM layers (model_layer_matmul_dtype fp8/fp4) keep the inputs of their GEMMs in
  *   that dtype, not in e: Transformer Engine quantizes a GEMM input once and saves the quantized
  *   (transposed) copy for the weight-gradient GEMM (TE 1.x pytorch/module/linear.py
@@ -120,7 +122,11 @@ model_memory_activation_layer (const ModelShape *shape, const ModelPlan *plan, i
   gboolean rc_norm = model_plan_recomputes (plan, MODEL_RC_LAYERNORM);
   gboolean rc_up = s->kv_lora_rank > 0 && model_plan_recomputes (plan, MODEL_RC_MLA_UP_PROJ);
   gboolean rc_act = model_plan_recomputes (plan, MODEL_RC_MOE_ACT);
-  double kept = Ts * (2.0 * h * e + (rc_norm ? 0.0 : 2.0 * h * g) + (plan->dropout ? 2.0 * h : 0.0));
+  /* The norms' outputs are the QKV and FC1 inputs. Megatron keeps them SP-sharded and re-gathers
+   * them for wgrad; DTensor TP (framework fsdp2) keeps the all-gathered input autograd saved for the
+   * matmul (model/layer.c backward_of), t times the shard. */
+  double Tn = plan->framework == MODEL_FW_FSDP2 ? T : Ts;
+  double kept = Ts * (2.0 * h * e + (plan->dropout ? 2.0 * h : 0.0)) + (rc_norm ? 0.0 : Tn * 2.0 * h * g);
   double split = T * ((rc_up ? 0.0 : e * (qw + kw + vw)) + g * ow) / t + T * g * latents;
   if (model_shape_layer_is_moe (s, layer))
     {

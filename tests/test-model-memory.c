@@ -121,6 +121,11 @@ test_korthikanti_table2 (void)
   p.recompute = MODEL_RECOMPUTE_NONE;
   p.unfused_attention = FALSE, p.dropout = FALSE;
   g_assert_cmpfloat (model_memory_activation_layer (&s, &p, 0), ==, 25165824.0 / 8 * 32 + 98304);
+  /* DTensor TP (torchtitan) keeps the all-gathered QKV and FC1 inputs, not their SP shards: 2h*e
+   * more per token for the other 7/8 of the tokens. */
+  p.framework = MODEL_FW_FSDP2;
+  g_assert_cmpfloat (model_memory_activation_layer (&s, &p, 0), ==,
+                     25165824.0 / 8 * 32 + 98304 + 2.0 * 12288 * 2 * (2048 - 256));
 }
 
 /* In-flight micro-batches: 1F1B stage r holds min(pp - r, m); interleaved rank 0 with m > pp holds
