@@ -67,5 +67,7 @@ ok $? "restating the case's own values keeps the measurement"
 ok $? "another GPU: no comparison, the changed key named"
 out=$("$t" run "$hpe" --set parallel.global_batch=64 --format json 2>&1)
 echo "$out" | grep -q '"measured_step_s"'; [ $? != 0 ]; ok $? "another batch: JSON carries no measured step"
+echo "$out" | grep -q '"measured_not_applicable" *: *"measured with \[parallel\] global_batch = 32, not 64"'
+ok $? "and says why"
 echo "1..$n"
 exit $fail

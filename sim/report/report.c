@@ -509,6 +509,17 @@ write_json (FILE *out, const SimScenario *sc, const SimReportWorkload *w, const 
       DBL_MEMBER ("measured_step_s", w->measured_step_s);
       DBL_MEMBER ("measured_mfu", w->measured_mfu);
     }
+  else if ((run->measured_step_time_s > 0 || run->measured_time_to_train_s > 0)
+           && !sim_scenario_measured_applies (sc, plan->gpus))
+    {
+      /* Why the scenario's measurement is not compared: the text report's "measured: none" line. */
+      g_autofree char *why = run->measured_gpus != plan->gpus
+                               ? g_strdup_printf ("measured at %d GPUs, not %d", run->measured_gpus, plan->gpus)
+                               : g_strdup_printf ("measured with %s = %s, not %s", run->measured_changed,
+                                                  run->measured_changed_was, run->measured_changed_now);
+      json_builder_set_member_name (b, "measured_not_applicable");
+      json_builder_add_string_value (b, why);
+    }
   if (run->steps > 0)
     {
       INT_MEMBER ("steps", run->steps);
