@@ -56,7 +56,8 @@ model_flops_closed_form (const ModelShape *shape, gint64 vocab, double tokens)
   for (int l = 0; l < shape->layers; l++)
     n += (double) model_shape_layer_matmul_params (shape, l);
   /* Attention: 12·a·d FLOPs (forward + backward) per query-key pair, per query: (s + 1)/2 keys
-   * causal, s for an encoder, W(W+1)/2 + (s - W)·W over s queries in a window W < s. */
+   * causal, s for an encoder, W(W+1)/2 + (s - W)·W over s queries in a window W < s; with document
+   * masking those within each document (model_shape_attention_pairs). */
   double s = shape->seq_len, attn = 0;
   for (int l = 0; l < shape->layers; l++)
     {
@@ -64,6 +65,8 @@ model_flops_closed_form (const ModelShape *shape, gint64 vocab, double tokens)
       double keys = shape->encoder ? s
                     : model_shape_layer_windowed (shape, l) && W < s ? (W * (W + 1) / 2 + (s - W) * W) / s
                                                                     : (s + 1) / 2;
+      if (shape->doc_tokens > 0 && shape->doc_tokens < shape->seq_len)
+        keys = model_shape_attention_pairs (shape, l) / s; /* within documents */
       attn += 12.0 * (double) shape->heads * shape->head_dim * keys;
     }
   return tokens * (6.0 * n + attn);

@@ -451,13 +451,16 @@ layer_gemm (Ctx *c, const char *name, gint64 n, gint64 k, gboolean column, gbool
 }
 
 /* Query-key pairs one rank scores per sequence: causal (the default), every pair (an encoder), or
- * a sliding window of W keys, W(W+1)/2 + (s - W)·W over the sequence, split evenly over CP. */
+ * a sliding window of W keys, W(W+1)/2 + (s - W)·W over the sequence, split evenly over CP; with
+ * document masking the same within each document (model_shape_attention_pairs). */
 static gint64
 attention_pairs (const Ctx *c)
 {
   const ModelShape *s = c->s;
   gint64 seq = s->seq_len;
   int cp = c->p->cp;
+  if (s->doc_tokens > 0 && s->doc_tokens < seq)
+    return (gint64) llround (model_shape_attention_pairs (s, c->layer) / cp);
   if (s->encoder)
     return seq / cp * seq;
   if (model_shape_layer_windowed (s, c->layer) && s->attention_window < seq)

@@ -9,6 +9,7 @@
  *   total      = layers + vocab*h (embedding) + positions*h (learned) + vocab*h (untied head) + norm
  * These are the layouts of Megatron-LM's GPT model (ParallelAttention/ParallelMLP, TopKRouter);
  * they reproduce the published counts in tests/test-model-shape.c. */
+#include <math.h>
 #include "model/shape.h"
 #include "model/plan.h" /* MODEL_ERROR */
 
@@ -115,6 +116,9 @@ model_shape_finish (ModelShape *shape, GError **error)
                  shape->window_layer_freq);
   if (shape->window_layer_freq == 0)
     shape->window_layer_freq = 1;
+  if (shape->doc_tokens < 0 || shape->doc_tokens > shape->seq_len)
+    return fail (error, "document_tokens", "must be between 0 (one document per sequence) and seq_len %d (got %d)",
+                 shape->seq_len, shape->doc_tokens);
   if (shape->attention_window > 0 && shape->encoder)
     return fail (error, "attention_window", "a sliding window is causal; an encoder attends both ways");
   if (shape->mtp_depth < 0)
@@ -216,6 +220,28 @@ model_shape_layer_windowed (const ModelShape *shape, int layer)
 {
   int freq = shape->window_layer_freq > 0 ? shape->window_layer_freq : 1;
   return shape->attention_window > 0 && layer % freq == 0;
+}
+
+/* Pairs of one span of n tokens attending within itself. */
+static double
+span_pairs (const ModelShape *shape, int layer, double n)
+{
+  double W = shape->attention_window;
+  if (shape->encoder)
+    return n * n;
+  if (model_shape_layer_windowed (shape, layer) && W < n)
+    return W * (W + 1) / 2 + (n - W) * W;
+  return n * (n + 1) / 2;
+}
+
+double
+model_shape_attention_pairs (const ModelShape *shape, int layer)
+{
+  double s = shape->seq_len, d = shape->doc_tokens;
+  if (d <= 0 || d >= s)
+    return span_pairs (shape, layer, s);
+  double docs = floor (s / d);
+  return docs * span_pairs (shape, layer, d) + span_pairs (shape, layer, s - docs * d);
 }
 
 double

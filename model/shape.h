@@ -50,6 +50,12 @@ typedef struct {
    * window_layer_freq-th layer from layer 0 is windowed (1: all; gpt-oss alternates: 2). */
   int attention_window;
   int window_layer_freq;
+  /* Document masking (training data packed into sequences, attention kept within each document:
+   * FlashAttention varlen / cu_seqlens, Megatron's THD format, flex attention's block-causal mask):
+   * the documents' length-weighted mean Σl²/Σl in tokens, which makes the pair count exact for
+   * bidirectional attention and within a token per document for causal; 0: one document per
+   * sequence. */
+  int doc_tokens;
   /* Multi-token prediction (DeepSeek-V3 §2.2): mtp_depth extra modules on the last stage, each a
    * projection [2h -> h] after two norms, one transformer layer and the shared head's loss. */
   int mtp_depth;
@@ -67,6 +73,10 @@ typedef struct {
 gboolean model_shape_glu (const ModelShape *shape);
 /* Layer i is sliding-window attention. */
 gboolean model_shape_layer_windowed (const ModelShape *shape, int layer);
+/* Query-key pairs one head scores per sequence of seq_len tokens at `layer`: causal s(s+1)/2,
+ * bidirectional s², a window W < s W(W+1)/2 + (s - W)W, each within documents of doc_tokens when
+ * set (seq_len / doc_tokens whole documents and the remainder). */
+double model_shape_attention_pairs (const ModelShape *shape, int layer);
 /* Attention parameters of one layer on one of `tp` ranks (weights; biases when with_bias and the
  * shape has them). MLA's down projections and their norms are replicated over TP (Megatron-Core's
  * MLA builds them duplicated). */

@@ -1183,6 +1183,22 @@ test_attention_pairs (void)
   g_autoptr (GArray) w1 = ops_of (&oss, &p, 1, MODEL_PASS_FORWARD);
   g_assert_cmpint (find (w0, "attn")->pairs, ==, 8256 + 245760);
   g_assert_cmpint (find (w1, "attn")->pairs, ==, 2098176);
+  /* Document masking: within documents of 768 tokens, two whole ones and a 512-token remainder,
+   * 2·768·769/2 + 512·513/2 causal pairs; the encoder's 512 tokens as two of 256, 2·256². The
+   * closed-form FLOPs count the same pairs. */
+  ModelShape llama = preset_llama (2, 2880, 2880, 64);
+  llama.seq_len = 2048;
+  llama.doc_tokens = 768;
+  llama = finished (llama);
+  g_autoptr (GArray) d = ops_of (&llama, &p, 0, MODEL_PASS_FORWARD);
+  g_assert_cmpint (find (d, "attn")->pairs, ==, 768 * 769 + 512 * 513 / 2);
+  bert.doc_tokens = 256;
+  g_autoptr (GArray) e2 = ops_of (&bert, &p, 0, MODEL_PASS_FORWARD);
+  g_assert_cmpint (find (e2, "attn")->pairs, ==, 2 * 256 * 256);
+  double whole = model_flops_closed_form (&bert, bert.vocab, 1.0);
+  bert.doc_tokens = 0;
+  g_assert_cmpfloat (model_flops_closed_form (&bert, bert.vocab, 1.0) - whole, ==,
+                     12.0 * 16 * 64 * (512.0 * 512 - 2 * 256 * 256) / 512 * 2);
 }
 
 /* DeepSeek-V3's MLA at tp 1, one 4,096-token sequence: the five projections multiply 187,105,280

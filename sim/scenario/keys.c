@@ -475,6 +475,9 @@ const Key sim_scenario_keys[] = {
 
   /* [training] */
   { "training", "seq_len", T_INT, "", 1, REQ, 1, 16777216, NULL, FALSE, S_INT, SH (seq_len), "tokens per sequence" },
+  { "training", "document_tokens", T_INT, "", 1, "0", 0, 16777216, NULL, FALSE, S_INT, SH (doc_tokens),
+    "document masking: attention stays within packed documents of this length-weighted mean length (sum of "
+    "squared lengths / sum of lengths); 0: one document per sequence" },
   { "training", "steps", T_INT, "", 1, OPT, 1, 1e12, NULL, FALSE, S_NONE, RU (steps),
     "optimizer steps to train; give this or tokens" },
   { "training", "tokens", T_DOUBLE, "", 1, OPT, 1, 1e16, NULL, FALSE, S_NONE, RU (tokens),
