@@ -143,7 +143,7 @@ write_plots (const SimSweep *sw, SimSweepRow *const *rows, guint n, const double
       if (rows[r]->status == SIM_SWEEP_INVALID)
         continue;
       g_autofree char *label = point_label (sw, rows[r]);
-      if (rows[r]->status == SIM_SWEEP_OK)
+      if (sim_sweep_row_predicted (rows[r]))
         {
           fprintf (fb, "%s", label);
           for (int k = 0; k < SIM_EST_COUNT; k++)
@@ -186,7 +186,7 @@ write_plots (const SimSweep *sw, SimSweepRow *const *rows, guint n, const double
           for (guint i = 0; i < sim_sweep_n_axes (sw) && n > 0; i++)
             if ((int) i != ga && strcmp (rows[r]->values[i], rows[0]->values[i]) != 0)
               same = FALSE;
-          if (same && rows[r]->status == SIM_SWEEP_OK && isfinite (scaling[r]))
+          if (same && sim_sweep_row_predicted (rows[r]) && isfinite (scaling[r]))
             fprintf (fs, "%d\t%.6g\t%.6g\n", rows[r]->gpus, rows[r]->step_s, scaling[r]);
         }
       fclose (fs);
@@ -235,8 +235,10 @@ sim_cmd_sweep (int argc, char **argv)
   g_option_context_set_summary (ctx,
     "Evaluates the scenario at every point of the grid of --vary values (each point is the\n"
     "scenario with `--set KEY=VALUE` per axis) and prints one row per point: plan, step time\n"
-    "and its breakdown, MFU, memory per GPU, time to train. Points whose plan is invalid or\n"
-    "does not fit in memory are rows with the reason. Sweeping cluster.gpus adds the scaling\n"
+    "and its breakdown, MFU, memory per GPU, time to train. Points whose plan is invalid are\n"
+    "rows with the reason; points over the GPU's memory are rows marked no-fit with the reason\n"
+    "and predicted as if they fit (the memory model may overstate a run that ran). Sweeping\n"
+    "cluster.gpus adds the scaling\n"
     "efficiency. Under `mpirun -n N` the points are split over the ranks; the output is the\n"
     "same as a serial run's.");
   g_option_context_add_main_entries (ctx, entries, NULL);

@@ -48,6 +48,12 @@ model_name (const SimSweep *sw)
 
 static const char *const status_names[] = { "ok", "invalid", "no-fit" };
 
+gboolean
+sim_sweep_row_predicted (const SimSweepRow *row)
+{
+  return row->status == SIM_SWEEP_OK || row->status == SIM_SWEEP_NO_FIT;
+}
+
 const char *
 sim_sweep_status_name (SimSweepStatus s)
 {
@@ -245,6 +251,15 @@ fill_plan (SimSweepRow *row, const ModelPlan *plan)
   row->micro_batch = plan->micro_batch, row->global_batch = plan->global_batch;
 }
 
+/* The reason of a point that does not fit: its memory against the GPU's, and what was done. */
+static char *
+no_fit_reason (const SimScenario *sc, double bytes, const char *how)
+{
+  return g_strdup_printf ("does not fit: %.2f GiB per GPU of %.2f GiB; step %s as if it fit (the memory model "
+                          "may overstate a run that ran: `trainsim run` prints the largest item and the cheapest "
+                          "change that fits)", bytes / GIB, sim_scenario_gpu (sc)->hbm_bytes / GIB, how);
+}
+
 static gboolean
 point_error (const GError *err)
 {
@@ -314,6 +329,9 @@ sim_sweep_eval (const SimSweep *sw, guint index, SimSweepRow *row, GError **erro
       SimPredictOptions po = { 0 };
       sim_runner_options_init (&po.run);
       po.run.memory_overhead_bytes = sim_scenario_run (sc)->memory_overhead_bytes;
+      /* Over capacity is a finding, never a refusal (as in `run`): the memory model may overstate a
+       * run that ran, so the point is simulated as if it fit and marked no-fit. */
+      po.run.memory_advisory = TRUE;
       SimRunnerPrediction pred;
       if (!sim_runner_predict (sc, &po, &pred, &err))
         {
@@ -329,7 +347,9 @@ sim_sweep_eval (const SimSweep *sw, guint index, SimSweepRow *row, GError **erro
           row->memory_bytes = mem.total_bytes;
           return TRUE;
         }
-      row->status = SIM_SWEEP_OK;
+      row->status = pred.step.memory_over ? SIM_SWEEP_NO_FIT : SIM_SWEEP_OK;
+      if (pred.step.memory_over)
+        row->reason = no_fit_reason (sc, pred.step.memory_bytes, "simulated");
       row->step_s = pred.step_s;
       row->step_lo_s = pred.step_lo_s;
       row->step_hi_s = pred.step_hi_s;
@@ -350,15 +370,23 @@ sim_sweep_eval (const SimSweep *sw, guint index, SimSweepRow *row, GError **erro
   SimEstimate est;
   gboolean ok = sim_estimate_step (sim_scenario_shape (sc), plan, &hw, TRUE, &est, &err);
   row->memory_bytes = est.memory_bytes;
+  row->status = SIM_SWEEP_OK;
+  if (!ok && g_error_matches (err, MODEL_ERROR, MODEL_ERROR_OUT_OF_MEMORY))
+    {
+      /* Over capacity: estimated as if it fit (see the simulated branch). */
+      g_clear_error (&err);
+      row->status = SIM_SWEEP_NO_FIT;
+      row->reason = no_fit_reason (sc, est.memory_bytes, "estimated");
+      ok = sim_estimate_step (sim_scenario_shape (sc), plan, &hw, FALSE, &est, &err);
+    }
   if (!ok)
     {
-      row->status = g_error_matches (err, MODEL_ERROR, MODEL_ERROR_OUT_OF_MEMORY) ? SIM_SWEEP_NO_FIT
-                                                                                   : SIM_SWEEP_INVALID;
+      row->status = SIM_SWEEP_INVALID;
+      g_free (row->reason);
       row->reason = flatten (err->message);
       g_error_free (err);
       return TRUE;
     }
-  row->status = SIM_SWEEP_OK;
   row->step_s = est.step_s;
   memcpy (row->part_s, est.part_s, sizeof row->part_s);
   row->mfu = est.mfu;
@@ -650,13 +678,13 @@ sim_sweep_scaling (const SimSweep *sw, SimSweepRow *const *rows, guint n, int ba
   for (guint i = 0; i < n; i++)
     {
       eff_out[i] = NAN;
-      if (ga < 0 || rows[i]->status != SIM_SWEEP_OK)
+      if (ga < 0 || !sim_sweep_row_predicted (rows[i]))
         continue;
       const SimSweepRow *base = NULL;
       for (guint j = 0; j < n; j++)
         {
           const SimSweepRow *r = rows[j];
-          if (r->status != SIM_SWEEP_OK || !same_curve (r, rows[i], sw->axes->len, ga))
+          if (!sim_sweep_row_predicted (r) || !same_curve (r, rows[i], sw->axes->len, ga))
             continue;
           if (base_gpus > 0 ? r->gpus == base_gpus : (!base || r->gpus < base->gpus))
             base = base && base_gpus > 0 ? base : r;
@@ -759,7 +787,7 @@ sim_sweep_write (FILE *out, const SimSweep *sw, SimSweepRow *const *rows, guint 
                         "\"dp\": %d, \"ep\": %d, \"micro_batch\": %d, \"global_batch\": %d",
                    sim_sweep_status_name (w->status), w->gpus, w->tp, w->pp, w->vpp, w->cp, w->dp, w->ep,
                    w->micro_batch, w->global_batch);
-          if (w->status == SIM_SWEEP_OK)
+          if (sim_sweep_row_predicted (w))
             {
               fprintf (out, ", \"step_s\": ");
               json_number (out, w->step_s);
@@ -818,7 +846,7 @@ sim_sweep_write (FILE *out, const SimSweep *sw, SimSweepRow *const *rows, guint 
         fprintf (out, "%-*s  ", w_axis[i], w->values[i]);
       g_autofree char *plan = w->gpus ? g_strdup_printf ("%d.%d.%d.%d.%d.%d", w->tp, w->pp, w->vpp, w->cp, w->dp, w->ep)
                                       : g_strdup ("-");
-      if (w->status != SIM_SWEEP_OK)
+      if (!sim_sweep_row_predicted (w))
         {
           fprintf (out, "%-7s %6d %-22s %9s %-15s %6s %9s %9s %9s ", sim_sweep_status_name (w->status), w->gpus, plan,
                    "-", "-", "-", "-", "-", "-");
@@ -832,7 +860,8 @@ sim_sweep_write (FILE *out, const SimSweep *sw, SimSweepRow *const *rows, guint 
                     + w->part_s[SIM_EST_EP];
       g_autofree char *band = w->step_hi_s > 0 ? g_strdup_printf ("%.4f–%.4f", w->step_lo_s, w->step_hi_s)
                                                 : g_strdup ("-");
-      fprintf (out, "%-7s %6d %-22s %9.4f %-15s %6.1f %9.4f %9.4f %9.4f %9.1f %8.2f", "ok", w->gpus, plan, w->step_s,
+      fprintf (out, "%-7s %6d %-22s %9.4f %-15s %6.1f %9.4f %9.4f %9.4f %9.1f %8.2f", sim_sweep_status_name (w->status),
+               w->gpus, plan, w->step_s,
                band, 100.0 * w->mfu, w->part_s[SIM_EST_COMPUTE], comm, w->part_s[SIM_EST_BUBBLE], w->memory_bytes / GIB,
                w->time_to_train_s / 3600.0);
       if (scaling)
@@ -844,18 +873,21 @@ sim_sweep_write (FILE *out, const SimSweep *sw, SimSweepRow *const *rows, guint 
         }
       fputc ('\n', out);
     }
-  gboolean any = FALSE;
-  for (guint r = 0; r < n; r++)
-    if (rows[r]->reason)
-      {
-        if (!any)
-          fprintf (out, "\nNot predicted:\n");
-        any = TRUE;
-        fprintf (out, "  point %u (", rows[r]->index);
-        for (guint i = 0; i < na; i++)
-          fprintf (out, "%s%s=%s", i ? ", " : "", ((Axis *) sw->axes->pdata[i])->key, rows[r]->values[i]);
-        fprintf (out, "): %s\n", rows[r]->reason);
-      }
+  for (int pass = 0; pass < 2; pass++)
+    {
+      gboolean any = FALSE;
+      for (guint r = 0; r < n; r++)
+        if (rows[r]->reason && sim_sweep_row_predicted (rows[r]) == (pass == 1))
+          {
+            if (!any)
+              fprintf (out, "\n%s:\n", pass ? "Over memory (predicted as if they fit)" : "Not predicted");
+            any = TRUE;
+            fprintf (out, "  point %u (", rows[r]->index);
+            for (guint i = 0; i < na; i++)
+              fprintf (out, "%s%s=%s", i ? ", " : "", ((Axis *) sw->axes->pdata[i])->key, rows[r]->values[i]);
+            fprintf (out, "): %s\n", rows[r]->reason);
+          }
+    }
   if (scaling)
     fprintf (out, "\nScaling efficiency (%s): weak = step(base) / step where the global batch grows with the "
                   "GPUs, strong = step(base)·gpus(base) / (step·gpus) where it is kept; base: the smallest "

@@ -22,6 +22,8 @@ typedef enum {
   SIM_SWEEP_ERROR_RESUME,    /* --out file from another sweep or unreadable */
 } SimSweepErrorCode;
 
+/* NO_FIT: over the GPU's memory by the memory model, and predicted as if it fit (a finding, not a
+ * refusal: the model may overstate a run that ran). */
 typedef enum { SIM_SWEEP_OK, SIM_SWEEP_INVALID, SIM_SWEEP_NO_FIT } SimSweepStatus;
 const char *sim_sweep_status_name (SimSweepStatus s);
 
@@ -32,7 +34,7 @@ typedef struct {
   guint index;                 /* point number in grid order */
   char **values;               /* one per axis (owned) */
   SimSweepStatus status;
-  char *reason;                /* why not OK (owned; NULL when OK) */
+  char *reason;                /* why not OK (owned; NULL when OK); NO_FIT rows keep their prediction */
   int gpus, tp, pp, vpp, cp, dp, ep, micro_batch, global_batch;
   double step_s;
   double step_lo_s, step_hi_s; /* the calibration's band (sim_runner_band); 0: none (uncalibrated, estimate) */
@@ -44,6 +46,8 @@ typedef struct {
 } SimSweepRow;
 
 void sim_sweep_row_clear (SimSweepRow *row);
+/* Whether the row carries a prediction (OK, or NO_FIT predicted as if it fit). */
+gboolean sim_sweep_row_predicted (const SimSweepRow *row);
 
 typedef struct SimSweep SimSweep;
 
