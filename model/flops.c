@@ -61,12 +61,7 @@ model_flops_closed_form (const ModelShape *shape, gint64 vocab, double tokens)
   double s = shape->seq_len, attn = 0;
   for (int l = 0; l < shape->layers; l++)
     {
-      double W = shape->attention_window;
-      double keys = shape->encoder ? s
-                    : model_shape_layer_windowed (shape, l) && W < s ? (W * (W + 1) / 2 + (s - W) * W) / s
-                                                                    : (s + 1) / 2;
-      if (shape->doc_tokens > 0 && shape->doc_tokens < shape->seq_len)
-        keys = model_shape_attention_pairs (shape, l) / s; /* within documents */
+      double keys = model_shape_attention_pairs (shape, l) / s;
       attn += 12.0 * (double) shape->heads * shape->head_dim * keys;
     }
   return tokens * (6.0 * n + attn);

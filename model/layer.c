@@ -450,25 +450,19 @@ layer_gemm (Ctx *c, const char *name, gint64 n, gint64 k, gboolean column, gbool
   return op;
 }
 
-/* Query-key pairs one rank scores per sequence: causal (the default), every pair (an encoder), or
- * a sliding window of W keys, W(W+1)/2 + (s - W)·W over the sequence, split evenly over CP; with
- * document masking the same within each document (model_shape_attention_pairs). */
+/* Query-key pairs one rank scores per sequence: plain causal attention as the load-balanced CP
+ * split gives them (model_op_causal_pairs); an encoder, a sliding window or document masking
+ * (model_shape_attention_pairs) split evenly over CP. */
 static gint64
 attention_pairs (const Ctx *c)
 {
   const ModelShape *s = c->s;
   gint64 seq = s->seq_len;
-  int cp = c->p->cp;
-  if (s->doc_tokens > 0 && s->doc_tokens < seq)
-    return (gint64) llround (model_shape_attention_pairs (s, c->layer) / cp);
-  if (s->encoder)
-    return seq / cp * seq;
-  if (model_shape_layer_windowed (s, c->layer) && s->attention_window < seq)
-    {
-      gint64 W = s->attention_window;
-      return (W * (W + 1) / 2 + (seq - W) * W) / cp;
-    }
-  return model_op_causal_pairs (seq, cp);
+  gboolean plain = !s->encoder && !(model_shape_layer_windowed (s, c->layer) && s->attention_window < seq)
+                   && !(s->doc_tokens > 0 && s->doc_tokens < seq);
+  if (plain)
+    return model_op_causal_pairs (seq, c->p->cp);
+  return (gint64) (model_shape_attention_pairs (s, c->layer) / c->p->cp);
 }
 
 /* A norm over `elems` elements of width other than hidden (MLA's latent norms). */

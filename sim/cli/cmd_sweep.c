@@ -238,9 +238,8 @@ sim_cmd_sweep (int argc, char **argv)
     "and its breakdown, MFU, memory per GPU, time to train. Points whose plan is invalid are\n"
     "rows with the reason; points over the GPU's memory are rows marked no-fit with the reason\n"
     "and predicted as if they fit (the memory model may overstate a run that ran). Sweeping\n"
-    "cluster.gpus adds the scaling\n"
-    "efficiency. Under `mpirun -n N` the points are split over the ranks; the output is the\n"
-    "same as a serial run's.");
+    "cluster.gpus adds the scaling efficiency. Under `mpirun -n N` the points are split over the\n"
+    "ranks; the output is the same as a serial run's.");
   g_option_context_add_main_entries (ctx, entries, NULL);
   g_autofree char *argv_text = g_strjoinv (" ", argv);
   GError *error = NULL;

@@ -335,10 +335,9 @@ sim_sweep_eval (const SimSweep *sw, guint index, SimSweepRow *row, GError **erro
       SimRunnerPrediction pred;
       if (!sim_runner_predict (sc, &po, &pred, &err))
         {
-          /* Every failure here is the point's: invalid plan, no fit, a collective the fabric
-           * cannot carry. */
-          row->status = g_error_matches (err, MODEL_ERROR, MODEL_ERROR_OUT_OF_MEMORY) ? SIM_SWEEP_NO_FIT
-                                                                                       : SIM_SWEEP_INVALID;
+          /* Every failure here is the point's: an invalid plan, a collective the fabric cannot carry
+           * (memory is advisory, so not a fit). */
+          row->status = SIM_SWEEP_INVALID;
           row->reason = flatten (err->message);
           g_error_free (err);
           ModelMemory mem;
